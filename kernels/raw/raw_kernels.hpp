@@ -1,0 +1,33 @@
+// Batched GPU kernels of the raw codec (lib/src/codecs/raw_codec.hpp describes the payload).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "zs/codec.hpp"
+
+namespace zs::kernels::raw {
+
+/// String offsets one block of the offset kernels handles.
+inline constexpr std::uint64_t offsets_per_chunk = 2048;
+
+/// Device scratch for a batch of `num_frames` frames.
+std::size_t temp_bytes(std::size_t num_frames);
+
+/// Encodes every frame's payload and sets its payload-bytes header field.
+/// offset_chunk_begin: frames cut into chunks of offsets_per_chunk string offsets (count + 1
+/// per string frame, none for fixed-width frames), num_frames + 1 entries, on the device.
+void encode(const codec::device_encode_batch& batch, const std::uint64_t* offset_chunk_begin,
+            std::uint64_t num_offset_chunks, void* temp, std::size_t temp_bytes,
+            cudaStream_t stream);
+
+/// Decodes every frame whose status is ok; sets corrupt_payload on frames whose payload size
+/// or string offsets are inconsistent, leaving their targets untouched.
+void decode(const codec::device_decode_batch& batch, const std::uint64_t* offset_chunk_begin,
+            std::uint64_t num_offset_chunks, void* temp, std::size_t temp_bytes,
+            cudaStream_t stream);
+
+}  // namespace zs::kernels::raw

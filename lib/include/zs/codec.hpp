@@ -1,0 +1,173 @@
+// Codecs: batched, two-phase encode and decode of frames (docs/FORMAT.md), on the GPU and on
+// the CPU, in the CUB style.
+//
+// A batch is many frames, typically every (column, partition) pair of a shuffle, handled by a
+// fixed number of kernel launches whatever its size. The caller owns all memory:
+//
+//   1. sizes: max_frame_bytes(source) for each frame gives the room the encoder may use;
+//      the caller lays frames out at frame_alignment multiples (layout_frames does this).
+//   2. temp:  encode_temp_bytes / decode_temp_bytes give the device scratch a batch needs.
+//   3. run:   encode_async / decode_async on a stream (GPU), or encode_host / decode_host (CPU
+//      reference, same formats, same results byte for byte).
+//
+// Decoders never trust their input: every frame's header is validated and its payload checksum
+// verified before its payload is read, and each frame gets a frame_status. A bad frame does not
+// stop the others; throw_if_failed turns statuses into one error naming the first bad frame.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "zs/frame.hpp"
+#include "zs/hd.hpp"
+#include "zs/types.hpp"
+
+namespace zs {
+
+/// One partition of one column to encode. Pointers are in the memory of the side that runs.
+struct encode_source {
+  value_type type = value_type::int32;
+  std::uint64_t count = 0;
+  /// Fixed width: the first value. Strings: the column's character buffer (offsets index it).
+  const void* values = nullptr;
+  /// Strings only: count + 1 offsets into `values`; the slice's characters are
+  /// values[offsets[0] .. offsets[count]).
+  const std::int64_t* offsets = nullptr;
+  /// Strings only: offsets[count] - offsets[0]. The caller supplies it because reading it from
+  /// device memory would cost a synchronisation per partition.
+  std::uint64_t chars_bytes = 0;
+
+  /// Uncompressed bytes of the slice: count x width, or the character bytes of strings.
+  ZS_HD std::uint64_t raw_bytes() const noexcept {
+    return type == value_type::string ? chars_bytes : count * value_width(type);
+  }
+};
+
+/// Where one decoded frame goes.
+struct decode_target {
+  value_type type = value_type::int32;
+  std::uint64_t count = 0;  // the frame must hold exactly this many values
+  /// Fixed width: room for `count` values. Strings: the destination character buffer.
+  void* values = nullptr;
+  /// Strings only: room for count + 1 offsets. The decoder writes chars_begin + the offset of
+  /// each string inside the frame, so frames decoded one after another into the same column
+  /// yield one column with absolute offsets.
+  std::int64_t* offsets = nullptr;
+  std::uint64_t chars_begin = 0;  // strings only: where this frame's characters go in `values`
+  std::uint64_t chars_bytes = 0;  // strings only: the character bytes the frame must hold
+
+  ZS_HD std::uint64_t raw_bytes() const noexcept {
+    return type == value_type::string ? chars_bytes : count * value_width(type);
+  }
+};
+
+struct encode_batch {
+  std::span<const encode_source> sources;  // host array of descriptors
+  /// Output buffer; frame i is written at frames + frame_offsets[i] and may use up to
+  /// frame_offsets[i + 1] - frame_offsets[i] bytes (at least max_frame_bytes(sources[i])).
+  std::byte* frames = nullptr;
+  std::span<const std::uint64_t> frame_offsets;  // host array, sources.size() + 1 entries
+  /// Out: bytes written per frame (header + payload). Device memory for encode_async,
+  /// host memory for encode_host.
+  std::uint64_t* frame_bytes = nullptr;
+};
+
+struct decode_batch {
+  /// Input buffer; frame i lies within [frames + frame_offsets[i], frames + frame_offsets[i+1]).
+  const std::byte* frames = nullptr;
+  std::span<const std::uint64_t> frame_offsets;  // host array, targets.size() + 1 entries
+  std::span<const decode_target> targets;        // host array of descriptors
+  /// Out: one status per frame. Device memory for decode_async, host memory for decode_host.
+  frame_status* status = nullptr;
+};
+
+/// A codec family. Subclasses provide the payload encoders and decoders; this base class adds
+/// what every codec shares: header writing, checksums, and validation before decoding.
+class codec {
+ public:
+  virtual ~codec() = default;
+
+  virtual codec_id id() const noexcept = 0;
+  virtual std::string_view name() const noexcept = 0;
+  virtual bool supports(value_type type) const noexcept = 0;
+  /// The codec ids this codec's decoder accepts (codec_bit of each); by default its own id.
+  /// A codec that picks a scheme per frame accepts every scheme it writes.
+  virtual std::uint32_t decodes() const noexcept { return codec_bit(id()); }
+  /// The most bytes a frame of `source` can take, header included.
+  virtual std::uint64_t max_frame_bytes(const encode_source& source) const noexcept = 0;
+
+  // --- GPU: device memory, stream ordered. ---
+  /// Device scratch bytes that encode_async needs for this batch.
+  std::size_t encode_temp_bytes(std::span<const encode_source> sources) const;
+  void encode_async(const encode_batch& batch, void* temp, std::size_t temp_bytes,
+                    cudaStream_t stream) const;
+  /// Device scratch bytes that decode_async needs for this batch.
+  std::size_t decode_temp_bytes(std::span<const decode_target> targets) const;
+  void decode_async(const decode_batch& batch, void* temp, std::size_t temp_bytes,
+                    cudaStream_t stream) const;
+
+  // --- CPU reference: host memory, synchronous. ---
+  void encode_host(const encode_batch& batch) const;
+  void decode_host(const decode_batch& batch) const;
+
+ public:
+  /// A batch as payload kernels see it: the descriptor arrays copied to device memory.
+  struct device_encode_batch {
+    const encode_source* sources;
+    std::byte* frames;
+    const std::uint64_t* frame_offsets;  // num_frames + 1 entries
+    std::size_t num_frames;
+  };
+  struct device_decode_batch {
+    const std::byte* frames;
+    const std::uint64_t* frame_offsets;  // num_frames + 1 entries
+    const decode_target* targets;
+    frame_status* status;
+    std::size_t num_frames;
+  };
+
+ protected:
+  // Payload encoders write the payload at frame + frame_header_bytes and fill, in the header,
+  // the payload bytes field (offset 24) and the codec parameters (offset 40); one that picks a
+  // scheme per frame also writes the codec id (offset 6). The base class writes the rest of the
+  // header (magic, version, type, counts, checksums) before and after.
+  virtual std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const;
+  virtual void encode_payloads_async(const device_encode_batch& batch,
+                                     std::span<const encode_source> host_sources, void* temp,
+                                     std::size_t temp_bytes, cudaStream_t stream) const = 0;
+  virtual void encode_payload_host(const encode_source& source, std::byte* frame,
+                                   std::uint64_t capacity) const = 0;
+
+  // Payload decoders see only frames whose status is ok after validation (header and payload
+  // checksum), must leave the others alone, and set corrupt_payload where a payload does not
+  // decode within its bounds. Frames they decode keep status ok.
+  virtual std::size_t decode_payloads_temp_bytes(std::span<const decode_target> targets) const;
+  virtual void decode_payloads_async(const device_decode_batch& batch,
+                                     std::span<const decode_target> host_targets, void* temp,
+                                     std::size_t temp_bytes, cudaStream_t stream) const = 0;
+  virtual frame_status decode_payload_host(const frame_header& header, const std::byte* payload,
+                                           const decode_target& target) const = 0;
+};
+
+/// The codec registered under `id`; throws zs::error (unsupported) for one not built in.
+const codec& get_codec(codec_id id);
+/// Every codec built in, by id.
+std::span<const codec* const> all_codecs();
+
+/// Frame offsets for a batch: frame i gets max_frame_bytes(sources[i]) rounded up to
+/// frame_alignment. Returns sources.size() + 1 offsets; the last is the buffer size.
+std::vector<std::uint64_t> layout_frames(const codec& c, std::span<const encode_source> sources);
+
+/// Throws zs::error (corrupt_frame) naming the first frame whose status is not ok.
+void throw_if_failed(std::span<const frame_status> statuses);
+
+/// CPU check of one frame: header, then payload checksum. What every host decoder runs first.
+frame_status validate_frame_host(const std::byte* frame, std::uint64_t available,
+                                 const frame_expectation& expected) noexcept;
+
+}  // namespace zs

@@ -1,0 +1,99 @@
+// Columns and tables, on the host or on the device.
+//
+// Fixed-width columns hold `count` values. String columns use the Arrow large-string layout:
+// count + 1 int64 offsets (offsets[0] == 0 for an owning column) into a character buffer.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "zs/error.hpp"
+#include "zs/memory.hpp"
+#include "zs/types.hpp"
+
+namespace zs {
+
+enum class memory_kind : std::uint8_t { host, device };
+
+/// A non-owning view of a column.
+struct column_view {
+  value_type type = value_type::int32;
+  std::uint64_t count = 0;
+  memory_kind memory = memory_kind::host;
+  const void* data = nullptr;             // values; for strings, the character buffer
+  const std::int64_t* offsets = nullptr;  // strings only: count + 1 offsets into `data`
+
+  template <typename T> const T* values() const noexcept { return static_cast<const T*>(data); }
+};
+
+/// A non-owning, writable view of a column.
+struct mutable_column_view {
+  value_type type = value_type::int32;
+  std::uint64_t count = 0;
+  memory_kind memory = memory_kind::host;
+  void* data = nullptr;
+  std::int64_t* offsets = nullptr;
+
+  template <typename T> T* values() const noexcept { return static_cast<T*>(data); }
+  operator column_view() const noexcept { return {type, count, memory, data, offsets}; }
+};
+
+/// An owning column. Move-only; device memory is freed on the stream it was allocated on.
+class column {
+ public:
+  column() = default;
+
+  /// An uninitialised column of `count` values (and `chars_bytes` characters for strings).
+  static column allocate(value_type type, std::uint64_t count, memory_kind memory,
+                         cudaStream_t stream = nullptr, std::uint64_t chars_bytes = 0);
+
+  /// A host column holding a copy of `values`.
+  template <typename T>
+  static column from_values(std::span<const T> values) {
+    column c = allocate(value_type_of<T>::value, values.size(), memory_kind::host);
+    if (!values.empty()) std::copy(values.begin(), values.end(), c.mutable_view().values<T>());
+    return c;
+  }
+  /// A host string column holding a copy of `strings`.
+  static column from_strings(std::span<const std::string> strings);
+
+  value_type type() const noexcept { return type_; }
+  std::uint64_t size() const noexcept { return count_; }
+  memory_kind memory() const noexcept { return memory_; }
+  /// Character bytes of a string column; count x width for fixed-width columns.
+  std::uint64_t data_bytes() const noexcept { return data_bytes_; }
+
+  column_view view() const noexcept;
+  mutable_column_view mutable_view() noexcept;
+
+  /// A copy in `memory`, ordered on `stream` (synchronised before return when it lands on the
+  /// host, so the result is ready to read).
+  column copy_to(memory_kind memory, cudaStream_t stream) const;
+
+  /// The strings of a host string column, for tests and tools.
+  std::vector<std::string> strings() const;
+
+ private:
+  using storage = std::variant<std::monostate, host_buffer, device_buffer>;
+  static storage make_storage(std::size_t bytes, memory_kind memory, cudaStream_t stream);
+  static void* data_of(storage& s) noexcept;
+
+  value_type type_ = value_type::int32;
+  std::uint64_t count_ = 0;
+  std::uint64_t data_bytes_ = 0;
+  memory_kind memory_ = memory_kind::host;
+  storage data_;
+  storage offsets_;
+};
+
+/// Named columns of equal length.
+struct table {
+  std::vector<std::string> names;
+  std::vector<column> columns;
+};
+
+}  // namespace zs

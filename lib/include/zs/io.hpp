@@ -1,0 +1,29 @@
+// Reading the column files of a data directory (the layout of shared/data, decompressed):
+//   NAME.txt   one UTF-8 string per line, newline-terminated       -> string column
+//   NAME.i32 / .u32 / .i64 / .u64 / .f32 / .f64   raw little-endian -> fixed-width column
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zs/column.hpp"
+
+namespace zs::io {
+
+/// The value type a file's extension names; nullopt for an extension that names none.
+std::optional<value_type> type_of_file(const std::filesystem::path& path);
+
+/// Reads a column file into host memory. Throws zs::error (io_error) when the file cannot be
+/// read, or its size is not a multiple of the value width.
+column read_column(const std::filesystem::path& path);
+
+/// The column files of `dir` (by extension), sorted by name.
+std::vector<std::filesystem::path> list_columns(const std::filesystem::path& dir);
+
+/// The data directory: $ZS_DATA_DIR when set. Throws zs::error (io_error) naming the variable
+/// when it is not set or is not a directory.
+std::filesystem::path data_dir();
+
+}  // namespace zs::io

@@ -1,0 +1,63 @@
+// Value types that columns hold and frames carry.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "zs/hd.hpp"
+
+namespace zs {
+
+/// The on-wire id of a column's value type (docs/FORMAT.md, "Value types").
+enum class value_type : std::uint8_t {
+  int32 = 1,
+  int64 = 2,
+  uint32 = 3,
+  uint64 = 4,
+  float32 = 5,
+  float64 = 6,
+  string = 7,  // int64 offsets (count + 1) into a character buffer: the Arrow large-string layout
+};
+
+/// Bytes of one value for fixed-width types; 0 for strings.
+ZS_HD constexpr std::size_t value_width(value_type type) noexcept {
+  switch (type) {
+    case value_type::int32:
+    case value_type::uint32:
+    case value_type::float32: return 4;
+    case value_type::int64:
+    case value_type::uint64:
+    case value_type::float64: return 8;
+    case value_type::string: return 0;
+  }
+  return 0;
+}
+
+ZS_HD constexpr bool is_valid(value_type type) noexcept {
+  auto const v = static_cast<std::uint8_t>(type);
+  return v >= 1 && v <= 7;
+}
+constexpr bool is_integer(value_type type) noexcept {
+  return type == value_type::int32 || type == value_type::int64 || type == value_type::uint32 ||
+         type == value_type::uint64;
+}
+constexpr bool is_float(value_type type) noexcept {
+  return type == value_type::float32 || type == value_type::float64;
+}
+
+std::string_view to_string(value_type type) noexcept;
+/// Parses "int32", "uint64", "float32", "string" ...; throws zs::error on an unknown name.
+value_type parse_value_type(std::string_view name);
+
+/// The value_type of a C++ value type, for templates.
+template <typename T>
+struct value_type_of;
+template <> struct value_type_of<std::int32_t> { static constexpr value_type value = value_type::int32; };
+template <> struct value_type_of<std::int64_t> { static constexpr value_type value = value_type::int64; };
+template <> struct value_type_of<std::uint32_t> { static constexpr value_type value = value_type::uint32; };
+template <> struct value_type_of<std::uint64_t> { static constexpr value_type value = value_type::uint64; };
+template <> struct value_type_of<float> { static constexpr value_type value = value_type::float32; };
+template <> struct value_type_of<double> { static constexpr value_type value = value_type::float64; };
+
+}  // namespace zs

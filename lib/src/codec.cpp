@@ -1,0 +1,180 @@
+// The codec base class on the CPU: header writing, validation, and the registry.
+#include "zs/codec.hpp"
+
+#include <string>
+
+#include "codecs/registry.hpp"
+#include "zs/error.hpp"
+
+namespace zs {
+
+std::string_view to_string(frame_status status) noexcept {
+  switch (status) {
+    case frame_status::ok: return "ok";
+    case frame_status::truncated: return "truncated frame";
+    case frame_status::bad_magic: return "bad magic (not a zshuffle frame)";
+    case frame_status::bad_version: return "unsupported format version";
+    case frame_status::bad_header_checksum: return "header checksum mismatch";
+    case frame_status::unknown_codec: return "unknown codec id";
+    case frame_status::wrong_codec: return "frame written by another codec";
+    case frame_status::unsupported_type: return "unsupported value type";
+    case frame_status::type_mismatch: return "value type differs from the destination's";
+    case frame_status::count_mismatch: return "value count differs from the destination's";
+    case frame_status::size_mismatch: return "raw size inconsistent with count or destination";
+    case frame_status::bad_payload_checksum: return "payload checksum mismatch";
+    case frame_status::corrupt_payload: return "payload does not decode";
+    case frame_status::not_decoded: return "not decoded";
+  }
+  return "invalid status";
+}
+
+std::string_view to_string(codec_id codec) noexcept {
+  switch (codec) {
+    case codec_id::raw: return "raw";
+    case codec_id::bitpack_for: return "for";
+    case codec_id::bitpack_dfor: return "dfor";
+    case codec_id::bitpack_rfor: return "rfor";
+    case codec_id::alp: return "alp";
+    case codec_id::fsst: return "fsst";
+    case codec_id::rle: return "rle";
+  }
+  return "unknown";
+}
+
+namespace {
+
+frame_expectation expectation(const codec& c, const decode_target& t) noexcept {
+  return {c.decodes(), t.type, t.count, t.raw_bytes()};
+}
+
+frame_header first_header(const codec& c, const encode_source& s) noexcept {
+  frame_header h;
+  h.codec = c.id();
+  h.type = s.type;
+  h.value_count = s.count;
+  h.raw_bytes = s.raw_bytes();
+  return h;
+}
+
+}  // namespace
+
+namespace detail {
+
+void check_encode_batch(const codec& c, const encode_batch& batch) {
+  ZS_EXPECTS(batch.frame_offsets.size() == batch.sources.size() + 1,
+             "one frame offset per source, plus the end");
+  ZS_EXPECTS(batch.frames != nullptr || batch.sources.empty(), "an output buffer");
+  ZS_EXPECTS(batch.frame_bytes != nullptr || batch.sources.empty(), "a frame_bytes array");
+  for (std::size_t i = 0; i < batch.sources.size(); ++i) {
+    auto const& s = batch.sources[i];
+    if (!c.supports(s.type)) {
+      ZS_FAIL(error_code::unsupported, "codec '" + std::string(c.name()) + "' does not encode " +
+                                           std::string(to_string(s.type)) + " (frame " +
+                                           std::to_string(i) + ")");
+    }
+    ZS_EXPECTS(s.count == 0 || s.values != nullptr || (s.type == value_type::string && s.chars_bytes == 0),
+               "values for a non-empty source");
+    ZS_EXPECTS(s.type != value_type::string || s.offsets != nullptr, "offsets for a string source");
+    ZS_EXPECTS(batch.frame_offsets[i] % frame_alignment == 0, "frame offsets aligned to frame_alignment");
+    ZS_EXPECTS(batch.frame_offsets[i + 1] >= batch.frame_offsets[i] &&
+                   batch.frame_offsets[i + 1] - batch.frame_offsets[i] >= c.max_frame_bytes(s),
+               "room for max_frame_bytes at frame " + std::to_string(i));
+  }
+}
+
+void check_decode_batch(const decode_batch& batch) {
+  ZS_EXPECTS(batch.frame_offsets.size() == batch.targets.size() + 1,
+             "one frame offset per target, plus the end");
+  ZS_EXPECTS(batch.status != nullptr || batch.targets.empty(), "a status array");
+  for (std::size_t i = 0; i < batch.targets.size(); ++i) {
+    auto const& t = batch.targets[i];
+    ZS_EXPECTS(is_valid(t.type), "a valid target value type");
+    ZS_EXPECTS(t.type != value_type::string || t.offsets != nullptr, "offsets for a string target");
+    ZS_EXPECTS(batch.frame_offsets[i] % frame_alignment == 0, "frame offsets aligned to frame_alignment");
+    ZS_EXPECTS(batch.frame_offsets[i + 1] >= batch.frame_offsets[i], "non-decreasing frame offsets");
+  }
+}
+
+}  // namespace detail
+
+std::size_t codec::encode_payloads_temp_bytes(std::span<const encode_source>) const { return 0; }
+std::size_t codec::decode_payloads_temp_bytes(std::span<const decode_target>) const { return 0; }
+
+void codec::encode_host(const encode_batch& batch) const {
+  detail::check_encode_batch(*this, batch);
+  for (std::size_t i = 0; i < batch.sources.size(); ++i) {
+    auto const& source = batch.sources[i];
+    std::byte* frame = batch.frames + batch.frame_offsets[i];
+    std::uint64_t const capacity = batch.frame_offsets[i + 1] - batch.frame_offsets[i];
+    store_header(first_header(*this, source), frame);
+    encode_payload_host(source, frame, capacity);
+    // The payload encoder filled payload bytes, parameters and possibly the codec id.
+    frame_header h = load_header(frame);
+    if (h.payload_bytes > capacity - frame_header_bytes) {
+      ZS_FAIL(error_code::internal, "codec '" + std::string(name()) + "' overran its frame");
+    }
+    h.payload_checksum = hash::checksum(frame + frame_header_bytes, h.payload_bytes);
+    store_header(h, frame);
+    batch.frame_bytes[i] = frame_header_bytes + h.payload_bytes;
+  }
+}
+
+void codec::decode_host(const decode_batch& batch) const {
+  detail::check_decode_batch(batch);
+  for (std::size_t i = 0; i < batch.targets.size(); ++i) {
+    auto const& target = batch.targets[i];
+    const std::byte* frame = batch.frames + batch.frame_offsets[i];
+    std::uint64_t const available = batch.frame_offsets[i + 1] - batch.frame_offsets[i];
+    frame_status status = validate_frame_host(frame, available, expectation(*this, target));
+    if (status == frame_status::ok) {
+      status = decode_payload_host(load_header(frame), frame + frame_header_bytes, target);
+    }
+    batch.status[i] = status;
+  }
+}
+
+frame_status validate_frame_host(const std::byte* frame, std::uint64_t available,
+                                 const frame_expectation& expected) noexcept {
+  frame_status const status = validate_header(frame, available, expected);
+  if (status != frame_status::ok) return status;
+  frame_header const h = load_header(frame);
+  if (hash::checksum(frame + frame_header_bytes, h.payload_bytes) != h.payload_checksum) {
+    return frame_status::bad_payload_checksum;
+  }
+  return frame_status::ok;
+}
+
+std::vector<std::uint64_t> layout_frames(const codec& c, std::span<const encode_source> sources) {
+  std::vector<std::uint64_t> offsets(sources.size() + 1, 0);
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    offsets[i + 1] = offsets[i] + align_frame(c.max_frame_bytes(sources[i]));
+  }
+  return offsets;
+}
+
+void throw_if_failed(std::span<const frame_status> statuses) {
+  std::size_t bad = 0;
+  std::size_t first = statuses.size();
+  for (std::size_t i = 0; i < statuses.size(); ++i) {
+    if (statuses[i] != frame_status::ok) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  if (bad == 0) return;
+  ZS_FAIL(error_code::corrupt_frame, std::to_string(bad) + " of " + std::to_string(statuses.size()) +
+                                         " frames failed to decode; first: frame " +
+                                         std::to_string(first) + ": " +
+                                         std::string(to_string(statuses[first])));
+}
+
+const codec& get_codec(codec_id id) {
+  for (const codec* c : all_codecs()) {
+    if (c->id() == id) return *c;
+  }
+  ZS_FAIL(error_code::unsupported, "codec '" + std::string(to_string(id)) + "' (id " +
+                                       std::to_string(static_cast<int>(id)) + ") is not built in");
+}
+
+std::span<const codec* const> all_codecs() { return codecs::registered(); }
+
+}  // namespace zs

@@ -1,0 +1,123 @@
+// The codec base class on the GPU: descriptor upload, headers, checksums, validation.
+#include <string>
+#include <vector>
+
+#include "common/frame_kernels.hpp"
+#include "common/work_map.hpp"
+#include "temp_layout.hpp"
+#include "zs/codec.hpp"
+#include "zs/memory.hpp"
+
+namespace zs {
+
+namespace detail {
+void check_encode_batch(const codec& c, const encode_batch& batch);
+void check_decode_batch(const decode_batch& batch);
+}  // namespace detail
+
+namespace {
+
+// Payload words per frame that the checksum kernel must cover, from the room each frame has.
+std::vector<std::uint64_t> checksum_chunks(std::span<const std::uint64_t> offsets) {
+  std::vector<std::uint64_t> words(offsets.size() - 1);
+  for (std::size_t f = 0; f + 1 < offsets.size(); ++f) {
+    std::uint64_t const room = offsets[f + 1] - offsets[f];
+    words[f] = room > frame_header_bytes ? (room - frame_header_bytes + 7) / 8 : 0;
+  }
+  return kernels::chunk_prefix(words, kernels::checksum_chunk_words);
+}
+
+struct encode_scratch {
+  encode_source* sources;
+  std::uint64_t* offsets;
+  std::uint64_t* chunk_begin;
+  std::uint64_t* sums;
+  void* payload;
+  std::size_t payload_bytes;
+};
+
+encode_scratch carve_encode(detail::temp_layout& layout, std::size_t n, std::size_t payload_bytes) {
+  encode_scratch s{};
+  s.sources = layout.take<encode_source>(n);
+  s.offsets = layout.take<std::uint64_t>(n + 1);
+  s.chunk_begin = layout.take<std::uint64_t>(n + 1);
+  s.sums = layout.take<std::uint64_t>(n);
+  s.payload = layout.take<std::byte>(payload_bytes);
+  s.payload_bytes = payload_bytes;
+  return s;
+}
+
+struct decode_scratch {
+  decode_target* targets;
+  std::uint64_t* offsets;
+  std::uint64_t* chunk_begin;
+  std::uint64_t* sums;
+  void* payload;
+  std::size_t payload_bytes;
+};
+
+decode_scratch carve_decode(detail::temp_layout& layout, std::size_t n, std::size_t payload_bytes) {
+  decode_scratch s{};
+  s.targets = layout.take<decode_target>(n);
+  s.offsets = layout.take<std::uint64_t>(n + 1);
+  s.chunk_begin = layout.take<std::uint64_t>(n + 1);
+  s.sums = layout.take<std::uint64_t>(n);
+  s.payload = layout.take<std::byte>(payload_bytes);
+  s.payload_bytes = payload_bytes;
+  return s;
+}
+
+}  // namespace
+
+std::size_t codec::encode_temp_bytes(std::span<const encode_source> sources) const {
+  detail::temp_layout layout;
+  carve_encode(layout, sources.size(), encode_payloads_temp_bytes(sources));
+  return layout.bytes();
+}
+
+void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp_bytes,
+                         cudaStream_t stream) const {
+  detail::check_encode_batch(*this, batch);
+  std::size_t const n = batch.sources.size();
+  if (n == 0) return;
+  detail::temp_layout layout(temp, temp_bytes);
+  encode_scratch const s = carve_encode(layout, n, encode_payloads_temp_bytes(batch.sources));
+
+  auto const chunk_begin = checksum_chunks(batch.frame_offsets);
+  copy_async(s.sources, batch.sources.data(), n * sizeof(encode_source), stream);
+  copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
+  copy_async(s.chunk_begin, chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
+
+  kernels::begin_headers(s.sources, batch.frames, s.offsets, n, id(), stream);
+  encode_payloads_async(device_encode_batch{s.sources, batch.frames, s.offsets, n}, batch.sources,
+                        s.payload, s.payload_bytes, stream);
+  kernels::finish_headers(batch.frames, s.offsets, n, s.chunk_begin, chunk_begin.back(), s.sums,
+                          batch.frame_bytes, stream);
+}
+
+std::size_t codec::decode_temp_bytes(std::span<const decode_target> targets) const {
+  detail::temp_layout layout;
+  carve_decode(layout, targets.size(), decode_payloads_temp_bytes(targets));
+  return layout.bytes();
+}
+
+void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp_bytes,
+                         cudaStream_t stream) const {
+  detail::check_decode_batch(batch);
+  std::size_t const n = batch.targets.size();
+  if (n == 0) return;
+  detail::temp_layout layout(temp, temp_bytes);
+  decode_scratch const s = carve_decode(layout, n, decode_payloads_temp_bytes(batch.targets));
+
+  auto const chunk_begin = checksum_chunks(batch.frame_offsets);
+  copy_async(s.targets, batch.targets.data(), n * sizeof(decode_target), stream);
+  copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
+  copy_async(s.chunk_begin, chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
+
+  kernels::validate_frames(batch.frames, s.offsets, s.targets, n, decodes(), s.chunk_begin,
+                           chunk_begin.back(), s.sums, batch.status, stream);
+  decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.targets, batch.status, n},
+                        batch.targets, s.payload, s.payload_bytes, stream);
+}
+
+}  // namespace zs

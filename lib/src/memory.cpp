@@ -1,0 +1,158 @@
+#include "zs/memory.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "zs/error.hpp"
+
+namespace zs {
+
+// --- cuda_stream ---
+
+cuda_stream::cuda_stream() { ZS_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+
+cuda_stream::~cuda_stream() {
+  if (stream_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaStreamDestroy(stream_));
+}
+
+cuda_stream::cuda_stream(cuda_stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
+
+cuda_stream& cuda_stream::operator=(cuda_stream&& other) noexcept {
+  if (this != &other) {
+    if (stream_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaStreamDestroy(stream_));
+    stream_ = std::exchange(other.stream_, nullptr);
+  }
+  return *this;
+}
+
+void cuda_stream::synchronize() const { ZS_CUDA_TRY(cudaStreamSynchronize(stream_)); }
+
+// --- device_buffer ---
+
+namespace {
+// Keep freed memory in the device's pool instead of returning it to the driver at every
+// synchronisation: shuffles allocate and free the same sizes round after round.
+void keep_pool_memory(int device) {
+  static std::once_flag flags[64];
+  if (device < 0 || device >= 64) return;
+  std::call_once(flags[device], [device] {
+    cudaMemPool_t pool = nullptr;
+    if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) return;
+    std::uint64_t threshold = UINT64_MAX;
+    ZS_CUDA_TRY_NOTHROW(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  });
+}
+}  // namespace
+
+device_buffer::device_buffer(std::size_t bytes, cudaStream_t stream) : size_(bytes), stream_(stream) {
+  if (bytes == 0) return;
+  int device = 0;
+  ZS_CUDA_TRY(cudaGetDevice(&device));
+  keep_pool_memory(device);
+  cudaError_t const status = cudaMallocAsync(&data_, bytes, stream);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    data_ = nullptr;
+    size_ = 0;
+    if (status == cudaErrorMemoryAllocation) {
+      ZS_FAIL(error_code::out_of_memory,
+              "device allocation of " + std::to_string(bytes) + " bytes failed");
+    }
+    ZS_CUDA_TRY(status);
+  }
+}
+
+device_buffer::~device_buffer() { release(); }
+
+device_buffer::device_buffer(device_buffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      stream_(other.stream_) {}
+
+device_buffer& device_buffer::operator=(device_buffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    stream_ = other.stream_;
+  }
+  return *this;
+}
+
+void device_buffer::release() noexcept {
+  if (data_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaFreeAsync(data_, stream_));
+  data_ = nullptr;
+  size_ = 0;
+}
+
+// --- pinned_buffer ---
+
+pinned_buffer::pinned_buffer(std::size_t bytes) : size_(bytes) {
+  if (bytes == 0) return;
+  cudaError_t const status = cudaMallocHost(&data_, bytes);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    data_ = nullptr;
+    size_ = 0;
+    if (status == cudaErrorMemoryAllocation) {
+      ZS_FAIL(error_code::out_of_memory,
+              "pinned host allocation of " + std::to_string(bytes) + " bytes failed");
+    }
+    ZS_CUDA_TRY(status);
+  }
+}
+
+pinned_buffer::~pinned_buffer() { release(); }
+
+pinned_buffer::pinned_buffer(pinned_buffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+pinned_buffer& pinned_buffer::operator=(pinned_buffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void pinned_buffer::release() noexcept {
+  if (data_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaFreeHost(data_));
+  data_ = nullptr;
+  size_ = 0;
+}
+
+// --- host_buffer ---
+
+void host_buffer::aligned_free::operator()(void* p) const noexcept { std::free(p); }
+
+host_buffer::host_buffer(std::size_t bytes) : size_(bytes) {
+  if (bytes == 0) return;
+  std::size_t const rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr) {
+    size_ = 0;
+    ZS_FAIL(error_code::out_of_memory, "host allocation of " + std::to_string(bytes) + " bytes failed");
+  }
+  data_.reset(p);
+}
+
+// --- helpers ---
+
+void copy_async(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  ZS_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));
+}
+
+bool cuda_device_available() noexcept {
+  int count = 0;
+  bool const ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  (void)cudaGetLastError();
+  return ok;
+}
+
+}  // namespace zs
