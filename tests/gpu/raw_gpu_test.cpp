@@ -1,0 +1,250 @@
+// The raw codec on the GPU, checked against the CPU reference: the same frames byte for byte,
+// and each side decodes what the other wrote.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "zs/codec.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+const zs::codec& raw() { return zs::get_codec(zs::codec_id::raw); }
+
+// Partition p of `parts` of a column, described for encoding from memory `v` (host or device);
+// row ranges and character counts come from the host copy `h`.
+std::vector<zs::encode_source> partition_sources(const zs::column_view& h, const zs::column_view& v,
+                                                 std::size_t parts) {
+  std::vector<zs::encode_source> sources;
+  for (std::size_t p = 0; p < parts; ++p) {
+    std::uint64_t const begin = h.count * p / parts, end = h.count * (p + 1) / parts;
+    zs::encode_source s{h.type, end - begin, nullptr};
+    if (h.type == zs::value_type::string) {
+      s.values = v.data;
+      s.offsets = v.offsets + begin;
+      s.chars_bytes = static_cast<std::uint64_t>(h.offsets[end] - h.offsets[begin]);
+    } else {
+      s.values = static_cast<const std::byte*>(v.data) + begin * zs::value_width(h.type);
+    }
+    sources.push_back(s);
+  }
+  return sources;
+}
+
+// Targets that place every partition back where it came from in column `out`.
+std::vector<zs::decode_target> partition_targets(const std::vector<zs::encode_source>& sources,
+                                                 const zs::mutable_column_view& out) {
+  std::vector<zs::decode_target> targets;
+  std::uint64_t row = 0, chars = 0;
+  for (auto const& s : sources) {
+    zs::decode_target t{s.type, s.count, nullptr};
+    if (s.type == zs::value_type::string) {
+      t.values = out.data;
+      t.offsets = out.offsets + row;
+      t.chars_begin = chars;
+      t.chars_bytes = s.chars_bytes;
+      chars += s.chars_bytes;
+    } else {
+      t.values = static_cast<std::byte*>(out.data) + row * zs::value_width(s.type);
+    }
+    row += s.count;
+    targets.push_back(t);
+  }
+  return targets;
+}
+
+template <typename T>
+std::vector<T> to_host(const zs::device_buffer& d, std::size_t count, cudaStream_t stream) {
+  std::vector<T> h(count);
+  zs::copy_async(h.data(), d.data(), count * sizeof(T), stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  return h;
+}
+
+zs::column empty_like(const zs::column& c, zs::memory_kind memory, cudaStream_t stream) {
+  return zs::column::allocate(c.type(), c.size(), memory, stream,
+                              c.type() == zs::value_type::string ? c.data_bytes() : 0);
+}
+
+void expect_same_column(const zs::column& a, const zs::column& b) {
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_EQ(a.data_bytes(), b.data_bytes());
+  EXPECT_EQ(std::memcmp(a.view().data, b.view().data, a.data_bytes()), 0);
+  if (a.type() == zs::value_type::string) {
+    EXPECT_EQ(std::memcmp(a.view().offsets, b.view().offsets, (a.size() + 1) * 8), 0);
+  }
+}
+
+// Encodes `c` in `parts` frames on the GPU and on the CPU; checks the frames are identical,
+// then decodes the GPU frames on the CPU and the CPU frames on the GPU.
+void check_against_cpu(const zs::column& c, std::size_t parts) {
+  zs::cuda_stream stream;
+  zs::column const d = c.copy_to(zs::memory_kind::device, stream);
+  auto const host_sources = partition_sources(c.view(), c.view(), parts);
+  auto const device_sources = partition_sources(c.view(), d.view(), parts);
+  auto const offsets = zs::layout_frames(raw(), host_sources);
+  std::uint64_t const total = offsets.back();
+
+  // CPU reference frames.
+  std::vector<std::byte> cpu_frames(total, std::byte{0});
+  std::vector<std::uint64_t> cpu_bytes(parts);
+  raw().encode_host({host_sources, cpu_frames.data(), offsets, cpu_bytes.data()});
+
+  // GPU frames.
+  zs::device_buffer frames(total, stream);
+  zs::device_buffer frame_bytes(parts * sizeof(std::uint64_t), stream);
+  zs::device_buffer temp(raw().encode_temp_bytes(device_sources), stream);
+  raw().encode_async({device_sources, frames.as<std::byte>(), offsets, frame_bytes.as<std::uint64_t>()},
+                     temp.data(), temp.size(), stream);
+  auto const gpu_frames = to_host<std::byte>(frames, total, stream);
+  auto const gpu_bytes = to_host<std::uint64_t>(frame_bytes, parts, stream);
+  ASSERT_EQ(gpu_bytes, cpu_bytes);
+  for (std::size_t f = 0; f < parts; ++f) {
+    ASSERT_EQ(std::memcmp(gpu_frames.data() + offsets[f], cpu_frames.data() + offsets[f], cpu_bytes[f]), 0)
+        << "frame " << f << " differs between GPU and CPU";
+  }
+
+  // CPU decodes the GPU frames.
+  zs::column host_out = empty_like(c, zs::memory_kind::host, stream);
+  auto const host_targets = partition_targets(host_sources, host_out.mutable_view());
+  std::vector<zs::frame_status> host_status(parts, zs::frame_status::not_decoded);
+  raw().decode_host({gpu_frames.data(), offsets, host_targets, host_status.data()});
+  for (auto s : host_status) ASSERT_EQ(s, zs::frame_status::ok) << zs::to_string(s);
+  expect_same_column(c, host_out);
+
+  // GPU decodes the CPU frames.
+  zs::device_buffer in(total, stream);
+  zs::copy_async(in.data(), cpu_frames.data(), total, stream);
+  zs::column device_out = empty_like(c, zs::memory_kind::device, stream);
+  auto const device_targets = partition_targets(device_sources, device_out.mutable_view());
+  zs::device_buffer status(parts * sizeof(zs::frame_status), stream);
+  zs::device_buffer decode_temp(raw().decode_temp_bytes(device_targets), stream);
+  raw().decode_async({in.as<std::byte>(), offsets, device_targets, status.as<zs::frame_status>()},
+                     decode_temp.data(), decode_temp.size(), stream);
+  for (auto s : to_host<zs::frame_status>(status, parts, stream)) {
+    ASSERT_EQ(s, zs::frame_status::ok) << zs::to_string(s);
+  }
+  expect_same_column(c, device_out.copy_to(zs::memory_kind::host, stream));
+}
+
+class RawGpuRealData : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RawGpuRealData, MatchesTheCpuReferenceBothWays) {
+  ZS_REQUIRE_GPU();
+  auto const c = zs::test::data_column(GetParam());
+  check_against_cpu(c, 1);
+  check_against_cpu(c, 13);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllColumns, RawGpuRealData,
+                         ::testing::Values("deb_paths.txt", "deb_descriptions.txt", "deb_maintainers.txt",
+                                           "deb_homepages.txt", "osm_poi_names.txt", "geoip4_lo.u32",
+                                           "ncbi_tax_id.i32", "etopo5_elev_m.i32", "airport_lat.f64",
+                                           "levitus_temp.f32", "navy_wind_u.f32"));
+
+TEST(RawGpuAdversarial, EmptyOneValueExtremesAndSpecialFloats) {
+  ZS_REQUIRE_GPU();
+  check_against_cpu(zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{}), 3);
+  check_against_cpu(zs::column::from_values<std::int64_t>(std::vector<std::int64_t>{
+                        std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()}), 5);
+  check_against_cpu(zs::column::from_values<std::uint32_t>(std::vector<std::uint32_t>{42}), 1);
+  check_against_cpu(zs::column::from_values<double>(std::vector<double>{
+                        std::numeric_limits<double>::quiet_NaN(), -0.0, std::numeric_limits<double>::infinity()}), 2);
+}
+
+TEST(RawGpuAdversarial, EmptyLongAndNonAsciiStrings) {
+  ZS_REQUIRE_GPU();
+  std::vector<std::string> s{"", std::string(3 << 20, 'L'), "naïve café", "日本語", "", std::string(1, '\0')};
+  check_against_cpu(zs::column::from_strings(s), 1);
+  check_against_cpu(zs::column::from_strings(s), 6);
+  check_against_cpu(zs::column::from_strings(std::vector<std::string>(5000, "")), 7);
+}
+
+TEST(RawGpuBatch, ManySmallFramesInOneBatch) {
+  ZS_REQUIRE_GPU();
+  std::vector<std::int64_t> v(100000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int64_t>(i * i) - 5000;
+  check_against_cpu(zs::column::from_values<std::int64_t>(v), 4096);
+}
+
+// Corrupt frames on the GPU get the statuses the CPU gives them, and leave the others intact.
+TEST(RawGpuCorrupt, StatusesMatchTheCpuValidation) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  auto const c = zs::column::from_strings(std::vector<std::string>{"alpha", "beta", "", "gamma", "delta", "x"});
+  auto const sources = partition_sources(c.view(), c.view(), 6);
+  auto offsets = zs::layout_frames(raw(), sources);
+  std::vector<std::byte> frames(offsets.back());
+  std::vector<std::uint64_t> bytes(6);
+  raw().encode_host({sources, frames.data(), offsets, bytes.data()});
+
+  frames[offsets[1]] = std::byte{'Q'};                               // magic
+  frames[offsets[2] + 9] ^= std::byte{1};                            // header field
+  frames[offsets[3] + zs::frame_header_bytes + 20] ^= std::byte{4};  // payload
+  {  // frame 4: offsets that decrease, behind a valid checksum
+    std::byte* payload = frames.data() + offsets[4] + zs::frame_header_bytes;
+    zs::detail::store_le(payload, 3, 8);
+    auto h = zs::load_header(frames.data() + offsets[4]);
+    h.payload_checksum = zs::hash::checksum(payload, h.payload_bytes);
+    zs::store_header(h, frames.data() + offsets[4]);
+  }
+
+  std::vector<zs::frame_status> expected(6);
+  zs::column host_out = empty_like(c, zs::memory_kind::host, stream);
+  auto const host_targets = partition_targets(sources, host_out.mutable_view());
+  raw().decode_host({frames.data(), offsets, host_targets, expected.data()});
+  EXPECT_EQ(expected[0], zs::frame_status::ok);
+  EXPECT_EQ(expected[1], zs::frame_status::bad_magic);
+  EXPECT_EQ(expected[2], zs::frame_status::bad_header_checksum);
+  EXPECT_EQ(expected[3], zs::frame_status::bad_payload_checksum);
+  EXPECT_EQ(expected[4], zs::frame_status::corrupt_payload);
+  EXPECT_EQ(expected[5], zs::frame_status::ok);
+
+  zs::device_buffer in(frames.size(), stream);
+  zs::copy_async(in.data(), frames.data(), frames.size(), stream);
+  zs::column device_out = empty_like(c, zs::memory_kind::device, stream);
+  auto dv = device_out.mutable_view();
+  ZS_CUDA_TRY(cudaMemsetAsync(dv.data, 0x5A, c.data_bytes(), stream));
+  auto const device_targets = partition_targets(sources, dv);
+  zs::device_buffer status(6 * sizeof(zs::frame_status), stream);
+  zs::device_buffer temp(raw().decode_temp_bytes(device_targets), stream);
+  raw().decode_async({in.as<std::byte>(), offsets, device_targets, status.as<zs::frame_status>()},
+                     temp.data(), temp.size(), stream);
+  EXPECT_EQ(to_host<zs::frame_status>(status, 6, stream), expected);
+
+  // Frames 0 and 5 decoded; the characters of the rejected frames were not written.
+  auto const out = device_out.copy_to(zs::memory_kind::host, stream);
+  auto const* chars = static_cast<const char*>(out.view().data);
+  EXPECT_EQ(std::string(chars, 5), "alpha");
+  EXPECT_EQ(std::string(chars + 5, 4), "ZZZZ");  // frame 1 ("beta") was refused
+  EXPECT_EQ(chars[c.data_bytes() - 1], 'x');
+}
+
+TEST(RawGpuCorrupt, TruncatedFramesAreRefused) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::vector<std::uint32_t> v(1000, 3);
+  zs::encode_source const src{zs::value_type::uint32, v.size(), v.data()};
+  std::vector<zs::encode_source> sources{src};
+  auto const full = zs::layout_frames(raw(), sources);
+  std::vector<std::byte> frames(full.back());
+  std::uint64_t bytes = 0;
+  raw().encode_host({sources, frames.data(), full, &bytes});
+  zs::device_buffer in(frames.size(), stream);
+  zs::copy_async(in.data(), frames.data(), frames.size(), stream);
+  zs::device_buffer out(v.size() * 4, stream);
+  zs::device_buffer status(sizeof(zs::frame_status), stream);
+  std::vector<zs::decode_target> targets{{zs::value_type::uint32, v.size(), out.data()}};
+  zs::device_buffer temp(raw().decode_temp_bytes(targets), stream);
+  for (std::uint64_t keep : {std::uint64_t{0}, std::uint64_t{48}, std::uint64_t{64}, bytes - 1}) {
+    std::vector<std::uint64_t> offsets{0, keep};
+    raw().decode_async({in.as<std::byte>(), offsets, targets, status.as<zs::frame_status>()}, temp.data(),
+                       temp.size(), stream);
+    EXPECT_EQ(to_host<zs::frame_status>(status, 1, stream)[0], zs::frame_status::truncated) << keep;
+  }
+}
+
+}  // namespace
