@@ -31,6 +31,34 @@ cuda_stream& cuda_stream::operator=(cuda_stream&& other) noexcept {
 
 void cuda_stream::synchronize() const { ZS_CUDA_TRY(cudaStreamSynchronize(stream_)); }
 
+// --- cuda_event ---
+
+cuda_event::cuda_event() { ZS_CUDA_TRY(cudaEventCreate(&event_)); }
+
+cuda_event::~cuda_event() {
+  if (event_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaEventDestroy(event_));
+}
+
+cuda_event::cuda_event(cuda_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+
+cuda_event& cuda_event::operator=(cuda_event&& other) noexcept {
+  if (this != &other) {
+    if (event_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaEventDestroy(event_));
+    event_ = std::exchange(other.event_, nullptr);
+  }
+  return *this;
+}
+
+void cuda_event::record(cudaStream_t stream) { ZS_CUDA_TRY(cudaEventRecord(event_, stream)); }
+
+void cuda_event::synchronize() const { ZS_CUDA_TRY(cudaEventSynchronize(event_)); }
+
+float cuda_event::elapsed_ms_since(const cuda_event& start) const {
+  float ms = 0;
+  ZS_CUDA_TRY(cudaEventElapsedTime(&ms, start.event_, event_));
+  return ms;
+}
+
 // --- device_buffer ---
 
 namespace {

@@ -5,6 +5,7 @@
 // pinned_buffer: page-locked host memory (cudaMallocHost), for fast and asynchronous copies.
 // host_buffer:   ordinary host memory, for the CPU reference path.
 // cuda_stream:   a non-blocking CUDA stream.
+// cuda_event:    a CUDA event, for timing.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,6 +33,26 @@ class cuda_stream {
 
  private:
   cudaStream_t stream_ = nullptr;
+};
+
+/// A CUDA event for timing stream work (created with timing enabled).
+class cuda_event {
+ public:
+  cuda_event();
+  ~cuda_event();
+  cuda_event(cuda_event&& other) noexcept;
+  cuda_event& operator=(cuda_event&& other) noexcept;
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+
+  cudaEvent_t get() const noexcept { return event_; }
+  void record(cudaStream_t stream);
+  void synchronize() const;
+  /// Milliseconds from `start` to this event; both must have completed.
+  float elapsed_ms_since(const cuda_event& start) const;
+
+ private:
+  cudaEvent_t event_ = nullptr;
 };
 
 class device_buffer {

@@ -1,0 +1,7 @@
+// The subcommands of the zshuffle command line. Each takes the words after its name
+// (argv[0] is the subcommand's own name) and returns the process exit code.
+#pragma once
+
+int run_info(int argc, char** argv);
+int run_demo(int argc, char** argv);
+int run_bench_codec(int argc, char** argv);
