@@ -2,13 +2,15 @@
 
 #include <array>
 
+#include "codecs/bitpack_codec.hpp"
 #include "codecs/raw_codec.hpp"
 
 namespace zs::codecs {
 
 std::span<const codec* const> registered() {
   static const raw_codec raw;
-  static const std::array<const codec*, 1> all{&raw};
+  static const bitpack_codec bitpack;
+  static const std::array<const codec*, 2> all{&raw, &bitpack};
   return all;
 }
 

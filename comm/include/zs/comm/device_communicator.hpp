@@ -1,0 +1,80 @@
+// zs::device_communicator: collectives on DEVICE memory, ordered on CUDA streams.
+//
+// The counterpart of zs::communicator (host bytes) for data that lives on the GPU. Backends:
+//   - zs::nccl_communicator (nccl_communicator.hpp): NCCL, bootstrapped over a host communicator;
+//   - zs::mpi_device_communicator (mpi_device_communicator.hpp): MPI with device pointers when
+//     the library is CUDA-aware, otherwise staged through pinned host memory in pipelined chunks.
+//
+// Every device communicator is paired with the host communicator of the same ranks, which it
+// uses to agree on sizes before any device bytes move: the rules of communicator.hpp hold here
+// too (argument errors and size mismatches throw on EVERY rank, nothing moves, no hang). A caller
+// that has already agreed on the counts (the compressed shuffle exchanges them anyway) passes
+// sizes::agreed to skip that round trip.
+//
+// Stream semantics: a call returns once the transfer is enqueued on `stream` (NCCL) or done
+// (MPI backends, which synchronise `stream` first because MPI knows nothing of streams). Either
+// way, work enqueued on `stream` after the call sees the received bytes, and the send buffer may
+// be reused by work enqueued on `stream` after the call.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "zs/comm/communicator.hpp"
+
+namespace zs {
+
+class device_communicator {
+ public:
+  /// Whether the counts of a call still need checking across ranks.
+  enum class sizes { check, agreed };
+
+  virtual ~device_communicator() = default;
+
+  int rank() const noexcept { return host_->rank(); }
+  int size() const noexcept { return host_->size(); }
+  /// The host communicator of the same ranks (size agreement, small control messages).
+  communicator& host() const noexcept { return *host_; }
+  /// "nccl", "mpi (CUDA-aware)" or "mpi (staged through pinned host memory)".
+  virtual std::string_view transport() const noexcept = 0;
+
+  /// All-to-all of variable-sized blocks of device memory, packed in rank order as in
+  /// communicator::alltoallv.
+  void alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts, std::byte* recv,
+                 std::span<const std::uint64_t> recv_counts, cudaStream_t stream, sizes check = sizes::check);
+  /// Every rank's `send_bytes` bytes at `send` land on every rank, packed in rank order in
+  /// `recv` (rank p's block is recv_counts[p] bytes).
+  void allgatherv(const std::byte* send, std::uint64_t send_bytes, std::byte* recv,
+                  std::span<const std::uint64_t> recv_counts, cudaStream_t stream, sizes check = sizes::check);
+  /// After the call, `buffer` on every rank holds what it held on `root`.
+  void bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream, sizes check = sizes::check);
+  /// Point to point. With sizes::check the two ranks agree on the size first with a handshake
+  /// on the host communicator under tag communicator::max_tag (keep host send/recv of your own
+  /// off that tag); a mismatch throws size_mismatch on both ranks and moves nothing. The peer is
+  /// another rank: a device message to oneself is a cudaMemcpyAsync.
+  void send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream, sizes check = sizes::check);
+  void recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream, sizes check = sizes::check);
+
+ protected:
+  explicit device_communicator(communicator& host) : host_(&host) {}
+  device_communicator(const device_communicator&) = default;
+  device_communicator& operator=(const device_communicator&) = default;
+
+  // Backends implement these; arguments are checked and agreed on every rank.
+  virtual void do_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts, std::byte* recv,
+                            std::span<const std::uint64_t> recv_counts, cudaStream_t stream) = 0;
+  virtual void do_allgatherv(const std::byte* send, std::uint64_t send_bytes, std::byte* recv,
+                             std::span<const std::uint64_t> recv_counts, cudaStream_t stream) = 0;
+  virtual void do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) = 0;
+  virtual void do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) = 0;
+  virtual void do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) = 0;
+
+ private:
+  communicator* host_;
+};
+
+}  // namespace zs

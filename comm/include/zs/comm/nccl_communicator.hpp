@@ -1,0 +1,42 @@
+// zs::nccl_communicator: device collectives over NCCL, one rank per GPU.
+#pragma once
+
+#include <nccl.h>
+
+#include "zs/comm/device_communicator.hpp"
+
+namespace zs {
+
+class nccl_communicator final : public device_communicator {
+ public:
+  /// Creates an NCCL communicator over the ranks of `host`: rank 0 makes the unique id and
+  /// broadcasts it over `host`, then every rank joins (ncclCommInitRank). Collective over `host`.
+  /// Each rank must have selected its own GPU (cudaSetDevice) before. `host` must outlive this.
+  ///
+  /// NVLink multicast (NVLS) is switched off (NCCL_NVLS_ENABLE=0) unless the environment
+  /// already sets NCCL_NVLS_ENABLE: on shared multi-GPU hosts it can take the GPUs out of
+  /// service, and all-to-all traffic gains nothing from it.
+  explicit nccl_communicator(communicator& host);
+  ~nccl_communicator() override;
+  nccl_communicator(nccl_communicator&& other) noexcept;
+  nccl_communicator& operator=(nccl_communicator&&) = delete;
+  nccl_communicator(const nccl_communicator&) = delete;
+  nccl_communicator& operator=(const nccl_communicator&) = delete;
+
+  std::string_view transport() const noexcept override { return "nccl"; }
+  ncclComm_t get() const noexcept { return comm_; }
+
+ protected:
+  void do_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts, std::byte* recv,
+                    std::span<const std::uint64_t> recv_counts, cudaStream_t stream) override;
+  void do_allgatherv(const std::byte* send, std::uint64_t send_bytes, std::byte* recv,
+                     std::span<const std::uint64_t> recv_counts, cudaStream_t stream) override;
+  void do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) override;
+  void do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override;
+  void do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override;
+
+ private:
+  ncclComm_t comm_ = nullptr;
+};
+
+}  // namespace zs

@@ -1,0 +1,82 @@
+#include "zs/comm/nccl_communicator.hpp"
+
+#include <cstdlib>
+#include <utility>
+
+#include "zs/comm/error.hpp"
+#include "zs/memory.hpp"
+
+namespace zs {
+
+nccl_communicator::nccl_communicator(communicator& host) : device_communicator(host) {
+  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
+  ncclUniqueId id{};
+  // Every rank learns whether rank 0 made an id, so a failure there cannot leave the others
+  // waiting in the broadcast.
+  bool made = true;
+  if (host.rank() == 0) made = ncclGetUniqueId(&id) == ncclSuccess;
+  if (!host.all_ok(made)) ZS_FAIL(error_code::nccl_error, "ncclGetUniqueId failed on rank 0");
+  host.bcast(std::as_writable_bytes(std::span(&id, 1)), 0);
+  ZS_NCCL_TRY(ncclCommInitRank(&comm_, host.size(), id, host.rank()));
+}
+
+nccl_communicator::~nccl_communicator() {
+  if (comm_ != nullptr) ZS_NCCL_TRY_NOTHROW(ncclCommDestroy(comm_));
+}
+
+nccl_communicator::nccl_communicator(nccl_communicator&& other) noexcept
+    : device_communicator(other), comm_(std::exchange(other.comm_, nullptr)) {}
+
+namespace {
+// Offsets of blocks packed in rank order.
+std::uint64_t block_start(std::span<const std::uint64_t> counts, std::size_t p, std::uint64_t& running) {
+  std::uint64_t const start = running;
+  running += counts[p];
+  return start;
+}
+}  // namespace
+
+void nccl_communicator::do_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts,
+                                     std::byte* recv, std::span<const std::uint64_t> recv_counts,
+                                     cudaStream_t stream) {
+  std::uint64_t send_at = 0, recv_at = 0;
+  ZS_NCCL_TRY(ncclGroupStart());
+  for (std::size_t p = 0; p < send_counts.size(); ++p) {
+    std::uint64_t const s = block_start(send_counts, p, send_at);
+    std::uint64_t const r = block_start(recv_counts, p, recv_at);
+    int const peer = static_cast<int>(p);
+    if (send_counts[p] > 0) ZS_NCCL_TRY(ncclSend(send + s, send_counts[p], ncclChar, peer, comm_, stream));
+    if (recv_counts[p] > 0) ZS_NCCL_TRY(ncclRecv(recv + r, recv_counts[p], ncclChar, peer, comm_, stream));
+  }
+  ZS_NCCL_TRY(ncclGroupEnd());
+}
+
+void nccl_communicator::do_allgatherv(const std::byte* send, std::uint64_t send_bytes, std::byte* recv,
+                                      std::span<const std::uint64_t> recv_counts, cudaStream_t stream) {
+  std::uint64_t recv_at = 0;
+  ZS_NCCL_TRY(ncclGroupStart());
+  for (std::size_t p = 0; p < recv_counts.size(); ++p) {
+    std::uint64_t const r = block_start(recv_counts, p, recv_at);
+    int const peer = static_cast<int>(p);
+    if (send_bytes > 0) ZS_NCCL_TRY(ncclSend(send, send_bytes, ncclChar, peer, comm_, stream));
+    if (recv_counts[p] > 0) ZS_NCCL_TRY(ncclRecv(recv + r, recv_counts[p], ncclChar, peer, comm_, stream));
+  }
+  ZS_NCCL_TRY(ncclGroupEnd());
+}
+
+void nccl_communicator::do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) {
+  if (bytes == 0) return;
+  ZS_NCCL_TRY(ncclBroadcast(buffer, buffer, bytes, ncclChar, root, comm_, stream));
+}
+
+void nccl_communicator::do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) {
+  if (count == 0) return;
+  ZS_NCCL_TRY(ncclSend(bytes, count, ncclChar, peer, comm_, stream));
+}
+
+void nccl_communicator::do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) {
+  if (count == 0) return;
+  ZS_NCCL_TRY(ncclRecv(bytes, count, ncclChar, peer, comm_, stream));
+}
+
+}  // namespace zs

@@ -1,0 +1,45 @@
+// The part of a shuffle that does not depend on where the bytes live: who sends how many rows
+// in which round, where each frame goes in the send and receive buffers, and where each decoded
+// frame lands in the outputs. Shared by the host and device engines (shuffle.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "zs/codec.hpp"
+#include "zs/comm/shuffle.hpp"
+
+namespace zs::detail {
+
+struct shuffle_plan {
+  int ranks = 0;
+  std::size_t columns = 0;
+  std::uint64_t rounds = 0;
+  std::vector<const codec*> codec_of;  // per column
+  std::vector<value_type> types;       // per column
+
+  // Sender side: first row of (column c, destination d, round k) for k = 0..rounds, and for
+  // strings the absolute character position of that row. Index: (c * ranks + d) * (rounds + 1) + k.
+  std::vector<std::uint64_t> row_at;
+  std::vector<std::int64_t> char_at;
+  std::size_t boundary(std::size_t c, int d, std::uint64_t k) const {
+    return (c * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(d)) * (rounds + 1) + k;
+  }
+
+  // Receiver side: rows and characters that (column c, source s, round k) brings, and where they
+  // land in output column c. Index: (c * ranks + s) * rounds + k.
+  std::vector<std::uint64_t> in_rows, in_chars, out_row, out_char;
+  std::vector<std::uint64_t> out_rows_total, out_chars_total;  // per column
+  std::size_t incoming(std::size_t c, int s, std::uint64_t k) const {
+    return (c * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(s)) * rounds + k;
+  }
+
+  // Codec groups: the columns encoded (and decoded) by one batched call each.
+  struct group {
+    const codec* c;
+    std::vector<std::size_t> columns;
+  };
+  std::vector<group> groups;
+};
+
+}  // namespace zs::detail

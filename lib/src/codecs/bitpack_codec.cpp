@@ -1,0 +1,319 @@
+// The bitpack codec on the CPU: the reference encoders and decoders of for, dfor and rfor.
+//
+// Written serially and plainly, block after block, as the executable form of docs/FORMAT.md.
+// The GPU encoder (kernels/bitpack) is an independent implementation that must produce the
+// same bytes; the validation rules are shared (bitpack_format.hpp).
+#include "codecs/bitpack_codec.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "bitpack/bitpack_format.hpp"
+#include "zs/error.hpp"
+
+namespace zs::codecs {
+
+static_assert(std::endian::native == std::endian::little,
+              "the CPU reference reads and writes little-endian words as they are");
+
+namespace {
+
+using bitpack::scheme;
+using words = std::vector<std::uint32_t>;
+
+// Appends bit fields LSB first to a word vector; align() makes the next field start a word.
+class bit_writer {
+ public:
+  explicit bit_writer(words& out) : out_(out) {}
+
+  void put(std::uint64_t value, std::uint32_t bits) {
+    while (bits > 0) {
+      if (used_ == 0) out_.push_back(0);
+      std::uint32_t const take = std::min(bits, 32 - used_);
+      out_.back() |= static_cast<std::uint32_t>((value & bitpack::low_mask(take)) << used_);
+      value = take == 64 ? 0 : value >> take;
+      bits -= take;
+      used_ = (used_ + take) % 32;
+    }
+  }
+  void align() noexcept { used_ = 0; }
+
+ private:
+  words& out_;
+  std::uint32_t used_ = 0;
+};
+
+// One scheme's payload: the block starts, then the data section.
+struct encoding {
+  words starts;
+  words data;
+  std::uint64_t payload_bytes() const noexcept { return 4 * (starts.size() + data.size()); }
+};
+
+template <typename U>
+void put_reference(words& data, U ref) {
+  data.push_back(static_cast<std::uint32_t>(ref));
+  if constexpr (sizeof(U) == 8) data.push_back(static_cast<std::uint32_t>(ref >> 32));
+}
+
+template <typename U>
+U get_reference(const std::uint32_t* p) {
+  if constexpr (sizeof(U) == 8) return static_cast<U>(p[0]) | (static_cast<U>(p[1]) << 32);
+  return static_cast<U>(p[0]);
+}
+
+template <typename U>
+constexpr U sign_bit = U{1} << (8 * sizeof(U) - 1);
+
+// The start of a block, as a 32-bit word offset; sections too large for one are never chosen
+// (pick_scheme refuses them), so truncation here cannot reach a frame.
+std::uint32_t start_of(const words& data) { return static_cast<std::uint32_t>(data.size()); }
+
+// One for-block of the fields offset(p) for p in [lo, lo + 128), with reference `ref`; offsets of
+// positions that hold no value are 0. `valid(p)` says which positions hold values.
+template <typename U, typename Offset, typename Valid>
+void put_block(encoding& e, U ref, std::uint64_t lo, Offset offset, Valid valid) {
+  std::uint32_t widths = 0;
+  for (std::uint32_t j = 0; j < bitpack::miniblocks; ++j) {
+    U most = 0;
+    for (std::uint64_t p = lo + 32 * j; p < lo + 32 * j + 32; ++p) {
+      if (valid(p)) most = std::max(most, offset(p));
+    }
+    widths |= bitpack::bit_width(most) << (8 * j);
+  }
+  e.starts.push_back(start_of(e.data));
+  put_reference(e.data, ref);
+  e.data.push_back(widths);
+  bit_writer out(e.data);
+  for (std::uint32_t j = 0; j < bitpack::miniblocks; ++j) {
+    std::uint32_t const b = bitpack::width_of(widths, j);
+    // 32 fields of b bits fill exactly b words, so every miniblock ends on a word.
+    for (std::uint64_t p = lo + 32 * j; p < lo + 32 * j + 32; ++p) out.put(valid(p) ? offset(p) : 0, b);
+  }
+}
+
+// for: the reference of a block is its minimum in the type's order (`flip` maps that order to
+// the unsigned one); offsets are differences modulo 2^w.
+template <typename U>
+encoding encode_for(const U* x, std::uint64_t n, U flip) {
+  encoding e;
+  for (std::uint64_t lo = 0; lo < n; lo += bitpack::block_values) {
+    std::uint64_t const hi = std::min<std::uint64_t>(n, lo + bitpack::block_values);
+    U key = std::numeric_limits<U>::max();
+    for (std::uint64_t p = lo; p < hi; ++p) key = std::min<U>(key, x[p] ^ flip);
+    U const ref = key ^ flip;
+    put_block<U>(e, ref, lo, [&](std::uint64_t p) { return static_cast<U>(x[p] - ref); },
+                 [&](std::uint64_t p) { return p < hi; });
+  }
+  return e;
+}
+
+// dfor: per tile of 512 values the first value, then for-blocks of the differences of
+// consecutive values; the tile's first position holds no difference. Differences are ordered as
+// signed w-bit integers whatever the column's type, so small steps down stay small.
+template <typename U>
+encoding encode_dfor(const U* x, std::uint64_t n) {
+  encoding e;
+  for (std::uint64_t t = 0; t < n; t += bitpack::segment_values) {
+    std::uint64_t const tile_end = std::min<std::uint64_t>(n, t + bitpack::segment_values);
+    put_reference(e.data, x[t]);
+    auto const delta = [&](std::uint64_t p) { return static_cast<U>(x[p] - x[p - 1]); };
+    for (std::uint64_t lo = t; lo < tile_end; lo += bitpack::block_values) {
+      std::uint64_t const hi = std::min<std::uint64_t>(tile_end, lo + bitpack::block_values);
+      auto const valid = [&](std::uint64_t p) { return p > t && p < hi; };
+      bool any = false;
+      U key = std::numeric_limits<U>::max();
+      for (std::uint64_t p = lo; p < hi; ++p) {
+        if (valid(p)) {
+          key = std::min<U>(key, delta(p) ^ sign_bit<U>);
+          any = true;
+        }
+      }
+      U const ref = any ? static_cast<U>(key ^ sign_bit<U>) : U{0};
+      put_block<U>(e, ref, lo, [&](std::uint64_t p) { return static_cast<U>(delta(p) - ref); }, valid);
+    }
+  }
+  return e;
+}
+
+// rfor: per block of 512 values, the runs of equal values: run values as for with one width,
+// run lengths minus the shortest with one width, each stream starting on a word.
+template <typename U>
+encoding encode_rfor(const U* x, std::uint64_t n, U flip) {
+  encoding e;
+  std::vector<U> values;
+  std::vector<std::uint32_t> lengths;
+  for (std::uint64_t lo = 0; lo < n; lo += bitpack::rfor_block_values) {
+    std::uint64_t const hi = std::min<std::uint64_t>(n, lo + bitpack::rfor_block_values);
+    values.clear();
+    lengths.clear();
+    for (std::uint64_t p = lo; p < hi; ++p) {
+      if (p == lo || x[p] != x[p - 1]) {
+        values.push_back(x[p]);
+        lengths.push_back(1);
+      } else {
+        ++lengths.back();
+      }
+    }
+    U low = std::numeric_limits<U>::max(), high = 0;
+    for (U v : values) {
+      low = std::min<U>(low, v ^ flip);
+      high = std::max<U>(high, v ^ flip);
+    }
+    U const ref = low ^ flip;
+    auto const [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
+    bitpack::rfor_header h{static_cast<std::uint32_t>(values.size()), *shortest,
+                           bitpack::bit_width(static_cast<U>(high - low)),
+                           bitpack::bit_width(*longest - *shortest)};
+    e.starts.push_back(start_of(e.data));
+    e.data.push_back(bitpack::pack_rfor_header(h));
+    put_reference(e.data, ref);
+    bit_writer out(e.data);
+    for (U v : values) out.put(static_cast<U>(v - ref), h.value_bits);
+    out.align();
+    for (std::uint32_t l : lengths) out.put(l - h.min_length, h.length_bits);
+    out.align();
+  }
+  return e;
+}
+
+template <typename U>
+std::array<encoding, 3> encode_all(const encode_source& s) {
+  auto const* x = static_cast<const U*>(s.values);
+  U const flip = bitpack::is_signed_type(s.type) ? sign_bit<U> : U{0};
+  return {encode_for<U>(x, s.count, flip), encode_dfor<U>(x, s.count), encode_rfor<U>(x, s.count, flip)};
+}
+
+std::array<encoding, 3> encode_all(const encode_source& s) {
+  if (value_width(s.type) == 8) return encode_all<std::uint64_t>(s);
+  return encode_all<std::uint32_t>(s);
+}
+
+// --- decoding --------------------------------------------------------------------------------
+
+template <typename U>
+void decode_for_blocks(const bitpack::frame_layout& f, const std::uint32_t* starts,
+                       const std::uint32_t* data, U* out) {
+  std::uint32_t const rw = bitpack::reference_words(f.width_bits);
+  bool const delta = f.kind == scheme::dfor;
+  for (std::uint64_t i = 0; i < f.blocks; ++i) {
+    const std::uint32_t* block = data + starts[i];
+    std::uint64_t const lo = i * bitpack::block_values;
+    std::uint64_t const tile = lo - lo % bitpack::segment_values;
+    if (delta && lo == tile) out[tile] = get_reference<U>(block - rw);
+    U const ref = get_reference<U>(block);
+    std::uint32_t const widths = block[rw];
+    const std::uint32_t* mini = block + rw + 1;
+    for (std::uint32_t j = 0; j < bitpack::miniblocks; ++j) {
+      std::uint32_t const b = bitpack::width_of(widths, j);
+      for (std::uint32_t k = 0; k < bitpack::miniblock_values; ++k) {
+        std::uint64_t const p = lo + 32 * j + k;
+        if (p >= f.count) break;
+        auto const o = static_cast<U>(bitpack::read_field(mini, std::uint64_t{k} * b, b));
+        if (!delta) {
+          out[p] = static_cast<U>(ref + o);
+        } else if (p != tile) {
+          out[p] = static_cast<U>(out[p - 1] + ref + o);
+        }
+      }
+      mini += b;
+    }
+  }
+}
+
+template <typename U>
+void decode_rfor_blocks(const bitpack::frame_layout& f, const std::uint32_t* starts,
+                        const std::uint32_t* data, U* out) {
+  std::uint32_t const rw = bitpack::reference_words(f.width_bits);
+  for (std::uint64_t i = 0; i < f.blocks; ++i) {
+    const std::uint32_t* block = data + starts[i];
+    bitpack::rfor_header const h = bitpack::unpack_rfor_header(block[0]);
+    U const ref = get_reference<U>(block + 1);
+    const std::uint32_t* values = block + 1 + rw;
+    const std::uint32_t* lengths = values + bitpack::field_words(h.runs, h.value_bits);
+    std::uint64_t p = i * bitpack::rfor_block_values;
+    for (std::uint32_t k = 0; k < h.runs; ++k) {
+      auto const v = static_cast<U>(ref + bitpack::read_field(values, std::uint64_t{k} * h.value_bits, h.value_bits));
+      auto const length = h.min_length + bitpack::read_field(lengths, std::uint64_t{k} * h.length_bits, h.length_bits);
+      for (std::uint64_t l = 0; l < length; ++l) out[p++] = v;
+    }
+  }
+}
+
+template <typename U>
+void decode_blocks(const bitpack::frame_layout& f, const std::uint32_t* starts,
+                   const std::uint32_t* data, void* target) {
+  std::vector<U> out(f.count);
+  if (f.kind == scheme::rfor) {
+    decode_rfor_blocks<U>(f, starts, data, out.data());
+  } else {
+    decode_for_blocks<U>(f, starts, data, out.data());
+  }
+  if (f.count != 0) std::memcpy(target, out.data(), f.count * sizeof(U));
+}
+
+}  // namespace
+
+std::uint64_t bitpack_codec::max_frame_bytes(const encode_source& source) const noexcept {
+  // Raw is always among the candidates and ties go to it, so no frame is larger than raw.
+  return frame_header_bytes + source.raw_bytes();
+}
+
+std::array<std::uint64_t, 4> bitpack_codec::scheme_payload_bytes(const encode_source& source) {
+  ZS_EXPECTS(is_integer(source.type), "an integer source");
+  ZS_EXPECTS(source.count == 0 || source.values != nullptr, "values for a non-empty source");
+  auto const all = encode_all(source);
+  std::array<std::uint64_t, 4> bytes{source.raw_bytes(), 0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    bytes[i + 1] = bitpack::scheme_payload_bytes(static_cast<scheme>(i + 1), source.count, all[i].data.size());
+  }
+  return bytes;
+}
+
+void bitpack_codec::encode_payload_host(const encode_source& source, std::byte* frame,
+                                        std::uint64_t /*capacity*/) const {
+  auto const all = encode_all(source);
+  std::uint64_t const data_words[3] = {all[0].data.size(), all[1].data.size(), all[2].data.size()};
+  scheme const best = bitpack::pick_scheme(source.count, source.raw_bytes(), data_words);
+  std::byte* payload = frame + frame_header_bytes;
+  if (best == scheme::raw) {
+    if (source.raw_bytes() != 0) std::memcpy(payload, source.values, source.raw_bytes());
+    bitpack::store_scheme_fields(frame, scheme::raw, source.raw_bytes(), 0);
+    return;
+  }
+  encoding const& e = all[static_cast<int>(best) - 1];
+  std::memcpy(payload, e.starts.data(), 4 * e.starts.size());
+  std::memcpy(payload + 4 * e.starts.size(), e.data.data(), 4 * e.data.size());
+  bitpack::store_scheme_fields(frame, best, e.payload_bytes(), e.data.size());
+}
+
+frame_status bitpack_codec::decode_payload_host(const frame_header& header, const std::byte* payload,
+                                                const decode_target& target) const {
+  bitpack::frame_layout layout;
+  frame_status const status = bitpack::read_layout(header, layout);
+  if (status != frame_status::ok) return status;
+  if (layout.kind == scheme::raw) {
+    if (header.raw_bytes != 0) std::memcpy(target.values, payload, header.raw_bytes);
+    return frame_status::ok;
+  }
+  // An aligned copy of the payload's words; then every block is checked before anything is
+  // written, so a corrupt frame leaves the target as it was.
+  words w(header.payload_bytes / 4);
+  if (!w.empty()) std::memcpy(w.data(), payload, header.payload_bytes);
+  const std::uint32_t* starts = w.data();
+  const std::uint32_t* data = w.data() + layout.blocks;
+  for (std::uint64_t s = 0; s < bitpack::segment_count(layout.count); ++s) {
+    if (!bitpack::segment_is_valid(layout, starts, data, s)) return frame_status::corrupt_payload;
+  }
+  if (layout.width_bits == 64) {
+    decode_blocks<std::uint64_t>(layout, starts, data, target.values);
+  } else {
+    decode_blocks<std::uint32_t>(layout, starts, data, target.values);
+  }
+  return frame_status::ok;
+}
+
+}  // namespace zs::codecs

@@ -1,0 +1,63 @@
+// The tile-based bit-packing codec for integer columns: GPU-FOR, GPU-DFOR and GPU-RFOR after
+// "Tile-based Lightweight Integer Compression in GPU" (SIGMOD 2022), extended to 64-bit values,
+// any length, and GPU encoding.
+//
+// One codec, registered as codec_id::bitpack_for, that picks per frame the smallest of for,
+// dfor, rfor and raw by exact encoded size and writes the chosen id into the frame header.
+// Its decoder accepts all four ids, so batches that mix schemes decode in one call. A frame
+// that picks raw carries exactly the raw codec's payload. Frames are never larger than raw:
+// max_frame_bytes is the raw frame size.
+//
+// Value types: int32, uint32, int64, uint64. The decoder refuses frames of other types with
+// frame_status::unsupported_type. docs/FORMAT.md ("Codec 1: for" and after) is the format.
+#pragma once
+
+#include <array>
+
+#include "bitpack/bitpack_kernels.hpp"
+#include "zs/codec.hpp"
+
+namespace zs::codecs {
+
+class bitpack_codec final : public codec {
+ public:
+  /// `decode` sets the GPU decoder's launch shape (blocks of 128 values per thread block and
+  /// threads per block); the defaults suit the H100 and H200.
+  explicit bitpack_codec(kernels::bitpack::decode_config decode = {}) : decode_config_(decode) {}
+
+  codec_id id() const noexcept override { return codec_id::bitpack_for; }
+  std::string_view name() const noexcept override { return "bitpack"; }
+  bool supports(value_type type) const noexcept override { return is_integer(type); }
+  std::uint32_t decodes() const noexcept override {
+    return codec_bit(codec_id::raw) | codec_bit(codec_id::bitpack_for) |
+           codec_bit(codec_id::bitpack_dfor) | codec_bit(codec_id::bitpack_rfor);
+  }
+  std::uint64_t max_frame_bytes(const encode_source& source) const noexcept override;
+
+  const kernels::bitpack::decode_config& decode_config() const noexcept { return decode_config_; }
+
+  /// CPU reference: the payload bytes each scheme would take for `source` (host memory),
+  /// indexed by codec id (raw, for, dfor, rfor); UINT64_MAX where a scheme cannot hold it.
+  /// For tests and benchmarks that compare schemes; encoding picks the smallest.
+  static std::array<std::uint64_t, 4> scheme_payload_bytes(const encode_source& source);
+
+ protected:
+  std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const override;
+  void encode_payloads_async(const device_encode_batch& batch,
+                             std::span<const encode_source> host_sources, void* temp,
+                             std::size_t temp_bytes, cudaStream_t stream) const override;
+  void encode_payload_host(const encode_source& source, std::byte* frame,
+                           std::uint64_t capacity) const override;
+
+  std::size_t decode_payloads_temp_bytes(std::span<const decode_target> targets) const override;
+  void decode_payloads_async(const device_decode_batch& batch,
+                             std::span<const decode_target> host_targets, void* temp,
+                             std::size_t temp_bytes, cudaStream_t stream) const override;
+  frame_status decode_payload_host(const frame_header& header, const std::byte* payload,
+                                   const decode_target& target) const override;
+
+ private:
+  kernels::bitpack::decode_config decode_config_;
+};
+
+}  // namespace zs::codecs

@@ -1,0 +1,194 @@
+// The bitpack codec on the GPU: work maps from what the host knows (types and counts), scratch
+// layout, and the batched launches of kernels/bitpack.
+#include <vector>
+
+#include "bitpack/bitpack_format.hpp"
+#include "bitpack/bitpack_kernels.hpp"
+#include "codecs/bitpack_codec.hpp"
+#include "common/work_map.hpp"
+#include "temp_layout.hpp"
+#include "zs/memory.hpp"
+
+namespace zs::codecs {
+namespace {
+
+namespace kb = kernels::bitpack;
+
+// Segments of 512 values are the kernels' unit of work.
+std::uint64_t segments_of(std::uint64_t count) { return bitpack::segment_count(count); }
+
+// Work maps: frame f's items (segments, or chunks of segments) in a class of value width, with
+// none for the frames of the other class.
+std::vector<std::uint64_t> class_map(const std::vector<std::uint64_t>& segments,
+                                     const std::vector<std::size_t>& widths, std::size_t width,
+                                     std::uint64_t segments_per_item) {
+  std::vector<std::uint64_t> items(segments.size());
+  for (std::size_t f = 0; f < segments.size(); ++f) items[f] = widths[f] == width ? segments[f] : 0;
+  return kernels::chunk_prefix(items, segments_per_item);
+}
+
+// --- encode ----------------------------------------------------------------------------------
+
+struct encode_maps {
+  std::vector<std::uint64_t> chunks32, chunks64, seg_first;
+  std::uint64_t segments32 = 0, segments64 = 0;
+};
+
+encode_maps plan_encode(std::span<const encode_source> sources) {
+  std::vector<std::uint64_t> segments(sources.size());
+  std::vector<std::size_t> widths(sources.size());
+  for (std::size_t f = 0; f < sources.size(); ++f) {
+    segments[f] = segments_of(sources[f].count);
+    widths[f] = value_width(sources[f].type);
+  }
+  encode_maps m;
+  m.chunks32 = class_map(segments, widths, 4, 1);
+  m.chunks64 = class_map(segments, widths, 8, 1);
+  m.segments32 = m.chunks32.back();
+  m.segments64 = m.chunks64.back();
+  m.seg_first.resize(sources.size());
+  for (std::size_t f = 0; f < sources.size(); ++f) {
+    m.seg_first[f] = widths[f] == 8 ? m.segments32 + m.chunks64[f] : m.chunks32[f];
+  }
+  return m;
+}
+
+struct encode_scratch {
+  std::uint64_t* chunks32;
+  std::uint64_t* chunks64;
+  std::uint64_t* seg_first;
+  void* sizes;
+  void* offsets;
+  std::uint8_t* segment_scheme;
+  std::uint8_t* choice;
+  std::uint32_t* slots32;
+  std::uint32_t* slots64;
+  void* scan;
+  std::size_t scan_bytes;
+};
+
+encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, const encode_maps& m) {
+  std::uint64_t const segments = m.segments32 + m.segments64;
+  encode_scratch s{};
+  s.chunks32 = layout.take<std::uint64_t>(frames + 1);
+  s.chunks64 = layout.take<std::uint64_t>(frames + 1);
+  s.seg_first = layout.take<std::uint64_t>(frames);
+  s.sizes = layout.take<std::byte>(segments * kb::scheme_words_bytes());
+  s.offsets = layout.take<std::byte>((segments + 1) * kb::scheme_words_bytes());
+  s.segment_scheme = layout.take<std::uint8_t>(segments);
+  s.choice = layout.take<std::uint8_t>(frames);
+  s.slots32 = layout.take<std::uint32_t>(m.segments32 * kb::slot_words(32));
+  s.slots64 = layout.take<std::uint32_t>(m.segments64 * kb::slot_words(64));
+  s.scan_bytes = kb::scan_temp_bytes(segments);
+  s.scan = layout.take<std::byte>(s.scan_bytes);
+  return s;
+}
+
+// --- decode ----------------------------------------------------------------------------------
+
+struct decode_maps {
+  std::vector<std::uint64_t> chunks32, chunks64, checks;
+};
+
+decode_maps plan_decode(std::span<const decode_target> targets, const kb::decode_config& config) {
+  std::vector<std::uint64_t> segments(targets.size());
+  std::vector<std::size_t> widths(targets.size());
+  for (std::size_t f = 0; f < targets.size(); ++f) {
+    // Only integer frames are decoded; the others are refused (unsupported_type) by the
+    // frame check and get no work here.
+    bool const integer = is_integer(targets[f].type);
+    segments[f] = integer ? segments_of(targets[f].count) : 0;
+    widths[f] = integer ? value_width(targets[f].type) : 0;
+  }
+  decode_maps m;
+  std::uint64_t const per_chunk = config.blocks_per_cta / bitpack::tile_blocks;
+  m.chunks32 = class_map(segments, widths, 4, per_chunk);
+  m.chunks64 = class_map(segments, widths, 8, per_chunk);
+  m.checks = kernels::chunk_prefix(segments, kb::validate_segments_per_cta);
+  return m;
+}
+
+struct decode_scratch {
+  void* layouts;
+  std::uint64_t* chunks32;
+  std::uint64_t* chunks64;
+  std::uint64_t* checks;
+};
+
+decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames) {
+  decode_scratch s{};
+  s.layouts = layout.take<std::byte>(frames * kb::frame_layout_bytes());
+  s.chunks32 = layout.take<std::uint64_t>(frames + 1);
+  s.chunks64 = layout.take<std::uint64_t>(frames + 1);
+  s.checks = layout.take<std::uint64_t>(frames + 1);
+  return s;
+}
+
+template <typename T>
+void upload(T* dst, const std::vector<T>& src, cudaStream_t stream) {
+  if (!src.empty()) copy_async(dst, src.data(), src.size() * sizeof(T), stream);
+}
+
+}  // namespace
+
+std::size_t bitpack_codec::encode_payloads_temp_bytes(std::span<const encode_source> sources) const {
+  detail::temp_layout layout;
+  carve_encode(layout, sources.size(), plan_encode(sources));
+  return layout.bytes();
+}
+
+void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
+                                          std::span<const encode_source> host_sources, void* temp,
+                                          std::size_t temp_bytes, cudaStream_t stream) const {
+  encode_maps const m = plan_encode(host_sources);
+  detail::temp_layout layout(temp, temp_bytes);
+  encode_scratch const s = carve_encode(layout, host_sources.size(), m);
+  upload(s.chunks32, m.chunks32, stream);
+  upload(s.chunks64, m.chunks64, stream);
+  upload(s.seg_first, m.seg_first, stream);
+  kb::encode_plan const plan{batch,
+                             s.chunks32,
+                             s.chunks64,
+                             m.segments32,
+                             m.segments64,
+                             s.seg_first,
+                             static_cast<bitpack::gpu::scheme_words*>(s.sizes),
+                             static_cast<bitpack::gpu::scheme_words*>(s.offsets),
+                             s.segment_scheme,
+                             s.choice,
+                             s.slots32,
+                             s.slots64,
+                             s.scan,
+                             s.scan_bytes};
+  kb::encode(plan, stream);
+}
+
+std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
+  detail::temp_layout layout;
+  carve_decode(layout, targets.size());
+  return layout.bytes();
+}
+
+void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
+                                          std::span<const decode_target> host_targets, void* temp,
+                                          std::size_t temp_bytes, cudaStream_t stream) const {
+  kb::check_config(decode_config_);
+  decode_maps const m = plan_decode(host_targets, decode_config_);
+  detail::temp_layout layout(temp, temp_bytes);
+  decode_scratch const s = carve_decode(layout, host_targets.size());
+  upload(s.chunks32, m.chunks32, stream);
+  upload(s.chunks64, m.chunks64, stream);
+  upload(s.checks, m.checks, stream);
+  kb::decode_plan const plan{batch,
+                             static_cast<bitpack::frame_layout*>(s.layouts),
+                             s.chunks32,
+                             s.chunks64,
+                             m.chunks32.back(),
+                             m.chunks64.back(),
+                             s.checks,
+                             m.checks.back(),
+                             decode_config_};
+  kb::decode(plan, stream);
+}
+
+}  // namespace zs::codecs

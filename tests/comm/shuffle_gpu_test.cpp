@@ -1,0 +1,143 @@
+// The GPU shuffle and the device communicators, under mpirun. Each rank uses GPU
+// (local rank mod GPU count). NCCL needs a GPU per rank, so its tests skip (with the reason) when
+// ranks outnumber GPUs; the staged MPI backend lets ranks share a GPU.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "comm_test.hpp"
+#include "shuffle_support.hpp"
+#include "zs/comm/mpi_communicator.hpp"
+#include "zs/comm/mpi_device_communicator.hpp"
+#include "zs/comm/nccl_communicator.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+using zs::test::all_types;
+
+enum class backend { nccl, mpi_staged };
+
+class ShuffleGpu : public ::testing::TestWithParam<backend> {
+ protected:
+  void SetUp() override {
+    ZS_REQUIRE_GPU();
+    int devices = 0;
+    ZS_CUDA_TRY(cudaGetDeviceCount(&devices));
+    host_ = std::make_unique<zs::mpi_communicator>();
+    if (GetParam() == backend::nccl && host_->size() > devices) {
+      GTEST_SKIP() << "NCCL needs one GPU per rank: " << host_->size() << " ranks, " << devices << " GPU(s)";
+    }
+    ZS_CUDA_TRY(cudaSetDevice(zs::local_rank() % devices));
+    stream_ = std::make_unique<zs::cuda_stream>();
+    if (GetParam() == backend::nccl) {
+      device_ = std::make_unique<zs::nccl_communicator>(*host_);
+    } else {
+      // Small chunks, so the staged pipeline runs many rounds.
+      device_ = std::make_unique<zs::mpi_device_communicator>(*host_, zs::mpi_device_communicator::mode::staged,
+                                                              std::uint64_t{64} << 10);
+    }
+  }
+
+  std::vector<zs::column> to_host(const std::vector<zs::column>& device) {
+    std::vector<zs::column> out;
+    for (auto const& c : device) out.push_back(c.copy_to(zs::memory_kind::host, *stream_));
+    return out;
+  }
+
+  std::unique_ptr<zs::mpi_communicator> host_;
+  std::unique_ptr<zs::cuda_stream> stream_;
+  std::unique_ptr<zs::device_communicator> device_;
+};
+
+TEST_P(ShuffleGpu, EveryTypeMatchesTheExpectedRows) {
+  int const me = host_->rank(), ranks = host_->size();
+  for (std::uint64_t round_bytes : {std::uint64_t{256} << 20, std::uint64_t{16} << 10}) {
+    std::vector<zs::column> device_columns;
+    std::vector<std::vector<std::uint64_t>> offsets;
+    for (std::size_t c = 0; c < all_types().size(); ++c) {
+      std::uint64_t const rows = zs::test::rows_of(me, c, 2000);
+      device_columns.push_back(zs::test::make_column(all_types()[c], me, c, rows).copy_to(zs::memory_kind::device, *stream_));
+      offsets.push_back(zs::test::partition_of(me, c, rows, ranks));
+    }
+    std::vector<zs::shuffle_column> in;
+    for (std::size_t c = 0; c < device_columns.size(); ++c) in.push_back({device_columns[c].view(), offsets[c]});
+    zs::shuffle_options options;
+    options.round_bytes = round_bytes;
+    zs::shuffle_stats stats;
+    auto const out = to_host(zs::shuffle(*device_, in, options, *stream_, &stats));
+    auto const expected = zs::test::expected_for(me, ranks, 2000);
+    ASSERT_EQ(out.size(), expected.size());
+    for (std::size_t c = 0; c < out.size(); ++c) {
+      zs::test::expect_column(out[c], expected[c], "column " + std::to_string(c) + ", rounds " + std::to_string(stats.rounds));
+    }
+    if (round_bytes < (1 << 20)) {
+      EXPECT_GE(stats.rounds, 4u);
+    }
+  }
+}
+
+TEST_P(ShuffleGpu, RealColumnHashPartitionedMatchesTheCpuShuffle) {
+  int const me = host_->rank(), ranks = host_->size();
+  auto const whole = zs::test::data_column("ncbi_tax_id.i32");
+  std::uint64_t const b = whole.size() * me / ranks, e = whole.size() * (me + 1) / ranks;
+  std::vector<std::int32_t> mine(whole.view().values<std::int32_t>() + b, whole.view().values<std::int32_t>() + e);
+  // Group rows by destination (value mod ranks), as a hash partition would.
+  std::stable_sort(mine.begin(), mine.end(), [&](std::int32_t x, std::int32_t y) { return x % ranks < y % ranks; });
+  std::vector<std::uint64_t> off(ranks + 1, 0);
+  for (auto v : mine) ++off[v % ranks + 1];
+  for (int d = 0; d < ranks; ++d) off[d + 1] += off[d];
+  auto const host_col = zs::column::from_values<std::int32_t>(mine);
+  auto const device_col = host_col.copy_to(zs::memory_kind::device, *stream_);
+  std::vector<zs::shuffle_column> host_in{{host_col.view(), off}}, device_in{{device_col.view(), off}};
+  zs::shuffle_options options;
+  options.round_bytes = 1 << 20;
+  auto const cpu = zs::shuffle(*host_, host_in, options);
+  auto const gpu = to_host(zs::shuffle(*device_, device_in, options, *stream_));
+  ASSERT_EQ(gpu[0].size(), cpu[0].size());
+  EXPECT_EQ(std::memcmp(gpu[0].view().data, cpu[0].view().data, cpu[0].data_bytes()), 0);
+  for (std::uint64_t i = 0; i < gpu[0].size(); ++i) {
+    ASSERT_EQ(gpu[0].view().values<std::int32_t>()[i] % ranks, me) << "row " << i << " reached the wrong rank";
+  }
+}
+
+TEST_P(ShuffleGpu, RawAlltoallvMovesUnevenBlocks) {
+  int const me = host_->rank(), ranks = host_->size();
+  std::vector<std::uint64_t> send_counts(ranks), recv_counts(ranks);
+  for (int p = 0; p < ranks; ++p) {
+    send_counts[p] = (static_cast<std::uint64_t>(me) * 3 + p) % 4 * 100003;  // some blocks empty
+    recv_counts[p] = (static_cast<std::uint64_t>(p) * 3 + me) % 4 * 100003;
+  }
+  std::vector<std::byte> send;
+  for (int p = 0; p < ranks; ++p) {
+    for (std::uint64_t i = 0; i < send_counts[p]; ++i) send.push_back(zs::test::pattern_byte(me, p, i));
+  }
+  std::uint64_t recv_total = 0;
+  for (auto c : recv_counts) recv_total += c;
+  zs::device_buffer d_send(send.size(), *stream_), d_recv(recv_total, *stream_);
+  zs::copy_async(d_send.data(), send.data(), send.size(), *stream_);
+  device_->alltoallv(d_send.as<std::byte>(), send_counts, d_recv.as<std::byte>(), recv_counts, *stream_);
+  std::vector<std::byte> recv(recv_total);
+  zs::copy_async(recv.data(), d_recv.data(), recv_total, *stream_);
+  stream_->synchronize();
+  std::uint64_t at = 0;
+  for (int p = 0; p < ranks; ++p) {
+    for (std::uint64_t i = 0; i < recv_counts[p]; ++i, ++at) {
+      ASSERT_EQ(recv[at], zs::test::pattern_byte(p, me, i)) << "from rank " << p << ", byte " << i;
+    }
+  }
+}
+
+TEST_P(ShuffleGpu, MismatchedCountsFailEveryRank) {
+  int const ranks = host_->size();
+  std::vector<std::uint64_t> send_counts(ranks, 16), recv_counts(ranks, 16);
+  if (host_->rank() == 0) recv_counts[ranks - 1] = 17;  // rank 0 expects a byte too many
+  zs::device_buffer d_send(16 * ranks, *stream_), d_recv(16 * ranks + 1, *stream_);
+  EXPECT_ZS_ERROR(device_->alltoallv(d_send.as<std::byte>(), send_counts, d_recv.as<std::byte>(), recv_counts, *stream_),
+                  zs::error_code::size_mismatch);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ShuffleGpu, ::testing::Values(backend::nccl, backend::mpi_staged),
+                         [](const auto& info) { return info.param == backend::nccl ? "nccl" : "mpi_staged"; });
+
+}  // namespace

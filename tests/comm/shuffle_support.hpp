@@ -1,0 +1,140 @@
+// Deterministic columns and partitions for the shuffle tests: every rank can rebuild what any
+// other rank sent, so each rank checks its received rows exactly.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "zs/column.hpp"
+#include "zs/comm/shuffle.hpp"
+#include "zs/hash.hpp"
+
+namespace zs::test {
+
+inline std::uint64_t noise(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  return hash::mix64(hash::mix64(a * 0x9e3779b97f4a7c15ULL + b) ^ (c + 0x632be59bd9b4e019ULL));
+}
+
+/// Column `c` of rank `src`: `rows` values of `type`, mixing ordinary values, extremes, runs and
+/// (floats) NaN, infinities and -0.0; strings empty, short, long and non-ASCII.
+inline column make_column(value_type type, int src, std::size_t c, std::uint64_t rows) {
+  if (type == value_type::string) {
+    std::vector<std::string> strings(rows);
+    for (std::uint64_t i = 0; i < rows; ++i) {
+      std::uint64_t const n = noise(src, c, i);
+      std::size_t length = n % 23;
+      if (i % 97 == 5) length = 3000 + n % 2000;  // long strings
+      if (i % 11 == 0) length = 0;                // empty strings
+      std::string s(length, '\0');
+      for (std::size_t j = 0; j < length; ++j) s[j] = static_cast<char>(noise(n, j, 7) & 0xff);  // any byte
+      strings[i] = std::move(s);
+    }
+    return column::from_strings(strings);
+  }
+  column out = column::allocate(type, rows, memory_kind::host);
+  std::size_t const width = value_width(type);
+  auto* bytes = static_cast<std::byte*>(out.mutable_view().data);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    std::uint64_t v = noise(src, c, i / 4);  // runs of four equal values
+    if (i % 13 == 0) v = ~std::uint64_t{0};
+    if (i % 17 == 0) v = 0;
+    if (i % 19 == 0) v = std::uint64_t{1} << (width * 8 - 1);  // the signed minimum
+    if (type == value_type::float32 && i % 7 == 0) {
+      float const special[] = {0.0f / 0.0f, 1.0f / 0.0f, -1.0f / 0.0f, -0.0f, -1e34f};
+      std::uint32_t b;
+      std::memcpy(&b, &special[(i / 7) % 5], 4);
+      v = b;
+    }
+    if (type == value_type::float64 && i % 7 == 0) v = 0x7ff8000000000001ULL;  // a NaN payload
+    if (type == value_type::int32 || type == value_type::int64) v = v % 1000 == 0 ? v : v >> (i % 40);
+    std::memcpy(bytes + i * width, &v, width);
+  }
+  return out;
+}
+
+/// Row counts of rank `src`'s column, uneven across ranks and columns.
+inline std::uint64_t rows_of(int src, std::size_t c, std::uint64_t scale) {
+  return scale * (1 + (static_cast<std::uint64_t>(src) * 7 + c * 3) % 5) + c;
+}
+
+/// Partition of `rows` rows of rank `src` over `ranks` destinations: uneven, some empty.
+inline std::vector<std::uint64_t> partition_of(int src, std::size_t c, std::uint64_t rows, int ranks) {
+  std::vector<std::uint64_t> weight(ranks);
+  std::uint64_t total = 0;
+  for (int d = 0; d < ranks; ++d) total += weight[d] = (static_cast<std::uint64_t>(src) * 5 + d * 3 + c) % 4;
+  std::vector<std::uint64_t> offsets(ranks + 1, 0);
+  std::uint64_t acc = 0;
+  for (int d = 0; d < ranks; ++d) {
+    acc += weight[d];
+    offsets[d + 1] = total == 0 ? (d + 1 == ranks ? rows : 0) : rows * acc / total;
+  }
+  return offsets;
+}
+
+/// Appends rows [begin, end) of host column `from` to the expected bytes (values, or lengths
+/// and characters of strings).
+struct expected_column {
+  value_type type;
+  std::vector<std::byte> values;
+  std::vector<std::int64_t> lengths;
+};
+
+inline void append_rows(expected_column& e, const column& from, std::uint64_t begin, std::uint64_t end) {
+  auto const v = from.view();
+  if (v.type == value_type::string) {
+    auto const* chars = static_cast<const std::byte*>(v.data);
+    e.values.insert(e.values.end(), chars + v.offsets[begin], chars + v.offsets[end]);
+    for (std::uint64_t i = begin; i < end; ++i) e.lengths.push_back(v.offsets[i + 1] - v.offsets[i]);
+  } else {
+    std::size_t const w = value_width(v.type);
+    auto const* p = static_cast<const std::byte*>(v.data);
+    e.values.insert(e.values.end(), p + begin * w, p + end * w);
+  }
+}
+
+/// Checks a received host column against the expected rows, byte for byte.
+inline void expect_column(const column& got, const expected_column& e, const std::string& what) {
+  ASSERT_EQ(got.type(), e.type) << what;
+  ASSERT_EQ(got.memory(), memory_kind::host) << what;
+  auto const v = got.view();
+  ASSERT_EQ(got.data_bytes(), e.values.size()) << what;
+  EXPECT_TRUE(e.values.empty() || std::memcmp(v.data, e.values.data(), e.values.size()) == 0) << what << ": values differ";
+  if (e.type == value_type::string) {
+    ASSERT_EQ(got.size(), e.lengths.size()) << what;
+    EXPECT_EQ(v.offsets[0], 0) << what;
+    for (std::size_t i = 0; i < e.lengths.size(); ++i) {
+      ASSERT_EQ(v.offsets[i + 1] - v.offsets[i], e.lengths[i]) << what << ": length of row " << i;
+    }
+  } else {
+    ASSERT_EQ(got.size(), e.values.size() / value_width(e.type)) << what;
+  }
+}
+
+inline const std::vector<value_type>& all_types() {
+  static const std::vector<value_type> types{value_type::int32,   value_type::int64,   value_type::uint32,
+                                             value_type::uint64,  value_type::float32, value_type::float64,
+                                             value_type::string};
+  return types;
+}
+
+/// What rank `me` must receive in every column when each rank s sends make_column(type_c, s, c,
+/// rows_of(s, c, scale)) partitioned by partition_of.
+inline std::vector<expected_column> expected_for(int me, int ranks, std::uint64_t scale) {
+  std::vector<expected_column> out;
+  for (std::size_t c = 0; c < all_types().size(); ++c) {
+    expected_column e{all_types()[c], {}, {}};
+    for (int s = 0; s < ranks; ++s) {
+      std::uint64_t const rows = rows_of(s, c, scale);
+      auto const col = make_column(all_types()[c], s, c, rows);
+      auto const off = partition_of(s, c, rows, ranks);
+      append_rows(e, col, off[me], off[me + 1]);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace zs::test

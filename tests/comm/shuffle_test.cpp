@@ -1,0 +1,141 @@
+// The compressed shuffle through the CPU reference codecs, under mpirun with 1..4 ranks.
+#include <gtest/gtest.h>
+
+#include "comm_test.hpp"
+#include "shuffle_support.hpp"
+#include "zs/comm/mpi_communicator.hpp"
+#include "zs/io.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+using zs::test::all_types;
+
+struct local_columns {
+  std::vector<zs::column> columns;
+  std::vector<std::vector<std::uint64_t>> offsets;
+  std::vector<zs::shuffle_column> inputs() const {
+    std::vector<zs::shuffle_column> in;
+    for (std::size_t c = 0; c < columns.size(); ++c) in.push_back({columns[c].view(), offsets[c]});
+    return in;
+  }
+};
+
+local_columns make_local(int me, int ranks, std::uint64_t scale) {
+  local_columns l;
+  for (std::size_t c = 0; c < all_types().size(); ++c) {
+    std::uint64_t const rows = zs::test::rows_of(me, c, scale);
+    l.columns.push_back(zs::test::make_column(all_types()[c], me, c, rows));
+    l.offsets.push_back(zs::test::partition_of(me, c, rows, ranks));
+  }
+  return l;
+}
+
+void check_all_types(std::uint64_t scale, std::uint64_t round_bytes, std::uint64_t min_rounds) {
+  zs::mpi_communicator comm;
+  auto const local = make_local(comm.rank(), comm.size(), scale);
+  zs::shuffle_options options;
+  options.round_bytes = round_bytes;
+  zs::shuffle_stats stats;
+  auto const out = zs::shuffle(comm, local.inputs(), options, &stats);
+  auto const expected = zs::test::expected_for(comm.rank(), comm.size(), scale);
+  ASSERT_EQ(out.size(), expected.size());
+  for (std::size_t c = 0; c < out.size(); ++c) {
+    zs::test::expect_column(out[c], expected[c], "column " + std::to_string(c) + " (" +
+                                                     std::string(zs::to_string(all_types()[c])) + ")");
+  }
+  EXPECT_GE(stats.rounds, min_rounds);
+  EXPECT_GT(stats.wire_bytes, 0u);
+}
+
+TEST(ShuffleHost, EveryTypeWithUnevenAndEmptyPartitions) { check_all_types(300, std::uint64_t{256} << 20, 1); }
+
+TEST(ShuffleHost, ManySmallRoundsGiveTheSameRows) { check_all_types(300, 4096, 8); }
+
+TEST(ShuffleHost, NoColumnsAndEmptyColumns) {
+  zs::mpi_communicator comm;
+  EXPECT_TRUE(zs::shuffle(comm, {}, {}).empty());
+  auto const empty_ints = zs::column::from_values<std::int64_t>(std::vector<std::int64_t>{});
+  auto const empty_strings = zs::column::from_strings(std::vector<std::string>{});
+  std::vector<std::uint64_t> const zeros(comm.size() + 1, 0);
+  std::vector<zs::shuffle_column> in{{empty_ints.view(), zeros}, {empty_strings.view(), zeros}};
+  auto const out = zs::shuffle(comm, in, {});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].size(), 0u);
+  EXPECT_EQ(out[1].size(), 0u);
+  EXPECT_EQ(out[1].view().offsets[0], 0);
+}
+
+TEST(ShuffleHost, RawCodecForcedOnEveryColumn) {
+  zs::mpi_communicator comm;
+  auto const local = make_local(comm.rank(), comm.size(), 50);
+  zs::shuffle_options options;
+  options.codec = zs::codec_id::raw;
+  auto const out = zs::shuffle(comm, local.inputs(), options);
+  auto const expected = zs::test::expected_for(comm.rank(), comm.size(), 50);
+  for (std::size_t c = 0; c < out.size(); ++c) zs::test::expect_column(out[c], expected[c], std::to_string(c));
+}
+
+// Rank s sends its s-th slice of a real column, cut into one contiguous range per destination.
+TEST(ShuffleHost, RealColumnsArriveIntact) {
+  zs::mpi_communicator comm;
+  int const ranks = comm.size(), me = comm.rank();
+  for (const char* file : {"etopo5_elev_m.i32", "deb_maintainers.txt", "airport_lat.f64"}) {
+    auto const whole = zs::test::data_column(file);
+    auto slice_of = [&](int s) { return std::pair(whole.size() * s / ranks, whole.size() * (s + 1) / ranks); };
+    auto cut = [&](int s) {
+      auto [b, e] = slice_of(s);
+      std::vector<std::uint64_t> off(ranks + 1);
+      for (int d = 0; d <= ranks; ++d) off[d] = (e - b) * d / ranks;
+      return off;
+    };
+    auto [b, e] = slice_of(me);
+    auto v = whole.view();
+    zs::column_view mine = v;
+    mine.count = e - b;
+    if (v.type == zs::value_type::string) {
+      mine.offsets = v.offsets + b;
+    } else {
+      mine.data = static_cast<const std::byte*>(v.data) + b * zs::value_width(v.type);
+    }
+    auto const off = cut(me);
+    std::vector<zs::shuffle_column> in{{mine, off}};
+    zs::shuffle_options options;
+    options.round_bytes = 1 << 20;
+    auto const out = zs::shuffle(comm, in, options);
+    zs::test::expected_column expected{whole.type(), {}, {}};
+    for (int s = 0; s < ranks; ++s) {
+      auto const o = cut(s);
+      std::uint64_t const base = slice_of(s).first;
+      zs::test::append_rows(expected, whole, base + o[me], base + o[me + 1]);
+    }
+    zs::test::expect_column(out[0], expected, file);
+  }
+}
+
+TEST(ShuffleHost, BadRowOffsetsOnOneRankFailEveryRank) {
+  zs::mpi_communicator comm;
+  auto const ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{1, 2, 3, 4});
+  std::vector<std::uint64_t> off(comm.size() + 1, 0);
+  off.back() = comm.rank() == 0 ? 5 : 4;  // rank 0 claims a row it does not have
+  std::vector<zs::shuffle_column> in{{ints.view(), off}};
+  EXPECT_ZS_ERROR(zs::shuffle(comm, in, {}), zs::error_code::invalid_argument);
+  // The communicator is still usable: now every rank sends its four rows to the last rank.
+  off.back() = 4;
+  auto const out = zs::shuffle(comm, in, {});
+  bool const last = comm.rank() == comm.size() - 1;
+  EXPECT_EQ(out[0].size(), last ? 4u * static_cast<unsigned>(comm.size()) : 0u);
+}
+
+TEST(ShuffleHost, RanksPassingDifferentTypesFailEveryRank) {
+  zs::mpi_communicator comm;
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks to disagree";
+  auto const ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{1});
+  auto const floats = zs::column::from_values<float>(std::vector<float>{1.0f});
+  std::vector<std::uint64_t> off(comm.size() + 1, 1);
+  off[0] = 0;
+  std::vector<zs::shuffle_column> in{{comm.rank() == 1 ? floats.view() : ints.view(), off}};
+  EXPECT_ZS_ERROR(zs::shuffle(comm, in, {}), zs::error_code::invalid_argument);
+}
+
+}  // namespace
