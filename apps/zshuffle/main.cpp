@@ -18,6 +18,7 @@ void usage(std::FILE* out) {
       "  demo --data DIR [...]   a compressed shuffle of the real columns in DIR; run it\n"
       "                          under mpirun or srun (zshuffle demo --help)\n"
       "  bench codec [...]       codec ratio and throughput on one GPU (zshuffle bench codec --help)\n"
+      "  bench shuffle [...]     compressed vs raw all-to-all under mpirun (zshuffle bench shuffle --help)\n"
       "  help                    this text\n",
       out);
 }
@@ -35,7 +36,8 @@ int main(int argc, char** argv) {
     if (command == "demo") return run_demo(argc - 1, argv + 1);
     if (command == "bench") {
       if (argc >= 3 && std::strcmp(argv[2], "codec") == 0) return run_bench_codec(argc - 2, argv + 2);
-      std::fputs("usage: zshuffle bench codec [options]\n", stderr);
+      if (argc >= 3 && std::strcmp(argv[2], "shuffle") == 0) return run_bench_shuffle(argc - 2, argv + 2);
+      std::fputs("usage: zshuffle bench codec|shuffle [options]\n", stderr);
       return 2;
     }
     if (command == "help" || command == "--help" || command == "-h") {

@@ -332,15 +332,18 @@ class shuffle_driver {
     }
     // Rounds: enough that no rank encodes more than round_bytes per round.
     std::uint64_t raw = 0;
+    stats_.column_raw_bytes.assign(C, 0);
+    stats_.column_wire_bytes.assign(C, 0);
     agree(attempt([&] {
-            for (auto const& col : columns_) {
-              auto const& v = col.column;
+            for (std::size_t c = 0; c < C; ++c) {
+              auto const& v = columns_[c].column;
               if (v.type == value_type::string) {
                 auto const ends = engine_.read_offsets(v.offsets, {0, v.count});
-                raw += static_cast<std::uint64_t>(ends[1] - ends[0]) + 8 * v.count;
+                stats_.column_raw_bytes[c] = static_cast<std::uint64_t>(ends[1] - ends[0]) + 8 * v.count;
               } else {
-                raw += v.count * value_width(v.type);
+                stats_.column_raw_bytes[c] = v.count * value_width(v.type);
               }
+              raw += stats_.column_raw_bytes[c];
             }
           }),
           "planning");
@@ -519,6 +522,7 @@ class shuffle_driver {
       for (std::size_t c = 0; c < C; ++c) {
         send_counts[d] += align_frame(sizes[d * C + c]);
         recv_counts[d] += align_frame(r.recv_sizes[d * C + c]);
+        stats_.column_wire_bytes[c] += align_frame(sizes[d * C + c]);
       }
     }
     std::uint64_t send_total = 0, recv_total = 0;

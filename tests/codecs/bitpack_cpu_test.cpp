@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bitpack/bitpack_format.hpp"
+#include "bitpack_test_inputs.hpp"
 #include "codecs/bitpack_codec.hpp"
 #include "zs/codec.hpp"
 #include "zs_test.hpp"
@@ -77,51 +78,13 @@ void expect_round_trip(const std::vector<T>& v, std::size_t parts) {
   ASSERT_EQ(out, v);
 }
 
-// --- adversarial inputs ----------------------------------------------------------------------
-
-template <typename T>
-std::vector<std::vector<T>> adversarial_inputs() {
-  using L = std::numeric_limits<T>;
-  std::mt19937_64 rng(12345);
-  std::vector<std::vector<T>> inputs;
-  inputs.push_back({});
-  inputs.push_back({T{42}});
-  inputs.push_back({L::min()});
-  inputs.push_back({L::max()});
-  for (std::size_t n : {2, 31, 32, 33, 127, 128, 129, 511, 512, 513, 1000, 4097}) {
-    std::vector<T> equal(n, T{7});
-    inputs.push_back(equal);
-    std::vector<T> sorted(n), reverse(n), extremes(n), random(n), runs(n), small(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      sorted[i] = static_cast<T>(L::min() + static_cast<T>(i * 3));
-      reverse[i] = static_cast<T>(L::max() - static_cast<T>(i * 5));
-      extremes[i] = i % 2 == 0 ? L::min() : L::max();  // every block needs the full width
-      random[i] = static_cast<T>(rng());
-      runs[i] = static_cast<T>((i / 97) % 5 == 0 ? L::max() : static_cast<T>(i / 97));
-      small[i] = static_cast<T>(rng() % 1000);
-    }
-    for (auto* x : {&sorted, &reverse, &extremes, &random, &runs, &small}) inputs.push_back(*x);
-  }
-  // Values needing exactly the full width against a reference of 0 (unsigned) or min (signed).
-  std::vector<T> full(300, L::min());
-  full[17] = L::max();
-  full[200] = static_cast<T>(L::max() - 1);
-  inputs.push_back(full);
-  // Deltas that wrap around: alternating min and max differ by -1 modulo 2^w.
-  std::vector<T> wrap(700);
-  using U = std::make_unsigned_t<T>;
-  for (std::size_t i = 0; i < wrap.size(); ++i) wrap[i] = static_cast<T>(static_cast<U>(L::max()) + static_cast<U>(i));
-  inputs.push_back(wrap);
-  return inputs;
-}
-
 template <typename T>
 class BitpackCpuTyped : public ::testing::Test {};
 using integer_types = ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>;
 TYPED_TEST_SUITE(BitpackCpuTyped, integer_types);
 
 TYPED_TEST(BitpackCpuTyped, AdversarialInputsRoundTripInOneAndSeveralFrames) {
-  for (auto const& v : adversarial_inputs<TypeParam>()) {
+  for (auto const& v : zs::test::adversarial_inputs<TypeParam>()) {
     SCOPED_TRACE("n = " + std::to_string(v.size()));
     expect_round_trip(v, 1);
     expect_round_trip(v, 3);
@@ -156,7 +119,7 @@ TYPED_TEST(BitpackCpuTyped, PicksTheSchemeThatFitsTheData) {
 
 TYPED_TEST(BitpackCpuTyped, EncodedSizeIsTheSmallestScheme) {
   using T = TypeParam;
-  for (auto const& v : adversarial_inputs<TypeParam>()) {
+  for (auto const& v : zs::test::adversarial_inputs<TypeParam>()) {
     zs::encode_source const s{zs::value_type_of<T>::value, v.size(), v.data()};
     auto const sizes = zs::codecs::bitpack_codec::scheme_payload_bytes(s);
     auto const e = encode_parts(v, 1);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bitpack/bitpack_programs.hpp"
+#include "bitpack_test_inputs.hpp"
 #include "block_emulator.hpp"
 #include "zs/codec.hpp"
 #include "zs_test.hpp"
@@ -269,6 +270,16 @@ TEST(BitpackPrograms, DecoderReadsTheCpuFramesWithEveryChunkSize) {
   }
   expect_decodes_cpu_frames<32>(b, 4);
   expect_decodes_cpu_frames<128>(b, 4);
+}
+
+TEST(BitpackPrograms, AdversarialInputsOfEveryTypeInOneBatch) {
+  batch b;
+  for (auto const& v : zs::test::adversarial_inputs<std::int32_t>()) b.add(v, 1);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint32_t>()) b.add(v, 2);
+  for (auto const& v : zs::test::adversarial_inputs<std::int64_t>()) b.add(v, 1);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint64_t>()) b.add(v, 2);
+  expect_same_frames_as_cpu<64>(b);
+  expect_decodes_cpu_frames<64>(b, 2);
 }
 
 TEST(BitpackPrograms, RealColumnsEncodeAndDecodeLikeTheCpu) {

@@ -58,6 +58,8 @@ struct shuffle_options {
 struct shuffle_stats {
   std::uint64_t raw_bytes = 0;   // uncompressed bytes this rank sent: values, or chars + 8 per string
   std::uint64_t wire_bytes = 0;  // frame bytes this rank sent (headers and alignment included)
+  std::vector<std::uint64_t> column_raw_bytes;   // raw_bytes per column
+  std::vector<std::uint64_t> column_wire_bytes;  // wire_bytes per column
   std::uint64_t rounds = 0;
   double seconds = 0;            // wall time of the call on this rank, until its outputs are ready
 };

@@ -1,0 +1,259 @@
+// zshuffle bench shuffle: compressed all-to-all vs the raw all-to-all of the same bytes, over
+// the same transport, in the same run.
+//
+// Each rank tiles the real integer columns to --bytes in total, hash-partitions the rows by
+// value across ranks (as a join or group-by shuffle would), and then times, after a warm-up,
+// the median of --repeat runs of:
+//   raw         one device all-to-all of all partitions, uncompressed (packed once, untimed);
+//   compressed  zs::shuffle of the same columns: encode, exchange frames, decode, verify status.
+// NCCL reads its link settings (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_NET ...) when it
+// starts, so each link setting is its own mpirun; --label names it in the output.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "zs/comm/mpi_communicator.hpp"
+#include "zs/comm/mpi_device_communicator.hpp"
+#include "zs/comm/nccl_communicator.hpp"
+#include "zs/comm/shuffle.hpp"
+#include "zs/device.hpp"
+#include "zs/hash.hpp"
+#include "zs/io.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct bench_column {
+  std::string name;
+  zs::column host;                          // tiled and grouped by destination
+  std::vector<std::uint64_t> row_offsets;   // ranks + 1
+  zs::column device;
+};
+
+// Tiles `file` to `rows` values, then groups them by destination (value hash mod ranks).
+bench_column prepare(const std::filesystem::path& file, std::uint64_t rows, int ranks, int me) {
+  zs::column const whole = zs::io::read_column(file);
+  ZS_EXPECTS(whole.type() != zs::value_type::string && whole.size() > 0, "a non-empty fixed-width column");
+  std::size_t const width = zs::value_width(whole.type());
+  // Each rank starts its tiles at another row, so ranks do not send identical data.
+  std::uint64_t const shift = whole.size() * static_cast<std::uint64_t>(me) / static_cast<std::uint64_t>(ranks);
+  auto const* src = static_cast<const std::byte*>(whole.view().data);
+  std::vector<int> dest(rows);
+  std::vector<std::uint64_t> offsets(ranks + 1, 0);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, src + ((i + shift) % whole.size()) * width, width);
+    dest[i] = static_cast<int>(zs::hash::mix64(bits) % static_cast<std::uint64_t>(ranks));
+    ++offsets[dest[i] + 1];
+  }
+  for (int d = 0; d < ranks; ++d) offsets[d + 1] += offsets[d];
+  bench_column c;
+  c.name = file.filename().string();
+  c.host = zs::column::allocate(whole.type(), rows, zs::memory_kind::host);
+  auto* out = static_cast<std::byte*>(c.host.mutable_view().data);
+  std::vector<std::uint64_t> next(offsets.begin(), offsets.end() - 1);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    std::memcpy(out + next[dest[i]]++ * width, src + ((i + shift) % whole.size()) * width, width);
+  }
+  c.row_offsets = std::move(offsets);
+  return c;
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+struct measurement {
+  std::string transport;
+  double raw_s = 0, compressed_s = 0;
+  std::uint64_t raw_bytes = 0, wire_bytes = 0;  // this rank's, sent
+  std::uint64_t rounds = 0;
+};
+
+// Times `run` (which must leave the device idle when it returns) on every rank: the slowest
+// rank's time per repetition, median over repetitions after one warm-up.
+template <typename Run>
+double time_collective(zs::communicator& comm, int repeat, Run run) {
+  run();
+  std::vector<double> seconds;
+  for (int r = 0; r < repeat; ++r) {
+    comm.barrier();
+    auto const start = clock_type::now();
+    run();
+    double const mine = std::chrono::duration<double>(clock_type::now() - start).count();
+    seconds.push_back(static_cast<double>(comm.allreduce_max(static_cast<std::uint64_t>(mine * 1e9))) / 1e9);
+  }
+  return median(seconds);
+}
+
+measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device, std::vector<bench_column>& columns,
+                    const zs::shuffle_options& options, int repeat, cudaStream_t stream) {
+  int const ranks = comm.size();
+  measurement m;
+  m.transport = std::string(device.transport());
+
+  // Raw: all partitions packed by destination, one all-to-all.
+  std::vector<std::uint64_t> send_counts(ranks, 0);
+  for (auto const& c : columns) {
+    std::size_t const width = zs::value_width(c.host.type());
+    for (int d = 0; d < ranks; ++d) send_counts[d] += (c.row_offsets[d + 1] - c.row_offsets[d]) * width;
+  }
+  std::uint64_t send_total = 0;
+  for (auto b : send_counts) send_total += b;
+  auto const recv_counts = comm.exchange_counts(send_counts);
+  std::uint64_t recv_total = 0;
+  for (auto b : recv_counts) recv_total += b;
+  zs::device_buffer send(send_total, stream), recv(recv_total, stream);
+  {
+    std::vector<std::byte> packed(send_total);
+    std::vector<std::uint64_t> at(ranks, 0);
+    for (int d = 1; d < ranks; ++d) at[d] = at[d - 1] + send_counts[d - 1];
+    for (auto const& c : columns) {
+      std::size_t const width = zs::value_width(c.host.type());
+      auto const* src = static_cast<const std::byte*>(c.host.view().data);
+      for (int d = 0; d < ranks; ++d) {
+        std::uint64_t const bytes = (c.row_offsets[d + 1] - c.row_offsets[d]) * width;
+        std::memcpy(packed.data() + at[d], src + c.row_offsets[d] * width, bytes);
+        at[d] += bytes;
+      }
+    }
+    zs::copy_async(send.data(), packed.data(), send_total, stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  }
+  m.raw_bytes = send_total;
+  m.raw_s = time_collective(comm, repeat, [&] {
+    device.alltoallv(send.as<std::byte>(), send_counts, recv.as<std::byte>(), recv_counts, stream,
+                     zs::device_communicator::sizes::agreed);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  });
+
+  // Compressed: the shuffle of the same columns.
+  std::vector<zs::shuffle_column> inputs;
+  for (auto const& c : columns) inputs.push_back({c.device.view(), c.row_offsets});
+  zs::shuffle_stats stats;
+  m.compressed_s = time_collective(comm, repeat, [&] {
+    auto out = zs::shuffle(device, inputs, options, stream, &stats);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  });
+  m.wire_bytes = stats.wire_bytes;
+  m.rounds = stats.rounds;
+  return m;
+}
+
+void print_usage() {
+  std::puts(
+      "usage: mpirun -np N zshuffle bench shuffle [--data DIR] [--bytes SIZE] [--repeat N] [--round-bytes SIZE]\n"
+      "                                         [--label NAME] [--mpi] [--json PATH]\n"
+      "  --bytes SIZE        uncompressed bytes per rank, over all columns (default 1G)\n"
+      "  --columns LIST      integer column files (default etopo5_elev_m.i32,ncbi_tax_id.i32,geoip4_lo.u32)\n"
+      "  --repeat N          timed repetitions after one warm-up (default 5)\n"
+      "  --round-bytes SIZE  the shuffle's pipeline round (default 256M)\n"
+      "  --label NAME        names the link setting in the output (e.g. nvlink, no-p2p, socket)\n"
+      "  --mpi               also measure MPI staged through pinned host memory (raw and compressed)\n"
+      "  --json PATH         write the results as JSON (rank 0)");
+}
+
+}  // namespace
+
+int run_bench_shuffle(int argc, char** argv) {
+  zs::cli::args const args(argc, argv, {"data", "bytes", "columns", "repeat", "round-bytes", "label", "json"},
+                           {"mpi", "help"});
+  if (args.flag("help")) {
+    print_usage();
+    return 0;
+  }
+  zs::mpi_environment mpi(nullptr, nullptr, MPI_THREAD_SINGLE);
+  zs::mpi_communicator comm;
+  int const ranks = comm.size(), me = comm.rank();
+  int devices = 0;
+  bool const gpu = zs::cuda_device_available() && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  if (!comm.all_ok(gpu)) {
+    if (me == 0) std::fprintf(stderr, "zshuffle bench shuffle: needs a GPU on every rank\n");
+    return 2;
+  }
+  ZS_CUDA_TRY(cudaSetDevice(zs::local_rank() % devices));
+  zs::cuda_stream stream;
+
+  std::filesystem::path const dir = args.get("data") ? std::filesystem::path(*args.get("data")) : zs::io::data_dir();
+  std::string const list = args.get_or("columns", "etopo5_elev_m.i32,ncbi_tax_id.i32,geoip4_lo.u32");
+  std::vector<std::filesystem::path> files;
+  for (std::size_t start = 0; start <= list.size();) {
+    std::size_t const comma = std::min(list.find(',', start), list.size());
+    if (comma > start) files.push_back(dir / list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  std::uint64_t const bytes = args.size_or("bytes", std::uint64_t{1} << 30);
+  int const repeat = std::max(1, args.int_or("repeat", 5));
+  zs::shuffle_options options;
+  options.round_bytes = args.size_or("round-bytes", options.round_bytes);
+  std::string const label = args.get_or("label", "default");
+
+  std::vector<bench_column> columns;
+  for (auto const& file : files) {
+    auto type = zs::io::type_of_file(file);
+    ZS_EXPECTS(type && *type != zs::value_type::string, "fixed-width column files");
+    std::uint64_t const rows = bytes / files.size() / zs::value_width(*type);
+    columns.push_back(prepare(file, rows, ranks, me));
+    columns.back().device = columns.back().host.copy_to(zs::memory_kind::device, stream);
+  }
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+
+  std::vector<measurement> results;
+  {
+    zs::nccl_communicator nccl(comm);
+    results.push_back(measure(comm, nccl, columns, options, repeat, stream));
+  }
+  if (args.flag("mpi")) {
+    zs::mpi_device_communicator staged(comm, zs::mpi_device_communicator::mode::staged);
+    results.push_back(measure(comm, staged, columns, options, repeat, stream));
+  }
+
+  if (me == 0) {
+    auto const gpu_name = zs::query_device(zs::local_rank() % devices).name;
+    std::printf("zshuffle bench shuffle: %d ranks on %s, link setting '%s', %.2f GiB per rank of %zu integer columns, "
+                "median of %d after a warm-up\n",
+                ranks, gpu_name.c_str(), label.c_str(), static_cast<double>(bytes) / (1 << 30), files.size(), repeat);
+    std::printf("%-42s %10s %10s %7s %10s %10s %8s %6s\n", "transport", "raw ms", "zs ms", "ratio", "raw GB/s",
+                "zs GB/s", "speedup", "rounds");
+  }
+  std::string json = "{\n  \"label\": \"" + label + "\",\n  \"ranks\": " + std::to_string(ranks) +
+                     ",\n  \"bytes_per_rank\": " + std::to_string(bytes) + ",\n  \"results\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    auto const& m = results[i];
+    // Algorithm bandwidth: this rank's uncompressed bytes over the time of the slowest rank.
+    double const raw_bytes = static_cast<double>(comm.allreduce_max(m.raw_bytes));
+    double const ratio = static_cast<double>(comm.allreduce_sum(m.raw_bytes)) /
+                         static_cast<double>(std::max<std::uint64_t>(1, comm.allreduce_sum(m.wire_bytes)));
+    double const raw_bw = raw_bytes / m.raw_s / 1e9, zs_bw = raw_bytes / m.compressed_s / 1e9;
+    double const speedup = m.raw_s / m.compressed_s;
+    if (me == 0) {
+      std::printf("%-42s %10.2f %10.2f %7.2f %10.1f %10.1f %8.2f %6llu\n", m.transport.c_str(), m.raw_s * 1e3,
+                  m.compressed_s * 1e3, ratio, raw_bw, zs_bw, speedup, static_cast<unsigned long long>(m.rounds));
+    }
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "    {\"transport\": \"%s\", \"raw_s\": %.6f, \"compressed_s\": %.6f, \"ratio\": %.4f, "
+                  "\"raw_algbw_gbs\": %.3f, \"compressed_algbw_gbs\": %.3f, \"speedup\": %.4f, \"rounds\": %llu}%s\n",
+                  m.transport.c_str(), m.raw_s, m.compressed_s, ratio, raw_bw, zs_bw, speedup,
+                  static_cast<unsigned long long>(m.rounds), i + 1 < results.size() ? "," : "");
+    json += line;
+  }
+  json += "  ]\n}\n";
+  if (me == 0) {
+    if (auto path = args.get("json")) {
+      std::ofstream out(*path);
+      if (!out) ZS_FAIL(zs::error_code::io_error, "cannot write '" + *path + "'");
+      out << json;
+    }
+  }
+  return 0;
+}
