@@ -28,7 +28,8 @@ zs_use_cuda() {
   Debian's and Ubuntu's nvidia-cuda-toolkit package may work too, but it is not the tested one."
 }
 
-# The GPU machines carry cmake 4.x and ninja in a Python environment rather than as packages.
+# Our GPU machines carry cmake 4.x and ninja in a Python environment rather than as packages,
+# and have no network to install them; elsewhere this does nothing.
 zs_use_tool_venv() {
   local venv=/opt/torch/.venv/bin
   if [[ -x $venv/cmake ]]; then

@@ -280,6 +280,20 @@ ZS_BLOCK_FN void decode_chunk(Block& blk, scheme kind, std::uint32_t g, std::uin
 
 // --- decoding frames -------------------------------------------------------------------------
 
+/// What one decode thread block needs of its chunk, prepared by plan_chunk so that the decoder
+/// starts loading its tile after one load instead of a chain of dependent ones.
+struct alignas(16) chunk_plan {
+  std::uint64_t tile;       // byte offset from `frames` of the chunk's first word (raw: value)
+  void* out;                // where the chunk's first value goes
+  std::uint32_t words;      // 32-bit words of the tile (raw: values to copy)
+  std::uint32_t values;     // values of the chunk
+  std::uint32_t kind;       // the scheme, or skip_chunk
+  std::uint32_t segments;   // segments in the chunk
+  std::uint32_t seg_off[8]; // per segment: its first word, from the tile's first word
+};
+inline constexpr std::uint32_t skip_chunk = 0xffffffffU;
+inline constexpr std::uint32_t max_segments_per_chunk = 8;
+
 struct decode_args {
   const std::byte* frames;
   const std::uint64_t* frame_offsets;
@@ -287,8 +301,9 @@ struct decode_args {
   frame_status* status;
   std::uint64_t num_frames;
   frame_layout* layouts;        // per frame, written by check_frame
-  const std::uint64_t* chunks;  // chunk map of this width class (work_map.hpp)
+  const std::uint64_t* chunks;  // chunk map (work_map.hpp): validation or decode chunks
   std::uint32_t segments_per_chunk;
+  chunk_plan* plans;            // per decode chunk of this width class
 };
 
 /// Frame-level rules for frame f (one thread per frame); records the layout for the others.
@@ -313,6 +328,54 @@ ZS_BLOCK_FN void validate_program(Block& blk, const decode_args& a, std::uint64_
   if (!segment_is_valid(layout, starts, starts + layout.blocks, seg)) {
     blk.store_status(a.status + f, frame_status::corrupt_payload);
   }
+}
+
+/// One thread per decode chunk, after validation: the chunk's frame, tile and segments.
+ZS_HD inline void plan_chunk(const decode_args& a, std::uint64_t chunk) {
+  std::size_t const f = kernels::frame_of_chunk(a.chunks, a.num_frames, chunk);
+  chunk_plan p{};
+  p.kind = skip_chunk;
+  frame_layout const layout = a.layouts[f];
+  std::uint32_t const G = a.segments_per_chunk;
+  std::uint64_t const n = layout.count;
+  std::uint64_t const nseg = segment_count(n);
+  std::uint64_t const s0 = (chunk - a.chunks[f]) * G;
+  if (a.status[f] != frame_status::ok || s0 >= nseg) {
+    a.plans[chunk] = p;
+    return;
+  }
+  std::uint32_t const width = layout.width_bits / 8;
+  auto const g = static_cast<std::uint32_t>(min_of<std::uint64_t>(G, nseg - s0));
+  std::uint64_t const v0 = s0 * segment_values;
+  std::uint64_t const payload = a.frame_offsets[f] + frame_header_bytes;
+  p.out = static_cast<std::byte*>(a.targets[f].values) + v0 * width;
+  p.values = static_cast<std::uint32_t>(min_of<std::uint64_t>(std::uint64_t{G} * segment_values, n - v0));
+  p.segments = g;
+  if (layout.kind == scheme::raw) {
+    p.tile = payload + v0 * width;
+    p.words = p.values;
+    p.kind = static_cast<std::uint32_t>(scheme::raw);
+    a.plans[chunk] = p;
+    return;
+  }
+  std::uint32_t const rw = reference_words(layout.width_bits);
+  auto const* starts = reinterpret_cast<const std::uint32_t*>(a.frames + payload);
+  auto const seg_start = [&](std::uint64_t s) -> std::uint64_t {
+    if (layout.kind == scheme::rfor) return starts[s];
+    return starts[s * tile_blocks] - (layout.kind == scheme::dfor ? rw : 0);
+  };
+  std::uint64_t const w0 = seg_start(s0);
+  std::uint64_t const w1 = s0 + g < nseg ? seg_start(s0 + g) : layout.data_words;
+  // Validation makes this impossible; the check keeps shared memory safe regardless.
+  if (w1 < w0 || w1 - w0 > std::uint64_t{g} * max_segment_words(layout.width_bits)) {
+    a.plans[chunk] = p;
+    return;
+  }
+  p.tile = payload + 4 * (layout.blocks + w0);
+  p.words = static_cast<std::uint32_t>(w1 - w0);
+  for (std::uint32_t i = 0; i < g; ++i) p.seg_off[i] = static_cast<std::uint32_t>(seg_start(s0 + i) - w0);
+  p.kind = static_cast<std::uint32_t>(layout.kind);
+  a.plans[chunk] = p;
 }
 
 /// Shared-memory layout of the decode program for chunks of G segments (byte offsets).
@@ -355,45 +418,24 @@ ZS_HD inline decode_view<U> carve_decode(std::byte* smem, std::uint32_t g) noexc
           reinterpret_cast<std::uint32_t*>(smem + l.lens), reinterpret_cast<rfor_state<U>*>(smem + l.rs)};
 }
 
-/// Decodes chunk `chunk` (segments_per_chunk segments of one frame) into its target.
-/// Frames reach here only after check_frame and validate_program passed them.
+/// Decodes chunk `chunk` of this width class into its target, as plan_chunk prepared it.
 template <class Block, typename U>
 ZS_BLOCK_FN void decode_program(Block& blk, const decode_args& a, std::uint64_t chunk, std::byte* smem) {
   constexpr unsigned T = Block::threads;
-  std::size_t const f = kernels::frame_of_chunk(a.chunks, a.num_frames, chunk);
-  if (blk.load_status(a.status + f) != frame_status::ok) return;
-  frame_layout const layout = a.layouts[f];
-  std::uint32_t const G = a.segments_per_chunk;
-  std::uint64_t const n = layout.count;
-  std::uint64_t const nseg = segment_count(n);
-  std::uint64_t const s0 = (chunk - a.chunks[f]) * G;
-  if (s0 >= nseg) return;
-  auto const g = static_cast<std::uint32_t>(min_of<std::uint64_t>(G, nseg - s0));
-  std::uint64_t const v0 = s0 * segment_values;
-  auto const cv = static_cast<std::uint32_t>(min_of<std::uint64_t>(std::uint64_t{G} * segment_values, n - v0));
-  const std::byte* payload = a.frames + a.frame_offsets[f] + frame_header_bytes;
-  U* out = static_cast<U*>(a.targets[f].values) + v0;
-  if (layout.kind == scheme::raw) {
-    const U* in = reinterpret_cast<const U*>(payload) + v0;
-    for (std::uint32_t p = blk.tid; p < cv; p += T) out[p] = in[p];
+  chunk_plan const p = a.plans[chunk];
+  if (p.kind == skip_chunk) return;
+  U* out = static_cast<U*>(p.out);
+  if (p.kind == static_cast<std::uint32_t>(scheme::raw)) {
+    auto const* in = reinterpret_cast<const U*>(a.frames + p.tile);
+    for (std::uint32_t q = blk.tid; q < p.values; q += T) out[q] = in[q];
     return;
   }
-  constexpr std::uint32_t rw = sizeof(U) / 4;
-  auto const* starts = reinterpret_cast<const std::uint32_t*>(payload);
-  const std::uint32_t* data = starts + layout.blocks;
-  auto const seg_start = [&](std::uint64_t s) -> std::uint64_t {
-    if (layout.kind == scheme::rfor) return starts[s];
-    return starts[s * tile_blocks] - (layout.kind == scheme::dfor ? rw : 0);
-  };
-  std::uint64_t const w0 = seg_start(s0);
-  std::uint64_t const w1 = s0 + g < nseg ? seg_start(s0 + g) : layout.data_words;
-  // Validation makes this impossible; the check keeps shared memory safe regardless.
-  if (w1 < w0 || w1 - w0 > std::uint64_t{g} * max_segment_words(8 * sizeof(U))) return;
-  decode_view<U> const v = carve_decode<U>(smem, G);
-  std::uint32_t const shift = load_tile(blk, data + w0, w1 - w0, v.tile);
-  if (blk.tid < g) v.seg_off[blk.tid] = shift + static_cast<std::uint32_t>(seg_start(s0 + blk.tid) - w0);
+  decode_view<U> const v = carve_decode<U>(smem, a.segments_per_chunk);
+  auto const* src = reinterpret_cast<const std::uint32_t*>(a.frames + p.tile);
+  std::uint32_t const shift = load_tile(blk, src, p.words, v.tile);
+  if (blk.tid < p.segments) v.seg_off[blk.tid] = shift + p.seg_off[blk.tid];
   blk.sync();
-  decode_chunk(blk, layout.kind, g, cv, v, out);
+  decode_chunk(blk, static_cast<scheme>(p.kind), p.segments, p.values, v, out);
 }
 
 // --- encoding --------------------------------------------------------------------------------

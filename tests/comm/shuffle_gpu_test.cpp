@@ -137,6 +137,65 @@ TEST_P(ShuffleGpu, MismatchedCountsFailEveryRank) {
                   zs::error_code::size_mismatch);
 }
 
+TEST_P(ShuffleGpu, RawAllgathervBcastAndSendRecv) {
+  int const me = host_->rank(), ranks = host_->size();
+  auto block = [](int from, std::uint64_t n) {
+    std::vector<std::byte> b(n);
+    for (std::uint64_t i = 0; i < n; ++i) b[i] = zs::test::pattern_byte(from, 99, i);
+    return b;
+  };
+  auto to_device = [&](const std::vector<std::byte>& h) {
+    zs::device_buffer d(std::max<std::size_t>(h.size(), 1), *stream_);
+    zs::copy_async(d.data(), h.data(), h.size(), *stream_);
+    return d;
+  };
+  auto to_host = [&](const zs::device_buffer& d, std::size_t n) {
+    std::vector<std::byte> h(n);
+    zs::copy_async(h.data(), d.data(), n, *stream_);
+    stream_->synchronize();
+    return h;
+  };
+
+  // allgatherv: rank p contributes 1000 * p + 7 bytes (rank 0's block is small, none is empty).
+  std::vector<std::uint64_t> counts(ranks);
+  std::uint64_t total = 0;
+  for (int p = 0; p < ranks; ++p) total += counts[p] = 1000ULL * p + 7;
+  auto const mine = block(me, counts[me]);
+  auto const d_mine = to_device(mine);
+  zs::device_buffer d_all(total, *stream_);
+  device_->allgatherv(d_mine.as<std::byte>(), counts[me], d_all.as<std::byte>(), counts, *stream_);
+  auto const all = to_host(d_all, total);
+  std::uint64_t at = 0;
+  for (int p = 0; p < ranks; ++p) {
+    auto const expected = block(p, counts[p]);
+    ASSERT_EQ(std::memcmp(all.data() + at, expected.data(), counts[p]), 0) << "block of rank " << p;
+    at += counts[p];
+  }
+
+  // bcast from the last rank.
+  std::uint64_t const n = 300001;
+  auto const root_bytes = block(ranks - 1, n);
+  auto d_buf = to_device(me == ranks - 1 ? root_bytes : std::vector<std::byte>(n, std::byte{0}));
+  device_->bcast(d_buf.as<std::byte>(), n, ranks - 1, *stream_);
+  EXPECT_EQ(to_host(d_buf, n), root_bytes);
+
+  // send/recv around a ring (even ranks send first, so no pair waits on each other).
+  if (ranks > 1) {
+    int const next = (me + 1) % ranks, prev = (me + ranks - 1) % ranks;
+    auto const out = block(me, 70001);
+    auto const d_out = to_device(out);
+    zs::device_buffer d_in(70001, *stream_);
+    if (me % 2 == 0) {
+      device_->send(d_out.as<std::byte>(), 70001, next, *stream_);
+      device_->recv(d_in.as<std::byte>(), 70001, prev, *stream_);
+    } else {
+      device_->recv(d_in.as<std::byte>(), 70001, prev, *stream_);
+      device_->send(d_out.as<std::byte>(), 70001, next, *stream_);
+    }
+    EXPECT_EQ(to_host(d_in, 70001), block(prev, 70001));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ShuffleGpu, ::testing::Values(backend::nccl, backend::mpi_staged),
                          [](const auto& info) { return info.param == backend::nccl ? "nccl" : "mpi_staged"; });
 

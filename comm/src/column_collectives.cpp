@@ -1,0 +1,646 @@
+// Compressed all-gather and broadcast of columns (column_collectives.hpp): one protocol, two
+// engines, as in the shuffle:
+//   host_engine    host memory, CPU reference codecs, the host communicator;
+//   device_engine  device memory, GPU codecs, a device communicator. With no rounds to overlap,
+//                  everything runs on the caller's stream.
+#include "zs/comm/column_collectives.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "common/batch_ops.hpp"
+#include "zs/error.hpp"
+#include "zs/hash.hpp"
+#include "zs/memory.hpp"
+
+namespace zs {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct frame_copy {
+  const std::byte* src;
+  std::byte* dst;
+  std::uint64_t bytes;
+};
+
+std::uint64_t sum(std::span<const std::uint64_t> values) {
+  std::uint64_t total = 0;
+  for (auto v : values) total += v;
+  return total;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engines
+
+class host_engine {
+ public:
+  using buffer = host_buffer;
+  static constexpr memory_kind memory = memory_kind::host;
+
+  explicit host_engine(communicator& comm) : comm_(comm) {}
+
+  communicator& host() { return comm_; }
+
+  static buffer allocate(std::uint64_t bytes) { return host_buffer(std::max<std::uint64_t>(bytes, 1)); }
+  static std::byte* data(buffer& b) { return b.as<std::byte>(); }
+
+  static std::vector<std::int64_t> read(std::span<const std::int64_t* const> at) {
+    std::vector<std::int64_t> out(at.size());
+    for (std::size_t i = 0; i < at.size(); ++i) out[i] = *at[i];
+    return out;
+  }
+  template <typename T>
+  static std::vector<T> read_array(buffer& b, std::size_t n) {
+    return {b.as<T>(), b.as<T>() + n};
+  }
+
+  static void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
+                     std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
+    c.encode_host({sources, frames, layout, frame_bytes});
+  }
+  static void pack(std::span<const frame_copy> copies) {
+    for (auto const& c : copies) std::memcpy(c.dst, c.src, c.bytes);
+  }
+  void allgatherv(buffer& send, std::uint64_t send_bytes, buffer& recv, std::span<const std::uint64_t> counts) {
+    comm_.allgatherv(std::span(send.as<const std::byte>(), send_bytes), std::span(recv.as<std::byte>(), sum(counts)),
+                     counts);
+  }
+  void bcast(buffer& frames, std::uint64_t bytes, int root) {
+    comm_.bcast(std::span(frames.as<std::byte>(), bytes), root);
+  }
+
+  static column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
+    column c = column::allocate(type, rows, memory_kind::host, nullptr, chars);
+    if (type == value_type::string) c.mutable_view().offsets[0] = 0;
+    return c;
+  }
+  static void decode(const codec& c, const std::byte* frames, std::span<const std::uint64_t> offsets,
+                     std::span<const decode_target> targets, frame_status* status) {
+    c.decode_host({frames, offsets, targets, status});
+  }
+
+ private:
+  communicator& comm_;
+};
+
+class device_engine {
+ public:
+  using buffer = device_buffer;
+  static constexpr memory_kind memory = memory_kind::device;
+
+  device_engine(device_communicator& comm, cudaStream_t stream) : comm_(comm), stream_(stream) {}
+
+  communicator& host() { return comm_.host(); }
+
+  buffer allocate(std::uint64_t bytes) { return device_buffer(std::max<std::uint64_t>(bytes, 1), stream_); }
+  static std::byte* data(buffer& b) { return b.as<std::byte>(); }
+
+  std::vector<std::int64_t> read(std::span<const std::int64_t* const> at) {
+    std::vector<std::int64_t> out(at.size());
+    if (at.empty()) return out;
+    // Gathered on the device first, so one copy and one synchronisation serve every column.
+    device_buffer gathered(at.size() * sizeof(std::int64_t), stream_);
+    for (std::size_t i = 0; i < at.size(); ++i) {
+      copy_async(gathered.as<std::int64_t>() + i, at[i], sizeof(std::int64_t), stream_);
+    }
+    copy_async(out.data(), gathered.data(), at.size() * sizeof(std::int64_t), stream_);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
+    return out;
+  }
+  template <typename T>
+  std::vector<T> read_array(buffer& b, std::size_t n) {
+    std::vector<T> out(n);
+    if (n == 0) return out;
+    copy_async(out.data(), b.data(), n * sizeof(T), stream_);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
+    return out;
+  }
+
+  void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
+              std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
+    device_buffer temp(c.encode_temp_bytes(sources), stream_);
+    c.encode_async({sources, frames, layout, frame_bytes}, temp.data(), temp.size(), stream_);
+  }
+  void pack(std::span<const frame_copy> copies) {
+    std::size_t const n = copies.size();
+    if (n == 0) return;
+    // One batched copy for all frames: tables with many columns would otherwise pay one copy
+    // launch per column.
+    std::vector<std::uint64_t> lists(3 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      lists[i] = reinterpret_cast<std::uintptr_t>(copies[i].src);
+      lists[n + i] = reinterpret_cast<std::uintptr_t>(copies[i].dst);
+      lists[2 * n + i] = copies[i].bytes;
+    }
+    device_buffer d_lists(lists.size() * sizeof(std::uint64_t), stream_);
+    copy_async(d_lists.data(), lists.data(), lists.size() * sizeof(std::uint64_t), stream_);
+    device_buffer temp(kernels::copy_buffers_temp_bytes(n), stream_);
+    auto* const words = d_lists.as<std::uint64_t>();
+    kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + n),
+                          words + 2 * n, n, temp.data(), temp.size(), stream_);
+  }
+  void allgatherv(buffer& send, std::uint64_t send_bytes, buffer& recv, std::span<const std::uint64_t> counts) {
+    comm_.allgatherv(send.as<std::byte>(), send_bytes, recv.as<std::byte>(), counts, stream_,
+                     device_communicator::sizes::agreed);
+  }
+  void bcast(buffer& frames, std::uint64_t bytes, int root) {
+    comm_.bcast(frames.as<std::byte>(), bytes, root, stream_, device_communicator::sizes::agreed);
+  }
+
+  column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
+    column c = column::allocate(type, rows, memory_kind::device, stream_, chars);
+    if (type == value_type::string) {
+      ZS_CUDA_TRY(cudaMemsetAsync(c.mutable_view().offsets, 0, sizeof(std::int64_t), stream_));
+    }
+    return c;
+  }
+  void decode(const codec& c, const std::byte* frames, std::span<const std::uint64_t> offsets,
+              std::span<const decode_target> targets, frame_status* status) {
+    device_buffer temp(c.decode_temp_bytes(targets), stream_);
+    c.decode_async({frames, offsets, targets, status}, temp.data(), temp.size(), stream_);
+  }
+
+ private:
+  device_communicator& comm_;
+  cudaStream_t stream_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// What the contributing ranks publish before their frames move. Per contributor (every rank for
+// an all-gather, the root for a broadcast): a status word (0, or 1 + the error_code of what
+// failed there), then the rows, string characters and frame bytes of each column. Receivers size
+// their outputs and frame buffers from it, and find every frame in the gathered bytes.
+
+class manifest {
+ public:
+  manifest() = default;
+  manifest(std::size_t contributors, std::size_t columns)
+      : columns_(columns), words_(contributors * stride(), 0) {}
+
+  std::size_t stride() const { return 1 + 3 * columns_; }
+  std::size_t contributors() const { return columns_ == 0 ? 0 : words_.size() / stride(); }
+  std::span<std::uint64_t> words() { return words_; }
+  std::span<std::uint64_t> of(std::size_t k) { return std::span(words_).subspan(k * stride(), stride()); }
+
+  std::uint64_t status(std::size_t k) const { return words_[k * stride()]; }
+  std::uint64_t rows(std::size_t k, std::size_t c) const { return words_[k * stride() + 1 + c]; }
+  std::uint64_t chars(std::size_t k, std::size_t c) const { return words_[k * stride() + 1 + columns_ + c]; }
+  std::uint64_t frame_bytes(std::size_t k, std::size_t c) const {
+    return words_[k * stride() + 1 + 2 * columns_ + c];
+  }
+  /// The bytes contributor k's frames take, each padded to frame_alignment.
+  std::uint64_t block_bytes(std::size_t k) const {
+    std::uint64_t total = 0;
+    for (std::size_t c = 0; c < columns_; ++c) total += align_frame(frame_bytes(k, c));
+    return total;
+  }
+
+ private:
+  std::size_t columns_ = 0;
+  std::vector<std::uint64_t> words_;
+};
+
+std::string rank_list(const std::vector<int>& ranks) {
+  constexpr std::size_t listed = 8;
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size() && i < listed; ++i) text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  if (ranks.size() > listed) text += ", ... (" + std::to_string(ranks.size()) + " ranks)";
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The protocol
+
+template <typename Engine>
+class column_collective {
+ public:
+  column_collective(Engine& engine, std::span<const column_view> columns, const shuffle_options& options)
+      : engine_(engine), comm_(engine.host()), columns_(columns), options_(options) {}
+
+  std::vector<column> allgather(shuffle_stats* stats) {
+    auto const start = clock_type::now();
+    name_ = "allgather";
+    int const ranks = comm_.size();
+    check_arguments(std::nullopt);
+    if (columns_.empty()) return done(start, stats, 0);
+    choose_codecs();
+
+    auto const failed = attempt([&] { encode_mine(); });
+    for (int p = 0; p < ranks; ++p) contributor_rank_.push_back(p);
+    manifest_ = manifest(static_cast<std::size_t>(ranks), columns_.size());
+    std::vector<std::uint64_t> mine = my_manifest(failed);
+    std::vector<std::uint64_t> const counts(static_cast<std::size_t>(ranks), mine.size() * sizeof(std::uint64_t));
+    comm_.allgatherv(std::as_bytes(std::span(mine)), std::as_writable_bytes(manifest_.words()), counts);
+    agree_on_manifest(failed);
+
+    std::vector<std::uint64_t> blocks(static_cast<std::size_t>(ranks));
+    for (std::size_t p = 0; p < blocks.size(); ++p) blocks[p] = manifest_.block_bytes(p);
+    buffer frames;
+    agree(attempt([&] {
+            allocate_outputs();
+            frames = engine_.allocate(sum(blocks));
+          }),
+          "allocating the outputs");
+    engine_.allgatherv(packed_, packed_bytes_, frames, blocks);
+    packed_ = buffer();
+    decode(frames);
+    return done(start, stats, static_cast<std::size_t>(comm_.rank()));
+  }
+
+  std::vector<column> broadcast(int root, shuffle_stats* stats) {
+    auto const start = clock_type::now();
+    name_ = "broadcast";
+    check_arguments(root);
+    if (columns_.empty()) return done(start, stats, 0);
+    choose_codecs();
+
+    bool const is_root = comm_.rank() == root;
+    std::optional<failure> failed;
+    if (is_root) failed = attempt([&] { encode_mine(); });
+    contributor_rank_.push_back(root);
+    manifest_ = manifest(1, columns_.size());
+    if (is_root) {
+      auto const mine = my_manifest(failed);
+      std::copy(mine.begin(), mine.end(), manifest_.of(0).begin());
+    }
+    comm_.bcast(std::as_writable_bytes(manifest_.words()), root);
+    agree_on_manifest(failed);
+
+    std::uint64_t const bytes = manifest_.block_bytes(0);
+    buffer frames;
+    agree(attempt([&] {
+            allocate_outputs();
+            if (!is_root) frames = engine_.allocate(bytes);
+          }),
+          "allocating the outputs");
+    // The root broadcasts straight from its packed frames and decodes them like the others.
+    if (is_root) frames = std::move(packed_);
+    engine_.bcast(frames, bytes, root);
+    decode(frames);
+    return done(start, stats, 0);
+  }
+
+ private:
+  using buffer = typename Engine::buffer;
+  struct failure {
+    error_code code;
+    std::string message;
+  };
+  struct group {
+    const codec* c;
+    std::vector<std::size_t> columns;
+  };
+
+  // Runs a step of this rank alone and keeps its error for the next agreement point, so the
+  // other ranks learn of it instead of waiting for bytes that never come.
+  template <typename Step>
+  static std::optional<failure> attempt(Step step) {
+    try {
+      step();
+    } catch (const error& e) {
+      return failure{e.code(), e.what()};
+    } catch (const std::bad_alloc&) {
+      return failure{error_code::out_of_memory, "host allocation failed"};
+    }
+    return std::nullopt;
+  }
+
+  // Every rank learns whether any rank failed and throws the worst error code; the failing
+  // ranks add their own message.
+  void agree(const std::optional<failure>& mine, const std::string& where) {
+    std::uint64_t const code = mine ? static_cast<std::uint64_t>(mine->code) + 1 : 0;
+    std::uint64_t const worst = comm_.allreduce_max(code);
+    if (worst == 0) return;
+    ZS_FAIL(static_cast<error_code>(worst - 1),
+            name_ + ": " + where + " failed on a rank" + (mine ? ": " + mine->message : std::string()));
+  }
+
+  // The same verdict from the status words of the manifest, which every rank already holds:
+  // no extra round, and the message can name the ranks.
+  void agree_on_manifest(const std::optional<failure>& mine) {
+    std::uint64_t worst = 0;
+    std::vector<int> failed;
+    for (std::size_t k = 0; k < manifest_.contributors(); ++k) {
+      if (manifest_.status(k) == 0) continue;
+      worst = std::max(worst, manifest_.status(k));
+      failed.push_back(contributor_rank_[k]);
+    }
+    if (worst == 0) return;
+    ZS_FAIL(static_cast<error_code>(worst - 1), name_ + ": encoding failed on rank(s) " + rank_list(failed) +
+                                                    (mine ? ": " + mine->message : std::string()));
+  }
+
+  // One word per rank tells every rank whether any rank's arguments are bad and whether all
+  // ranks pass the same columns, codecs and root.
+  void check_arguments(std::optional<int> root) {
+    int const ranks = comm_.size();
+    bool const reads_data = !root || *root == comm_.rank();
+    std::string problem;
+    auto note = [&](std::string text) {
+      if (problem.empty()) problem = std::move(text);
+    };
+    if (root && (*root < 0 || *root >= ranks)) {
+      note("root " + std::to_string(*root) + " is not a rank of " + std::to_string(ranks));
+    }
+    std::uint64_t signature = hash::mix64((root ? 0xbcULL : 0xa9ULL) * 1000003 + columns_.size());
+    if (root) signature = hash::mix64(signature ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(*root)));
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      auto const& v = columns_[c];
+      std::string const which = "column " + std::to_string(c);
+      if (!is_valid(v.type)) {
+        note(which + " has an invalid value type");
+      } else if (reads_data) {
+        if (v.memory != Engine::memory) {
+          note(which + " is in " + (v.memory == memory_kind::host ? "host" : "device") + " memory, expected " +
+               (Engine::memory == memory_kind::host ? "host" : "device"));
+        } else if (v.type == value_type::string && v.offsets == nullptr) {
+          note(which + " is a string column without offsets");
+        } else if (v.type != value_type::string && v.count > 0 && v.data == nullptr) {
+          note(which + " has rows but no data");
+        }
+      }
+      value_type const type = is_valid(v.type) ? v.type : value_type::int32;
+      codec_id const id = options_.codec ? *options_.codec : default_codec(type).id();
+      signature = hash::mix64(signature * 31 + static_cast<std::uint64_t>(type) * 257 + static_cast<std::uint64_t>(id));
+    }
+    // 0 marks a rank with a bad argument; a signature is never 0.
+    auto const words = comm_.allgather(problem.empty() ? (signature | 1) : 0);
+    std::vector<int> bad;
+    for (int p = 0; p < ranks; ++p) {
+      if (words[static_cast<std::size_t>(p)] == 0) bad.push_back(p);
+    }
+    if (!bad.empty()) {
+      ZS_FAIL(error_code::invalid_argument, name_ + ": bad arguments on rank(s) " + rank_list(bad) +
+                                                (problem.empty() ? std::string() : " (this rank: " + problem + ")"));
+    }
+    for (int p = 1; p < ranks; ++p) {
+      if (words[static_cast<std::size_t>(p)] != words[0]) {
+        ZS_FAIL(error_code::invalid_argument, name_ + ": ranks 0 and " + std::to_string(p) + " pass different " +
+                                                  (root ? "roots, " : "") + "column counts, types or codecs");
+      }
+    }
+  }
+
+  // Codecs and their batches. The ranks agreed on types and codec ids, so a codec that cannot
+  // encode a type throws here on every rank alike.
+  void choose_codecs() {
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      value_type const type = columns_[c].type;
+      const codec* chosen = options_.codec ? &get_codec(*options_.codec) : &default_codec(type);
+      if (!chosen->supports(type)) {
+        ZS_FAIL(error_code::unsupported, name_ + ": codec '" + std::string(chosen->name()) + "' does not encode " +
+                                             std::string(to_string(type)) + " (column " + std::to_string(c) + ")");
+      }
+      auto it = std::find_if(groups_.begin(), groups_.end(), [&](const group& g) { return g.c == chosen; });
+      if (it == groups_.end()) {
+        groups_.push_back({chosen, {}});
+        it = groups_.end() - 1;
+      }
+      it->columns.push_back(c);
+    }
+  }
+
+  // Encodes this rank's columns, one frame each, and packs the frames in column order at
+  // frame_alignment multiples into packed_.
+  void encode_mine() {
+    std::size_t const C = columns_.size();
+    my_rows_.assign(C, 0);
+    my_chars_.assign(C, 0);
+    my_bytes_.assign(C, 0);
+
+    // Character extent of each string column (a slice's offsets need not start at 0).
+    std::vector<const std::int64_t*> ends;
+    for (auto const& v : columns_) {
+      if (v.type == value_type::string && v.count > 0) {
+        ends.push_back(v.offsets);
+        ends.push_back(v.offsets + v.count);
+      }
+    }
+    auto const bounds = engine_.read(ends);
+    std::size_t next = 0;
+    for (std::size_t c = 0; c < C; ++c) {
+      auto const& v = columns_[c];
+      my_rows_[c] = v.count;
+      if (v.type != value_type::string || v.count == 0) continue;
+      std::int64_t const first = bounds[next], last = bounds[next + 1];
+      next += 2;
+      if (first < 0 || last < first) {
+        ZS_FAIL(error_code::invalid_argument, "column " + std::to_string(c) + ": string offsets run from " +
+                                                  std::to_string(first) + " to " + std::to_string(last));
+      }
+      my_chars_[c] = static_cast<std::uint64_t>(last - first);
+    }
+
+    // One batch per codec group, each frame with its worst-case room.
+    std::vector<std::vector<encode_source>> sources(groups_.size());
+    std::vector<std::vector<std::uint64_t>> layouts(groups_.size());
+    std::vector<std::uint64_t> base(groups_.size());
+    std::uint64_t scratch_bytes = 0;
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      for (std::size_t c : groups_[g].columns) sources[g].push_back(source(c));
+      layouts[g] = layout_frames(*groups_[g].c, sources[g]);
+      base[g] = scratch_bytes;
+      scratch_bytes += layouts[g].back();
+    }
+    buffer scratch = engine_.allocate(scratch_bytes);
+    buffer written = engine_.allocate(C * sizeof(std::uint64_t));
+    std::size_t first_frame = 0;
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      engine_.encode(*groups_[g].c, sources[g], Engine::data(scratch) + base[g], layouts[g],
+                     reinterpret_cast<std::uint64_t*>(Engine::data(written)) + first_frame);
+      first_frame += sources[g].size();
+    }
+    auto const in_group_order = engine_.template read_array<std::uint64_t>(written, C);
+
+    // Pack back to back, in column order: the wire carries what the frames hold, not their
+    // worst-case room.
+    std::vector<std::uint64_t> encoded_at(C);  // in scratch
+    std::size_t i = 0;
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      for (std::size_t j = 0; j < groups_[g].columns.size(); ++j, ++i) {
+        std::size_t const c = groups_[g].columns[j];
+        my_bytes_[c] = in_group_order[i];
+        encoded_at[c] = base[g] + layouts[g][j];
+      }
+    }
+    packed_bytes_ = 0;
+    for (std::size_t c = 0; c < C; ++c) packed_bytes_ += align_frame(my_bytes_[c]);
+    packed_ = engine_.allocate(packed_bytes_);
+    std::vector<frame_copy> copies;
+    std::uint64_t at = 0;
+    for (std::size_t c = 0; c < C; ++c) {
+      copies.push_back({Engine::data(scratch) + encoded_at[c], Engine::data(packed_) + at, my_bytes_[c]});
+      at += align_frame(my_bytes_[c]);
+    }
+    engine_.pack(copies);
+    // scratch is freed here: at once on the host, after the packing copies on the device stream.
+  }
+
+  encode_source source(std::size_t c) const {
+    auto const& v = columns_[c];
+    encode_source s{v.type, v.count, v.data};
+    if (v.type == value_type::string) {
+      s.offsets = v.offsets;
+      s.chars_bytes = my_chars_[c];
+    }
+    return s;
+  }
+
+  std::vector<std::uint64_t> my_manifest(const std::optional<failure>& failed) const {
+    std::size_t const C = columns_.size();
+    std::vector<std::uint64_t> words(1 + 3 * C, 0);
+    if (failed) {
+      words[0] = static_cast<std::uint64_t>(failed->code) + 1;
+      return words;
+    }
+    std::copy(my_rows_.begin(), my_rows_.end(), words.begin() + 1);
+    std::copy(my_chars_.begin(), my_chars_.end(), words.begin() + 1 + static_cast<std::ptrdiff_t>(C));
+    std::copy(my_bytes_.begin(), my_bytes_.end(), words.begin() + 1 + 2 * static_cast<std::ptrdiff_t>(C));
+    return words;
+  }
+
+  // Outputs at their final size (every contributor's rows, in contributor order), and room for
+  // one status per frame.
+  void allocate_outputs() {
+    std::size_t const K = manifest_.contributors();
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      std::uint64_t rows = 0, chars = 0;
+      for (std::size_t k = 0; k < K; ++k) rows += manifest_.rows(k, c), chars += manifest_.chars(k, c);
+      value_type const type = columns_[c].type;
+      outputs_.push_back(engine_.allocate_output(type, rows, type == value_type::string ? chars : 0));
+    }
+    statuses_ = engine_.allocate(K * columns_.size() * sizeof(frame_status));
+  }
+
+  // One batched decode per codec group of every received frame, then every rank checks its
+  // statuses and all agree.
+  void decode(buffer& frames) {
+    std::size_t const C = columns_.size();
+    std::size_t const K = manifest_.contributors();
+    auto const failed = attempt([&] {
+      // Where each frame starts in `frames` (contributor by contributor, columns in order) and
+      // where its rows land in the output.
+      std::vector<std::uint64_t> frame_at(K * C), out_row(K * C), out_char(K * C);
+      std::vector<std::uint64_t> rows_so_far(C, 0), chars_so_far(C, 0);
+      std::uint64_t at = 0;
+      for (std::size_t k = 0; k < K; ++k) {
+        for (std::size_t c = 0; c < C; ++c) {
+          frame_at[k * C + c] = at;
+          at += align_frame(manifest_.frame_bytes(k, c));
+          out_row[k * C + c] = rows_so_far[c];
+          out_char[k * C + c] = chars_so_far[c];
+          rows_so_far[c] += manifest_.rows(k, c);
+          chars_so_far[c] += manifest_.chars(k, c);
+        }
+      }
+      auto* const status = reinterpret_cast<frame_status*>(Engine::data(statuses_));
+      std::size_t status_at = 0;
+      for (auto const& g : groups_) {
+        std::vector<decode_target> targets;
+        std::vector<std::uint64_t> offsets;
+        std::uint64_t last_end = 0;
+        for (std::size_t k = 0; k < K; ++k) {
+          for (std::size_t c : g.columns) {
+            std::size_t const f = k * C + c;
+            targets.push_back(target(c, manifest_.rows(k, c), manifest_.chars(k, c), out_row[f], out_char[f]));
+            offsets.push_back(frame_at[f]);
+            last_end = frame_at[f] + manifest_.frame_bytes(k, c);
+          }
+        }
+        // A frame's room runs to the next frame of its group (frames of other groups may sit in
+        // between: an upper bound that stays inside the buffer); the last one's ends with it.
+        offsets.push_back(last_end);
+        engine_.decode(*g.c, Engine::data(frames), offsets, targets, status + status_at);
+        status_at += targets.size();
+      }
+      throw_if_failed(engine_.template read_array<frame_status>(statuses_, K * C));
+    });
+    agree(failed, "decoding");
+  }
+
+  // Where `rows` rows (`chars` characters) of column c land: from output row `row`, character
+  // `char_at` on.
+  decode_target target(std::size_t c, std::uint64_t rows, std::uint64_t chars, std::uint64_t row,
+                       std::uint64_t char_at) {
+    auto v = outputs_[c].mutable_view();
+    decode_target t{v.type, rows, nullptr};
+    if (v.type == value_type::string) {
+      t.values = v.data;
+      t.offsets = v.offsets + row;
+      t.chars_begin = char_at;
+      t.chars_bytes = chars;
+    } else {
+      t.values = static_cast<std::byte*>(v.data) + row * value_width(v.type);
+    }
+    return t;
+  }
+
+  // stats describe contributor k's columns.
+  std::vector<column> done(clock_type::time_point start, shuffle_stats* stats, std::size_t k) {
+    if (stats != nullptr) {
+      *stats = shuffle_stats{};
+      if (!columns_.empty()) {
+        for (std::size_t c = 0; c < columns_.size(); ++c) {
+          std::uint64_t const rows = manifest_.rows(k, c);
+          stats->raw_bytes += columns_[c].type == value_type::string ? manifest_.chars(k, c) + 8 * rows
+                                                                     : rows * value_width(columns_[c].type);
+        }
+        stats->wire_bytes = manifest_.block_bytes(k);
+        stats->rounds = 1;
+      }
+      stats->seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+    }
+    return std::move(outputs_);
+  }
+
+  Engine& engine_;
+  communicator& comm_;
+  std::span<const column_view> columns_;
+  shuffle_options options_;
+  std::string name_;
+  std::vector<group> groups_;
+
+  // This rank's contribution (allgather; the root's for a broadcast), per column.
+  std::vector<std::uint64_t> my_rows_, my_chars_, my_bytes_;
+  buffer packed_;
+  std::uint64_t packed_bytes_ = 0;
+
+  manifest manifest_;
+  std::vector<int> contributor_rank_;  // per manifest entry
+  std::vector<column> outputs_;
+  buffer statuses_;
+};
+
+}  // namespace
+
+std::vector<column> allgather(device_communicator& comm, std::span<const column_view> columns,
+                              const shuffle_options& options, cudaStream_t stream, shuffle_stats* stats) {
+  device_engine engine(comm, stream);
+  return column_collective<device_engine>(engine, columns, options).allgather(stats);
+}
+
+std::vector<column> allgather(communicator& comm, std::span<const column_view> columns,
+                              const shuffle_options& options, shuffle_stats* stats) {
+  host_engine engine(comm);
+  return column_collective<host_engine>(engine, columns, options).allgather(stats);
+}
+
+std::vector<column> broadcast(device_communicator& comm, std::span<const column_view> columns, int root,
+                              const shuffle_options& options, cudaStream_t stream, shuffle_stats* stats) {
+  device_engine engine(comm, stream);
+  return column_collective<device_engine>(engine, columns, options).broadcast(root, stats);
+}
+
+std::vector<column> broadcast(communicator& comm, std::span<const column_view> columns, int root,
+                              const shuffle_options& options, shuffle_stats* stats) {
+  host_engine engine(comm);
+  return column_collective<host_engine>(engine, columns, options).broadcast(root, stats);
+}
+
+}  // namespace zs

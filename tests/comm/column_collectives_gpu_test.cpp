@@ -1,0 +1,278 @@
+// Compressed all-gather and broadcast of device columns, under mpirun. Each rank uses GPU
+// (local rank mod GPU count). NCCL needs a GPU per rank, so its tests skip (with the reason) when
+// ranks outnumber GPUs; the staged MPI backend lets ranks share a GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm_test.hpp"
+#include "shuffle_support.hpp"
+#include "zs/comm/column_collectives.hpp"
+#include "zs/comm/mpi_communicator.hpp"
+#include "zs/comm/mpi_device_communicator.hpp"
+#include "zs/comm/nccl_communicator.hpp"
+#include "zs/frame.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+using zs::test::all_types;
+
+constexpr std::uint64_t scale = 2000;
+
+enum class backend { nccl, mpi_staged };
+
+std::vector<zs::column> host_columns_of(int r) {
+  std::vector<zs::column> out;
+  for (std::size_t c = 0; c < all_types().size(); ++c) {
+    out.push_back(zs::test::make_column(all_types()[c], r, c, zs::test::rows_of(r, c, scale)));
+  }
+  return out;
+}
+
+std::vector<zs::column_view> views(const std::vector<zs::column>& columns) {
+  std::vector<zs::column_view> out;
+  for (auto const& c : columns) out.push_back(c.view());
+  return out;
+}
+
+std::vector<zs::test::expected_column> concatenated(const std::vector<int>& ranks) {
+  std::vector<zs::test::expected_column> out;
+  for (auto type : all_types()) out.push_back({type, {}, {}});
+  for (int r : ranks) {
+    auto const cols = host_columns_of(r);
+    for (std::size_t c = 0; c < cols.size(); ++c) zs::test::append_rows(out[c], cols[c], 0, cols[c].size());
+  }
+  return out;
+}
+
+void expect_columns(const std::vector<zs::column>& got, const std::vector<zs::test::expected_column>& expected,
+                    const std::string& what) {
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  for (std::size_t c = 0; c < got.size(); ++c) {
+    std::string const type(zs::to_string(expected[c].type));
+    zs::test::expect_column(got[c], expected[c], what + ", column " + std::to_string(c) + " (" + type + ")");
+  }
+}
+
+/// String i of rank r in the uneven test: every third one empty, the others i letters long.
+std::string letters(int r, int i) {
+  if (i % 3 == 0) return {};
+  return std::string(static_cast<std::size_t>(i), static_cast<char>('a' + r));
+}
+
+// Forwards to another device communicator and, on the victim rank, flips a byte in the first
+// frame header of every frame buffer it receives through allgatherv or bcast.
+class corrupting_device_communicator final : public zs::device_communicator {
+ public:
+  corrupting_device_communicator(zs::device_communicator& inner, int victim)
+      : zs::device_communicator(inner.host()), inner_(inner), victim_(victim) {}
+
+  std::string_view transport() const noexcept override { return inner_.transport(); }
+  int damaged() const noexcept { return damaged_; }
+  void stop() noexcept { victim_ = -1; }
+
+ protected:
+  void do_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts, std::byte* recv,
+                    std::span<const std::uint64_t> recv_counts, cudaStream_t stream) override {
+    inner_.alltoallv(send, send_counts, recv, recv_counts, stream, sizes::agreed);
+  }
+  void do_allgatherv(const std::byte* send, std::uint64_t send_bytes, std::byte* recv,
+                     std::span<const std::uint64_t> recv_counts, cudaStream_t stream) override {
+    inner_.allgatherv(send, send_bytes, recv, recv_counts, stream, sizes::agreed);
+    std::uint64_t total = 0;
+    for (auto c : recv_counts) total += c;
+    damage(recv, total, stream);
+  }
+  void do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) override {
+    inner_.bcast(buffer, bytes, root, stream, sizes::agreed);
+    damage(buffer, bytes, stream);
+  }
+  void do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override {
+    inner_.send(bytes, count, peer, stream, sizes::agreed);
+  }
+  void do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override {
+    inner_.recv(bytes, count, peer, stream, sizes::agreed);
+  }
+
+ private:
+  void damage(std::byte* bytes, std::uint64_t size, cudaStream_t stream) {
+    if (rank() != victim_ || size < zs::frame_header_bytes) return;
+    std::byte header[16];
+    zs::copy_async(header, bytes, sizeof(header), stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (zs::detail::load_le(header, 4) != zs::frame_magic) return;
+    header[9] ^= std::byte{0x40};  // the value count: the header checksum no longer matches
+    zs::copy_async(bytes + 9, header + 9, 1, stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    ++damaged_;
+  }
+
+  zs::device_communicator& inner_;
+  int victim_;
+  int damaged_ = 0;
+};
+
+class ColumnCollectivesGpu : public ::testing::TestWithParam<backend> {
+ protected:
+  void SetUp() override {
+    ZS_REQUIRE_GPU();
+    int devices = 0;
+    ZS_CUDA_TRY(cudaGetDeviceCount(&devices));
+    host_ = std::make_unique<zs::mpi_communicator>();
+    if (GetParam() == backend::nccl && host_->size() > devices) {
+      GTEST_SKIP() << "NCCL needs one GPU per rank: " << host_->size() << " ranks, " << devices << " GPU(s)";
+    }
+    ZS_CUDA_TRY(cudaSetDevice(zs::local_rank() % devices));
+    stream_ = std::make_unique<zs::cuda_stream>();
+    if (GetParam() == backend::nccl) {
+      device_ = std::make_unique<zs::nccl_communicator>(*host_);
+    } else {
+      // Small chunks, so the staged transfers take many pieces.
+      device_ = std::make_unique<zs::mpi_device_communicator>(*host_, zs::mpi_device_communicator::mode::staged,
+                                                              std::uint64_t{64} << 10);
+    }
+  }
+
+  std::vector<zs::column> to_device(const std::vector<zs::column>& host) {
+    std::vector<zs::column> out;
+    for (auto const& c : host) out.push_back(c.copy_to(zs::memory_kind::device, *stream_));
+    return out;
+  }
+  std::vector<zs::column> to_host(const std::vector<zs::column>& device) {
+    std::vector<zs::column> out;
+    for (auto const& c : device) out.push_back(c.copy_to(zs::memory_kind::host, *stream_));
+    return out;
+  }
+
+  std::unique_ptr<zs::mpi_communicator> host_;
+  std::unique_ptr<zs::cuda_stream> stream_;
+  std::unique_ptr<zs::device_communicator> device_;
+};
+
+TEST_P(ColumnCollectivesGpu, AllgatherEveryTypeMatchesTheExpectedRowsAndTheCpuPath) {
+  int const me = host_->rank(), ranks = host_->size();
+  auto const host_mine = host_columns_of(me);
+  auto const device_mine = to_device(host_mine);
+  zs::shuffle_stats gpu_stats, cpu_stats;
+  auto const gpu = to_host(zs::allgather(*device_, views(device_mine), {}, *stream_, &gpu_stats));
+  std::vector<int> all;
+  for (int r = 0; r < ranks; ++r) all.push_back(r);
+  expect_columns(gpu, concatenated(all), "GPU allgather");
+  // The GPU codecs write the same frames as the CPU reference: the same bytes on the wire.
+  auto const cpu = zs::allgather(*host_, views(host_mine), {}, &cpu_stats);
+  EXPECT_EQ(gpu_stats.raw_bytes, cpu_stats.raw_bytes);
+  EXPECT_EQ(gpu_stats.wire_bytes, cpu_stats.wire_bytes);
+  EXPECT_EQ(gpu_stats.rounds, 1u);
+}
+
+TEST_P(ColumnCollectivesGpu, AllgatherOfDeviceSlicesReassemblesTheWholeColumn) {
+  int const me = host_->rank(), ranks = host_->size();
+  for (const char* file : {"deb_maintainers.txt", "ncbi_tax_id.i32"}) {
+    auto const whole = zs::test::data_column(file);
+    auto const device_whole = whole.copy_to(zs::memory_kind::device, *stream_);
+    std::uint64_t const b = whole.size() * static_cast<std::uint64_t>(me) / static_cast<std::uint64_t>(ranks);
+    std::uint64_t const e = whole.size() * static_cast<std::uint64_t>(me + 1) / static_cast<std::uint64_t>(ranks);
+    zs::column_view mine = device_whole.view();
+    mine.count = e - b;
+    if (mine.type == zs::value_type::string) {
+      mine.offsets += b;  // a slice: offsets do not start at 0
+    } else {
+      mine.data = static_cast<const std::byte*>(mine.data) + b * zs::value_width(mine.type);
+    }
+    std::vector<zs::column_view> in{mine};
+    auto const out = to_host(zs::allgather(*device_, in, {}, *stream_));
+    zs::test::expected_column expected{whole.type(), {}, {}};
+    zs::test::append_rows(expected, whole, 0, whole.size());
+    ASSERT_EQ(out.size(), 1u);
+    zs::test::expect_column(out[0], expected, file);
+  }
+}
+
+TEST_P(ColumnCollectivesGpu, BroadcastEveryTypeFromEveryRoot) {
+  int const me = host_->rank(), ranks = host_->size();
+  for (int root = 0; root < ranks; ++root) {
+    auto const device_root = me == root ? to_device(host_columns_of(root)) : std::vector<zs::column>{};
+    std::vector<zs::column_view> in;
+    if (me == root) {
+      in = views(device_root);
+    } else {
+      for (auto type : all_types()) in.push_back(zs::column_view{type});
+    }
+    auto const out = to_host(zs::broadcast(*device_, in, root, {}, *stream_));
+    expect_columns(out, concatenated({root}), "GPU broadcast from " + std::to_string(root));
+  }
+}
+
+TEST_P(ColumnCollectivesGpu, EmptyColumnsAndRanksWithoutRows) {
+  int const me = host_->rank();
+  // Odd ranks contribute no rows.
+  std::vector<std::string> strings;
+  std::vector<std::int64_t> numbers;
+  if (me % 2 == 0) {
+    for (int i = 0; i < 50; ++i) {
+      strings.push_back(letters(me, i));
+      numbers.push_back(me * 1000 + i);
+    }
+  }
+  std::vector<zs::column> host_cols;
+  host_cols.push_back(zs::column::from_strings(strings));
+  host_cols.push_back(zs::column::from_values<std::int64_t>(numbers));
+  auto const device_cols = to_device(host_cols);
+  auto const out = to_host(zs::allgather(*device_, views(device_cols), {}, *stream_));
+  std::vector<std::string> expected_strings;
+  std::vector<std::int64_t> expected_numbers;
+  for (int r = 0; r < host_->size(); r += 2) {
+    for (int i = 0; i < 50; ++i) {
+      expected_strings.push_back(letters(r, i));
+      expected_numbers.push_back(r * 1000 + i);
+    }
+  }
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].strings(), expected_strings);
+  ASSERT_EQ(out[1].size(), expected_numbers.size());
+  EXPECT_TRUE(std::equal(expected_numbers.begin(), expected_numbers.end(), out[1].view().values<std::int64_t>()));
+
+  std::vector<zs::column> no_strings;
+  no_strings.push_back(zs::column::from_strings(std::vector<std::string>{}));
+  auto const none = to_device(no_strings);
+  auto const empty = to_host(zs::broadcast(*device_, views(none), 0, {}, *stream_));
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(empty[0].size(), 0u);
+  EXPECT_EQ(empty[0].view().offsets[0], 0);
+}
+
+TEST_P(ColumnCollectivesGpu, HostColumnOnOneRankFailsEveryRank) {
+  auto const host_ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{1, 2, 3});
+  auto const device_ints = host_ints.copy_to(zs::memory_kind::device, *stream_);
+  bool const last = host_->rank() == host_->size() - 1;
+  std::vector<zs::column_view> in{last ? host_ints.view() : device_ints.view()};
+  EXPECT_ZS_ERROR(zs::allgather(*device_, in, {}, *stream_), zs::error_code::invalid_argument);
+  in[0] = device_ints.view();
+  auto const out = to_host(zs::allgather(*device_, in, {}, *stream_));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].size(), 3u * static_cast<unsigned>(host_->size()));
+}
+
+TEST_P(ColumnCollectivesGpu, FrameDamagedInTransitOnOneRankFailsEveryRank) {
+  int const victim = host_->size() - 1;
+  corrupting_device_communicator comm(*device_, victim);
+  auto const device_mine = to_device(host_columns_of(host_->rank()));
+  EXPECT_ZS_ERROR(zs::allgather(comm, views(device_mine), {}, *stream_), zs::error_code::corrupt_frame);
+  auto const device_root = to_device(host_columns_of(0));
+  EXPECT_ZS_ERROR(zs::broadcast(comm, views(device_root), 0, {}, *stream_), zs::error_code::corrupt_frame);
+  if (host_->rank() == victim) {
+    EXPECT_EQ(comm.damaged(), 2);
+  }
+  comm.stop();
+  expect_columns(to_host(zs::broadcast(comm, views(device_root), 0, {}, *stream_)), concatenated({0}),
+                 "after the error");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ColumnCollectivesGpu, ::testing::Values(backend::nccl, backend::mpi_staged),
+                         [](const auto& info) { return info.param == backend::nccl ? "nccl" : "mpi_staged"; });
+
+}  // namespace

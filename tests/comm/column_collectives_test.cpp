@@ -1,0 +1,445 @@
+// Compressed all-gather and broadcast of columns through the CPU reference codecs, under mpirun
+// with 1..4 ranks. Every rank rebuilds what every other rank passed, so each checks its outputs
+// row for row.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "comm_test.hpp"
+#include "shuffle_support.hpp"
+#include "zs/comm/column_collectives.hpp"
+#include "zs/comm/mpi_communicator.hpp"
+#include "zs/frame.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+using zs::test::all_types;
+
+constexpr std::uint64_t scale = 300;
+
+/// Rank `r`'s columns: one of every type, with row counts that differ between ranks.
+std::vector<zs::column> columns_of(int r) {
+  std::vector<zs::column> out;
+  for (std::size_t c = 0; c < all_types().size(); ++c) {
+    out.push_back(zs::test::make_column(all_types()[c], r, c, zs::test::rows_of(r, c, scale)));
+  }
+  return out;
+}
+
+std::vector<zs::column_view> views(const std::vector<zs::column>& columns) {
+  std::vector<zs::column_view> out;
+  for (auto const& c : columns) out.push_back(c.view());
+  return out;
+}
+
+/// Views that name the types only: what a non-root rank may pass to broadcast.
+std::vector<zs::column_view> types_only() {
+  std::vector<zs::column_view> out;
+  for (auto type : all_types()) out.push_back(zs::column_view{type});
+  return out;
+}
+
+/// Column c of the given ranks' columns_of, concatenated in the given order.
+std::vector<zs::test::expected_column> concatenated(const std::vector<int>& ranks) {
+  std::vector<zs::test::expected_column> out;
+  for (auto type : all_types()) out.push_back({type, {}, {}});
+  for (int r : ranks) {
+    auto const cols = columns_of(r);
+    for (std::size_t c = 0; c < cols.size(); ++c) zs::test::append_rows(out[c], cols[c], 0, cols[c].size());
+  }
+  return out;
+}
+
+std::vector<int> every_rank(int ranks) {
+  std::vector<int> out;
+  for (int r = 0; r < ranks; ++r) out.push_back(r);
+  return out;
+}
+
+void expect_columns(const std::vector<zs::column>& got, const std::vector<zs::test::expected_column>& expected,
+                    const std::string& what) {
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  for (std::size_t c = 0; c < got.size(); ++c) {
+    std::string const type(zs::to_string(expected[c].type));
+    zs::test::expect_column(got[c], expected[c], what + ", column " + std::to_string(c) + " (" + type + ")");
+  }
+}
+
+/// The uncompressed bytes of `cols` as shuffle_stats counts them: values, or characters plus
+/// 8 bytes per string.
+std::uint64_t raw_bytes_of(const std::vector<zs::column>& cols) {
+  std::uint64_t total = 0;
+  for (auto const& c : cols) total += c.data_bytes() + (c.type() == zs::value_type::string ? 8 * c.size() : 0);
+  return total;
+}
+
+/// String i of rank r in the uneven test: empty for i == 1, otherwise non-ASCII and of growing
+/// length.
+std::string label(int r, int i) {
+  if (i == 1) return {};
+  std::string s(1, 'r');
+  s += std::to_string(r);
+  s += "\xc3\xa9";  // e with an acute accent, in UTF-8
+  s.append(static_cast<std::size_t>(i), 'x');
+  return s;
+}
+
+/// A host string column view over `offsets`, with no characters behind them: offsets that run
+/// backwards make it malformed in a way only its contents show.
+zs::column_view backwards_strings(const std::int64_t (&offsets)[2]) {
+  static const char chars[8] = {};
+  return zs::column_view{zs::value_type::string, 1, zs::memory_kind::host, chars, offsets};
+}
+
+// Forwards to another communicator and watches the frame buffers (those that start with a frame
+// header) it receives through allgatherv or bcast: it counts their bytes and, on the victim rank,
+// flips a byte in the first header, like a link that damages data in transit. Other traffic
+// (sizes, agreement words, the manifest) passes untouched.
+class tapped_communicator final : public zs::communicator {
+ public:
+  explicit tapped_communicator(zs::communicator& inner, int victim = -1) : inner_(inner), victim_(victim) {}
+
+  int rank() const noexcept override { return inner_.rank(); }
+  int size() const noexcept override { return inner_.size(); }
+  std::uint64_t max_message_bytes() const noexcept override { return inner_.max_message_bytes(); }
+  void barrier() override { inner_.barrier(); }
+
+  int damaged() const noexcept { return damaged_; }
+  std::uint64_t frame_bytes_received() const noexcept { return frame_bytes_; }
+  void stop() noexcept { victim_ = -1; }
+
+ protected:
+  void do_alltoall_u64(std::span<const std::uint64_t> send, std::span<std::uint64_t> recv) override {
+    std::vector<std::uint64_t> const counts(static_cast<std::size_t>(size()), 8);
+    inner_.alltoallv(std::as_bytes(send), counts, std::as_writable_bytes(recv), counts);
+  }
+  void do_allgather_u64(std::span<const std::uint64_t> mine, std::span<std::uint64_t> all) override {
+    std::vector<std::uint64_t> const counts(static_cast<std::size_t>(size()), mine.size() * 8);
+    inner_.allgatherv(std::as_bytes(mine), std::as_writable_bytes(all), counts);
+  }
+  std::uint64_t do_allreduce_u64(std::uint64_t value, reduce_op op) override {
+    switch (op) {
+      case reduce_op::max: return inner_.allreduce_max(value);
+      case reduce_op::min: return inner_.allreduce_min(value);
+      case reduce_op::sum: return inner_.allreduce_sum(value);
+    }
+    return value;
+  }
+  void do_alltoallv(std::span<const std::byte> send, std::span<const std::uint64_t> send_counts,
+                    std::span<std::byte> recv, std::span<const std::uint64_t> recv_counts, bool) override {
+    inner_.alltoallv(send, send_counts, recv, recv_counts);
+  }
+  void do_allgatherv(std::span<const std::byte> send, std::span<std::byte> recv,
+                     std::span<const std::uint64_t> recv_counts) override {
+    inner_.allgatherv(send, recv, recv_counts);
+    damage(recv);
+  }
+  void do_bcast(std::span<std::byte> buffer, int root) override {
+    inner_.bcast(buffer, root);
+    damage(buffer);
+  }
+  void do_send(std::span<const std::byte> bytes, int peer, int tag) override { inner_.send(bytes, peer, tag); }
+  void do_recv(std::span<std::byte> bytes, int peer, int tag) override { inner_.recv(bytes, peer, tag); }
+
+ private:
+  void damage(std::span<std::byte> bytes) {
+    if (bytes.size() < zs::frame_header_bytes || zs::detail::load_le(bytes.data(), 4) != zs::frame_magic) return;
+    frame_bytes_ += bytes.size();
+    if (rank() != victim_) return;
+    bytes[9] ^= std::byte{0x40};  // the value count: the header checksum no longer matches
+    ++damaged_;
+  }
+
+  zs::communicator& inner_;
+  int victim_;
+  int damaged_ = 0;
+  std::uint64_t frame_bytes_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// allgather
+
+TEST(ColumnAllgatherHost, EveryTypeArrivesFromEveryRankInRankOrder) {
+  zs::mpi_communicator comm;
+  auto const mine = columns_of(comm.rank());
+  zs::shuffle_stats stats;
+  auto const out = zs::allgather(comm, views(mine), {}, &stats);
+  expect_columns(out, concatenated(every_rank(comm.size())), "allgather");
+  EXPECT_EQ(stats.raw_bytes, raw_bytes_of(mine));
+  EXPECT_EQ(stats.rounds, 1u);
+  EXPECT_EQ(stats.wire_bytes % zs::frame_alignment, 0u);
+  EXPECT_GE(stats.wire_bytes, mine.size() * zs::frame_header_bytes);
+}
+
+TEST(ColumnAllgatherHost, RawCodecForcedOnEveryColumn) {
+  zs::mpi_communicator comm;
+  auto const mine = columns_of(comm.rank());
+  zs::shuffle_options options;
+  options.codec = zs::codec_id::raw;
+  zs::shuffle_stats stats;
+  auto const out = zs::allgather(comm, views(mine), options, &stats);
+  expect_columns(out, concatenated(every_rank(comm.size())), "allgather, raw codec");
+  EXPECT_GE(stats.wire_bytes, stats.raw_bytes);  // raw frames add headers and padding
+}
+
+// The wire carries the frames as encoded, not the worst-case room the encoder was given.
+TEST(ColumnAllgatherHost, SmallIntegersTakeFarFewerBytesOnTheWire) {
+  zs::mpi_communicator mpi;
+  tapped_communicator comm(mpi);
+  std::vector<std::int64_t> values(20000 + 1000 * static_cast<std::size_t>(comm.rank()));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::int64_t>((i * 7 + comm.rank()) % 200);
+  auto const col = zs::column::from_values<std::int64_t>(values);
+  std::vector<zs::column_view> in{col.view()};
+  zs::shuffle_stats stats;
+  auto const out = zs::allgather(comm, in, {}, &stats);
+  EXPECT_EQ(stats.raw_bytes, values.size() * 8);
+  EXPECT_LT(stats.wire_bytes * 4, stats.raw_bytes) << "8-bit values in 64-bit slots should pack at least 4:1";
+  // What actually arrived: every rank's frames, each far smaller than its rows.
+  EXPECT_EQ(comm.allreduce_sum(stats.wire_bytes), comm.frame_bytes_received());
+  EXPECT_LT(comm.frame_bytes_received() * 4, comm.allreduce_sum(stats.raw_bytes));
+  ASSERT_EQ(out.size(), 1u);
+  std::uint64_t row = 0;
+  for (int r = 0; r < comm.size(); ++r) {
+    std::uint64_t const n = 20000 + 1000 * static_cast<std::uint64_t>(r);
+    for (std::uint64_t i = 0; i < n; ++i, ++row) {
+      ASSERT_EQ(out[0].view().values<std::int64_t>()[row], static_cast<std::int64_t>((i * 7 + r) % 200))
+          << "rank " << r << ", row " << i;
+    }
+  }
+  EXPECT_EQ(out[0].size(), row);
+}
+
+// Rank r passes the r-th slice of a real column (string slices whose offsets do not start at
+// 0); every rank gets the whole column back.
+TEST(ColumnAllgatherHost, SlicesOfRealColumnsReassembleTheWholeColumn) {
+  zs::mpi_communicator comm;
+  int const ranks = comm.size(), me = comm.rank();
+  for (const char* file : {"etopo5_elev_m.i32", "deb_maintainers.txt", "airport_lat.f64", "osm_poi_names.txt"}) {
+    auto const whole = zs::test::data_column(file);
+    std::uint64_t const b = whole.size() * static_cast<std::uint64_t>(me) / static_cast<std::uint64_t>(ranks);
+    std::uint64_t const e = whole.size() * static_cast<std::uint64_t>(me + 1) / static_cast<std::uint64_t>(ranks);
+    zs::column_view mine = whole.view();
+    mine.count = e - b;
+    if (mine.type == zs::value_type::string) {
+      mine.offsets += b;
+    } else {
+      mine.data = static_cast<const std::byte*>(mine.data) + b * zs::value_width(mine.type);
+    }
+    std::vector<zs::column_view> in{mine};
+    auto const out = zs::allgather(comm, in, {});
+    zs::test::expected_column expected{whole.type(), {}, {}};
+    zs::test::append_rows(expected, whole, 0, whole.size());
+    ASSERT_EQ(out.size(), 1u);
+    zs::test::expect_column(out[0], expected, file);
+  }
+}
+
+TEST(ColumnAllgatherHost, NoColumnsEmptyColumnsAndRanksWithoutRows) {
+  zs::mpi_communicator comm;
+  zs::shuffle_stats stats;
+  EXPECT_TRUE(zs::allgather(comm, {}, {}, &stats).empty());
+  EXPECT_EQ(stats.wire_bytes, 0u);
+
+  auto const no_ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{});
+  auto const no_strings = zs::column::from_strings(std::vector<std::string>{});
+  std::vector<zs::column_view> empty{no_ints.view(), no_strings.view()};
+  auto const out = zs::allgather(comm, empty, {});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].size(), 0u);
+  EXPECT_EQ(out[1].size(), 0u);
+  EXPECT_EQ(out[1].view().offsets[0], 0);
+
+  // Odd ranks contribute nothing; even rank r contributes r + 1 strings, one of them empty.
+  int const me = comm.rank();
+  std::vector<std::string> strings;
+  std::vector<std::uint32_t> numbers;
+  if (me % 2 == 0) {
+    for (int i = 0; i <= me; ++i) {
+      strings.push_back(label(me, i));
+      numbers.push_back(static_cast<std::uint32_t>(me * 100 + i));
+    }
+  }
+  auto const s = zs::column::from_strings(strings);
+  auto const n = zs::column::from_values<std::uint32_t>(numbers);
+  std::vector<zs::column_view> uneven{s.view(), n.view()};
+  auto const got = zs::allgather(comm, uneven, {});
+  std::vector<std::string> expected_strings;
+  std::vector<std::uint32_t> expected_numbers;
+  for (int r = 0; r < comm.size(); r += 2) {
+    for (int i = 0; i <= r; ++i) {
+      expected_strings.push_back(label(r, i));
+      expected_numbers.push_back(static_cast<std::uint32_t>(r * 100 + i));
+    }
+  }
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].strings(), expected_strings);
+  ASSERT_EQ(got[1].size(), expected_numbers.size());
+  EXPECT_TRUE(std::equal(expected_numbers.begin(), expected_numbers.end(), got[1].view().values<std::uint32_t>()));
+}
+
+TEST(ColumnAllgatherHost, BadColumnOnOneRankFailsEveryRank) {
+  zs::mpi_communicator comm;
+  bool const last = comm.rank() == comm.size() - 1;
+  auto const ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{1, 2, 3, 4});
+  zs::column_view bad = ints.view();
+  if (last) bad.data = nullptr;  // rows, but no values
+  std::vector<zs::column_view> in{bad};
+  EXPECT_ZS_ERROR(zs::allgather(comm, in, {}), zs::error_code::invalid_argument);
+
+  // A device column handed to the host path.
+  in[0] = ints.view();
+  if (last) in[0].memory = zs::memory_kind::device;
+  EXPECT_ZS_ERROR(zs::allgather(comm, in, {}), zs::error_code::invalid_argument);
+
+  // The communicator is still usable.
+  in[0] = ints.view();
+  auto const out = zs::allgather(comm, in, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].size(), 4u * static_cast<unsigned>(comm.size()));
+}
+
+// String offsets that run backwards are only found while encoding, after the argument round:
+// the failure still reaches every rank, through the manifest, before any frame moves.
+TEST(ColumnAllgatherHost, StringOffsetsRunningBackwardsOnOneRankFailEveryRank) {
+  zs::mpi_communicator comm;
+  auto const fine = zs::column::from_strings(std::vector<std::string>{"a", "bc"});
+  static const std::int64_t backwards[2] = {5, 2};
+  std::vector<zs::column_view> in{comm.rank() == 0 ? backwards_strings(backwards) : fine.view()};
+  EXPECT_ZS_ERROR(zs::allgather(comm, in, {}), zs::error_code::invalid_argument);
+}
+
+TEST(ColumnAllgatherHost, RanksPassingDifferentColumnsFailEveryRank) {
+  zs::mpi_communicator comm;
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks to disagree";
+  auto const ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{1});
+  auto const floats = zs::column::from_values<float>(std::vector<float>{1.0f});
+  std::vector<zs::column_view> types{comm.rank() == 1 ? floats.view() : ints.view()};
+  EXPECT_ZS_ERROR(zs::allgather(comm, types, {}), zs::error_code::invalid_argument);
+  std::vector<zs::column_view> counts{ints.view()};
+  if (comm.rank() == 1) counts.push_back(ints.view());
+  EXPECT_ZS_ERROR(zs::allgather(comm, counts, {}), zs::error_code::invalid_argument);
+}
+
+TEST(ColumnAllgatherHost, CodecThatCannotEncodeATypeFailsEveryRank) {
+  zs::mpi_communicator comm;
+  auto const floats = zs::column::from_values<double>(std::vector<double>{1.5, -2.0});
+  std::vector<zs::column_view> in{floats.view()};
+  zs::shuffle_options options;
+  options.codec = zs::codec_id::bitpack_for;  // integers only
+  EXPECT_ZS_ERROR(zs::allgather(comm, in, options), zs::error_code::unsupported);
+}
+
+TEST(ColumnAllgatherHost, FrameDamagedInTransitOnOneRankFailsEveryRank) {
+  zs::mpi_communicator mpi;
+  int const victim = mpi.size() - 1;
+  tapped_communicator comm(mpi, victim);
+  auto const mine = columns_of(comm.rank());
+  EXPECT_ZS_ERROR(zs::allgather(comm, views(mine), {}), zs::error_code::corrupt_frame);
+  if (comm.rank() == victim) {
+    EXPECT_EQ(comm.damaged(), 1);
+  }
+  // Once the link is healthy again, the same call delivers every row.
+  comm.stop();
+  expect_columns(zs::allgather(comm, views(mine), {}), concatenated(every_rank(comm.size())), "after the error");
+}
+
+// ---------------------------------------------------------------------------------------------
+// broadcast
+
+TEST(ColumnBroadcastHost, EveryTypeFromEveryRoot) {
+  zs::mpi_communicator comm;
+  for (int root = 0; root < comm.size(); ++root) {
+    auto const mine = comm.rank() == root ? columns_of(root) : std::vector<zs::column>{};
+    auto const in = comm.rank() == root ? views(mine) : types_only();
+    zs::shuffle_stats stats;
+    auto const out = zs::broadcast(comm, in, root, {}, &stats);
+    expect_columns(out, concatenated({root}), "broadcast from " + std::to_string(root));
+    // Every rank reports the root's columns.
+    EXPECT_EQ(stats.raw_bytes, raw_bytes_of(columns_of(root)));
+    EXPECT_EQ(comm.allreduce_min(stats.wire_bytes), comm.allreduce_max(stats.wire_bytes));
+    EXPECT_EQ(stats.rounds, 1u);
+  }
+}
+
+// Only the types of non-root views are read: ranks may pass the columns they have.
+TEST(ColumnBroadcastHost, ColumnsOfOtherRanksAreIgnored) {
+  zs::mpi_communicator comm;
+  int const root = comm.size() / 2;
+  auto const mine = columns_of(comm.rank());
+  auto const out = zs::broadcast(comm, views(mine), root, {});
+  expect_columns(out, concatenated({root}), "broadcast from " + std::to_string(root));
+}
+
+TEST(ColumnBroadcastHost, NoColumnsAndEmptyColumns) {
+  zs::mpi_communicator comm;
+  EXPECT_TRUE(zs::broadcast(comm, {}, 0, {}).empty());
+  auto const no_doubles = zs::column::from_values<double>(std::vector<double>{});
+  auto const no_strings = zs::column::from_strings(std::vector<std::string>{});
+  std::vector<zs::column_view> in{no_doubles.view(), no_strings.view()};
+  auto const out = zs::broadcast(comm, in, comm.size() - 1, {});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].type(), zs::value_type::float64);
+  EXPECT_EQ(out[0].size(), 0u);
+  EXPECT_EQ(out[1].size(), 0u);
+  EXPECT_EQ(out[1].view().offsets[0], 0);
+}
+
+TEST(ColumnBroadcastHost, RootOutsideTheGroupFailsEveryRank) {
+  zs::mpi_communicator comm;
+  auto const ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{1, 2});
+  std::vector<zs::column_view> in{ints.view()};
+  EXPECT_ZS_ERROR(zs::broadcast(comm, in, comm.size(), {}), zs::error_code::invalid_argument);
+  EXPECT_ZS_ERROR(zs::broadcast(comm, in, -1, {}), zs::error_code::invalid_argument);
+  // Only one rank names a root outside the group.
+  EXPECT_ZS_ERROR(zs::broadcast(comm, in, comm.rank() == 0 ? comm.size() : 0, {}), zs::error_code::invalid_argument);
+}
+
+TEST(ColumnBroadcastHost, RanksDisagreeingOnRootOrTypesFailEveryRank) {
+  zs::mpi_communicator comm;
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks to disagree";
+  auto const ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{1, 2});
+  std::vector<zs::column_view> in{ints.view()};
+  EXPECT_ZS_ERROR(zs::broadcast(comm, in, comm.rank() == 1 ? 1 : 0, {}), zs::error_code::invalid_argument);
+  std::vector<zs::column_view> types{comm.rank() == 1 ? zs::column_view{zs::value_type::uint32} : ints.view()};
+  EXPECT_ZS_ERROR(zs::broadcast(comm, types, 0, {}), zs::error_code::invalid_argument);
+}
+
+TEST(ColumnBroadcastHost, BadColumnAtTheRootFailsEveryRank) {
+  zs::mpi_communicator comm;
+  int const root = comm.size() - 1;
+  auto const ints = zs::column::from_values<std::int64_t>(std::vector<std::int64_t>{7, 8, 9});
+  zs::column_view bad = ints.view();
+  bad.data = nullptr;
+  std::vector<zs::column_view> in{comm.rank() == root ? bad : zs::column_view{zs::value_type::int64}};
+  EXPECT_ZS_ERROR(zs::broadcast(comm, in, root, {}), zs::error_code::invalid_argument);
+
+  static const std::int64_t backwards[2] = {5, 2};
+  std::vector<zs::column_view> strings{backwards_strings(backwards)};
+  EXPECT_ZS_ERROR(zs::broadcast(comm, strings, root, {}), zs::error_code::invalid_argument);
+
+  // A non-root rank's views are not read: a null data pointer there is fine.
+  std::vector<zs::column_view> fine{comm.rank() == root ? ints.view() : bad};
+  auto const out = zs::broadcast(comm, fine, root, {});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].size(), 3u);
+  EXPECT_EQ(out[0].view().values<std::int64_t>()[2], 9);
+}
+
+TEST(ColumnBroadcastHost, FrameDamagedInTransitOnOneRankFailsEveryRank) {
+  zs::mpi_communicator mpi;
+  int const victim = mpi.size() - 1;
+  tapped_communicator comm(mpi, victim);
+  auto const root_columns = columns_of(0);
+  auto const in = comm.rank() == 0 ? views(root_columns) : types_only();
+  EXPECT_ZS_ERROR(zs::broadcast(comm, in, 0, {}), zs::error_code::corrupt_frame);
+  if (comm.rank() == victim) {
+    EXPECT_EQ(comm.damaged(), 1);
+  }
+  comm.stop();
+  expect_columns(zs::broadcast(comm, in, 0, {}), concatenated({0}), "after the error");
+}
+
+}  // namespace

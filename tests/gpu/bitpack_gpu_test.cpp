@@ -1,0 +1,323 @@
+// The bitpack codec on the GPU, checked against the CPU reference: the same frames byte for
+// byte, each side decodes what the other wrote, with every decoder launch shape, and corrupt
+// frames get the CPU's statuses without their targets being touched.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bitpack/bitpack_format.hpp"
+#include "bitpack_test_inputs.hpp"
+#include "codecs/bitpack_codec.hpp"
+#include "zs/codec.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+namespace bp = zs::bitpack;
+
+const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
+
+template <typename T>
+std::vector<T> to_host(const void* d, std::size_t count, cudaStream_t stream) {
+  std::vector<T> h(count);
+  if (count != 0) zs::copy_async(h.data(), d, count * sizeof(T), stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  return h;
+}
+
+// Columns of mixed integer types on the host and the device, each cut into frames.
+struct batch {
+  std::vector<std::vector<std::byte>> host;
+  std::vector<zs::device_buffer> device;
+  std::vector<zs::encode_source> host_sources, device_sources;
+
+  template <typename T>
+  void add(const std::vector<T>& v, std::size_t parts, cudaStream_t stream) {
+    host.emplace_back(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(host.back().data(), v.data(), v.size() * sizeof(T));
+    device.emplace_back(v.size() * sizeof(T), stream);
+    if (!v.empty()) zs::copy_async(device.back().data(), v.data(), v.size() * sizeof(T), stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    for (std::size_t p = 0; p < parts; ++p) {
+      std::size_t const begin = v.size() * p / parts, end = v.size() * (p + 1) / parts;
+      // Moving a vector or buffer keeps its memory, so these stay valid as the lists grow.
+      host_sources.push_back({zs::value_type_of<T>::value, end - begin,
+                              reinterpret_cast<const T*>(host.back().data()) + begin});
+      device_sources.push_back({zs::value_type_of<T>::value, end - begin, device.back().as<T>() + begin});
+    }
+  }
+};
+
+struct frames {
+  std::vector<std::uint64_t> offsets;
+  std::vector<std::byte> bytes;
+  std::vector<std::uint64_t> sizes;
+};
+
+frames cpu_encode(const batch& b) {
+  frames f;
+  f.offsets = zs::layout_frames(bitpack(), b.host_sources);
+  f.bytes.assign(f.offsets.back(), std::byte{0});
+  f.sizes.assign(b.host_sources.size(), 0);
+  bitpack().encode_host({b.host_sources, f.bytes.data(), f.offsets, f.sizes.data()});
+  return f;
+}
+
+frames gpu_encode(const batch& b, cudaStream_t stream) {
+  frames f;
+  f.offsets = zs::layout_frames(bitpack(), b.device_sources);
+  std::size_t const n = b.device_sources.size();
+  zs::device_buffer out(f.offsets.back(), stream);
+  ZS_CUDA_TRY(cudaMemsetAsync(out.data(), 0, f.offsets.back(), stream));
+  zs::device_buffer sizes(n * sizeof(std::uint64_t), stream);
+  zs::device_buffer temp(bitpack().encode_temp_bytes(b.device_sources), stream);
+  bitpack().encode_async({b.device_sources, out.as<std::byte>(), f.offsets, sizes.as<std::uint64_t>()}, temp.data(),
+                         temp.size(), stream);
+  f.bytes = to_host<std::byte>(out.data(), f.offsets.back(), stream);
+  f.sizes = to_host<std::uint64_t>(sizes.data(), n, stream);
+  return f;
+}
+
+// Decodes `in` on the GPU into targets pre-filled with 0x33; returns statuses and the targets.
+std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> gpu_decode(
+    const zs::codec& c, const batch& b, const frames& in, cudaStream_t stream) {
+  std::size_t const n = b.device_sources.size();
+  zs::device_buffer frames_d(in.bytes.size(), stream);
+  zs::copy_async(frames_d.data(), in.bytes.data(), in.bytes.size(), stream);
+  std::vector<zs::device_buffer> outs;
+  std::vector<zs::decode_target> targets;
+  for (auto const& s : b.device_sources) {
+    outs.emplace_back(s.raw_bytes(), stream);
+    if (s.raw_bytes() != 0) ZS_CUDA_TRY(cudaMemsetAsync(outs.back().data(), 0x33, s.raw_bytes(), stream));
+    targets.push_back({s.type, s.count, outs.back().data()});
+  }
+  zs::device_buffer status(n * sizeof(zs::frame_status), stream);
+  zs::device_buffer temp(c.decode_temp_bytes(targets), stream);
+  c.decode_async({frames_d.as<std::byte>(), in.offsets, targets, status.as<zs::frame_status>()}, temp.data(),
+                 temp.size(), stream);
+  auto statuses = to_host<zs::frame_status>(status.data(), n, stream);
+  std::vector<std::vector<std::byte>> values;
+  for (std::size_t f = 0; f < n; ++f) values.push_back(to_host<std::byte>(outs[f].data(), b.device_sources[f].raw_bytes(), stream));
+  return {std::move(statuses), std::move(values)};
+}
+
+std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> cpu_decode(const batch& b,
+                                                                                         const frames& in) {
+  std::vector<std::vector<std::byte>> values;
+  std::vector<zs::decode_target> targets;
+  for (auto const& s : b.host_sources) values.emplace_back(s.raw_bytes(), std::byte{0x33});
+  for (std::size_t f = 0; f < b.host_sources.size(); ++f) {
+    targets.push_back({b.host_sources[f].type, b.host_sources[f].count, values[f].data()});
+  }
+  std::vector<zs::frame_status> status(targets.size());
+  bitpack().decode_host({in.bytes.data(), in.offsets, targets, status.data()});
+  return {std::move(status), std::move(values)};
+}
+
+void expect_original_values(const batch& b, const std::vector<zs::frame_status>& status,
+                            const std::vector<std::vector<std::byte>>& values, const char* who) {
+  for (std::size_t f = 0; f < b.host_sources.size(); ++f) {
+    ASSERT_EQ(status[f], zs::frame_status::ok) << who << ", frame " << f << ": " << zs::to_string(status[f]);
+    if (b.host_sources[f].count == 0) continue;
+    ASSERT_EQ(std::memcmp(values[f].data(), b.host_sources[f].values, b.host_sources[f].raw_bytes()), 0)
+        << who << ", frame " << f << " (" << b.host_sources[f].count << " values) decodes wrong";
+  }
+}
+
+// GPU frames == CPU frames; the CPU decodes the GPU's; the GPU decodes the CPU's with `codecs`.
+void check_against_cpu(const batch& b, cudaStream_t stream,
+                       std::initializer_list<zs::kernels::bitpack::decode_config> configs = {{}}) {
+  frames const cpu = cpu_encode(b);
+  frames const gpu = gpu_encode(b, stream);
+  ASSERT_EQ(gpu.sizes, cpu.sizes);
+  for (std::size_t f = 0; f < cpu.sizes.size(); ++f) {
+    ASSERT_EQ(std::memcmp(gpu.bytes.data() + cpu.offsets[f], cpu.bytes.data() + cpu.offsets[f], cpu.sizes[f]), 0)
+        << "frame " << f << " (" << b.host_sources[f].count << " values, codec "
+        << static_cast<int>(cpu.bytes[cpu.offsets[f] + 6]) << ") differs between GPU and CPU";
+  }
+  auto const [cpu_status, cpu_values] = cpu_decode(b, gpu);
+  expect_original_values(b, cpu_status, cpu_values, "CPU decoding GPU frames");
+  for (auto const& config : configs) {
+    zs::codecs::bitpack_codec const codec(config);
+    auto const [status, values] = gpu_decode(codec, b, cpu, stream);
+    std::string const who = "GPU decoding CPU frames, D = " + std::to_string(config.blocks_per_cta) +
+                            ", threads = " + std::to_string(config.threads);
+    expect_original_values(b, status, values, who.c_str());
+  }
+}
+
+constexpr std::initializer_list<zs::kernels::bitpack::decode_config> all_configs = {
+    {4, 128}, {8, 128}, {16, 128}, {32, 128}, {4, 256}, {16, 256}, {32, 256}};
+
+class BitpackGpuRealData : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BitpackGpuRealData, MatchesTheCpuReferenceBothWays) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  auto const c = zs::test::data_column(GetParam());
+  for (std::size_t parts : {1, 13, 64}) {
+    SCOPED_TRACE("parts " + std::to_string(parts));
+    batch b;
+    if (c.type() == zs::value_type::int32) {
+      auto const* v = c.view().values<std::int32_t>();
+      b.add(std::vector<std::int32_t>(v, v + c.size()), parts, stream);
+    } else {
+      auto const* v = c.view().values<std::uint32_t>();
+      b.add(std::vector<std::uint32_t>(v, v + c.size()), parts, stream);
+    }
+    check_against_cpu(b, stream, parts == 13 ? all_configs : std::initializer_list<zs::kernels::bitpack::decode_config>{{}});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(IntegerColumns, BitpackGpuRealData,
+                         ::testing::Values("etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32"));
+
+template <typename T>
+class BitpackGpuTyped : public ::testing::Test {};
+using integer_types = ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>;
+TYPED_TEST_SUITE(BitpackGpuTyped, integer_types);
+
+TYPED_TEST(BitpackGpuTyped, AdversarialInputsMatchTheCpuReference) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  batch b;
+  for (auto const& v : zs::test::adversarial_inputs<TypeParam>()) b.add(v, 1, stream);
+  for (auto const& v : zs::test::adversarial_inputs<TypeParam>()) b.add(v, 3, stream);
+  check_against_cpu(b, stream, all_configs);
+}
+
+TEST(BitpackGpuBatch, ManySmallFramesOfMixedTypesInOneBatch) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::mt19937_64 rng(11);
+  std::vector<std::int64_t> a(100000);
+  std::vector<std::uint32_t> b32(70000);
+  std::vector<std::int32_t> c(5000);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::int64_t>(i * i) - 5000;
+  for (std::size_t i = 0; i < b32.size(); ++i) b32[i] = static_cast<std::uint32_t>((i / 700) * 77 + (rng() % 2));
+  for (auto& x : c) x = static_cast<std::int32_t>(rng());
+  batch b;
+  b.add(a, 4096, stream);
+  b.add(b32, 333, stream);
+  b.add(c, 7, stream);
+  check_against_cpu(b, stream);
+}
+
+TEST(BitpackGpuBatch, LargeFramesOfManySegments) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  auto const c = zs::test::data_column("etopo5_elev_m.i32");
+  auto const* v = c.view().values<std::int32_t>();
+  std::vector<std::int32_t> big(c.size() * 5);  // 20M values, 80 MB
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = v[(i * 7) % c.size()] + static_cast<std::int32_t>(i / c.size());
+  batch b;
+  b.add(big, 3, stream);
+  std::vector<std::uint64_t> wide(3000000);
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = (std::uint64_t{1} << 50) + 1000 * i + (i % 7);
+  b.add(wide, 2, stream);
+  check_against_cpu(b, stream, {{16, 128}, {32, 256}});
+}
+
+// Frames the CPU refuses are refused by the GPU with the same status and nothing of theirs is
+// written; the others of the batch decode as on the CPU.
+TEST(BitpackGpuCorrupt, StatusesAndTargetsMatchTheCpu) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  batch b;
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::int32_t> small(1400), sorted(1400), runs(1400);
+    std::vector<std::uint64_t> small64(1400), sorted64(1400), runs64(1400);
+    for (std::size_t i = 0; i < 1400; ++i) {
+      small[i] = static_cast<std::int32_t>(rng() % 200);
+      sorted[i] = static_cast<std::int32_t>(5000 + 11 * i + rng() % 4);
+      runs[i] = static_cast<std::int32_t>((i / 150) * 1000);
+      small64[i] = rng() % 200;
+      sorted64[i] = (std::uint64_t{1} << 40) + 11 * i + rng() % 4;
+      runs64[i] = (i / 150) * 100000000000ULL;
+    }
+    b.add(small, 1, stream);
+    b.add(sorted, 1, stream);
+    b.add(runs, 1, stream);
+    b.add(small64, 1, stream);
+    b.add(sorted64, 1, stream);
+    b.add(runs64, 1, stream);
+  }
+  frames in = cpu_encode(b);
+  std::size_t const n = b.host_sources.size();
+  for (std::size_t f = 0; f < n; ++f) {
+    if (f % 6 == 5) continue;  // leave some frames intact
+    std::byte* frame = in.bytes.data() + in.offsets[f];
+    zs::frame_header h = zs::load_header(frame);
+    std::uint64_t const words = h.payload_bytes / 4;
+    std::uint64_t const blocks = bp::block_count(static_cast<bp::scheme>(h.codec), h.value_count);
+    std::uint64_t const i = (f % 2 == 0 ? rng() % (blocks + 4) : rng() % words) % words;
+    std::byte* w = frame + zs::frame_header_bytes + 4 * i;
+    zs::detail::store_le(w, zs::detail::load_le(w, 4) ^ (std::uint64_t{1} << (rng() % 32)), 4);
+    h.payload_checksum = zs::hash::checksum(frame + zs::frame_header_bytes, h.payload_bytes);
+    zs::store_header(h, frame);
+  }
+  auto const [expected, expected_values] = cpu_decode(b, in);
+  std::size_t refused = 0;
+  for (auto s : expected) refused += s == zs::frame_status::corrupt_payload;
+  EXPECT_GT(refused, 0U);
+  for (auto const& config : all_configs) {
+    zs::codecs::bitpack_codec const codec(config);
+    auto const [status, values] = gpu_decode(codec, b, in, stream);
+    EXPECT_EQ(status, expected);
+    for (std::size_t f = 0; f < n; ++f) EXPECT_EQ(values[f], expected_values[f]) << "frame " << f;
+  }
+}
+
+TEST(BitpackGpuCorrupt, TruncatedFramesAndFramesEndingOffTheAlignment) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  batch b;
+  std::vector<std::uint32_t> v(5000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint32_t>(i % 300);
+  b.add(v, 1, stream);
+  frames in = cpu_encode(b);
+  // The frame alone, in a buffer that ends where the frame does (not on 16 bytes): it decodes,
+  // and the decoder reads nothing past the buffer (compute-sanitizer checks that).
+  std::uint64_t const size = in.sizes[0];
+  in.bytes.resize(size);
+  in.offsets = {0, size};
+  auto const [status, values] = gpu_decode(bitpack(), b, in, stream);
+  expect_original_values(b, status, values, "GPU decoding a tightly sized frame");
+  for (std::uint64_t keep : {std::uint64_t{0}, std::uint64_t{63}, size - 4}) {
+    frames cut = in;
+    cut.bytes.resize(keep == 0 ? 1 : keep);
+    cut.offsets = {0, keep};
+    auto const [s, out] = gpu_decode(bitpack(), b, cut, stream);
+    EXPECT_EQ(s[0], zs::frame_status::truncated) << keep;
+    EXPECT_EQ(out[0], std::vector<std::byte>(v.size() * 4, std::byte{0x33}));
+  }
+}
+
+TEST(BitpackGpuCorrupt, FramesOfNonIntegerTypesAreUnsupported) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::vector<double> d(1000, 1.5);
+  std::vector<zs::encode_source> sources{{zs::value_type::float64, d.size(), d.data()}};
+  auto const& raw = zs::get_codec(zs::codec_id::raw);
+  auto const offsets = zs::layout_frames(raw, sources);
+  std::vector<std::byte> frame(offsets.back());
+  std::uint64_t bytes = 0;
+  raw.encode_host({sources, frame.data(), offsets, &bytes});
+  zs::device_buffer in(frame.size(), stream), out(d.size() * 8, stream), status(sizeof(zs::frame_status), stream);
+  zs::copy_async(in.data(), frame.data(), frame.size(), stream);
+  ZS_CUDA_TRY(cudaMemsetAsync(out.data(), 0x33, d.size() * 8, stream));
+  std::vector<zs::decode_target> targets{{zs::value_type::float64, d.size(), out.data()}};
+  zs::device_buffer temp(bitpack().decode_temp_bytes(targets), stream);
+  bitpack().decode_async({in.as<std::byte>(), offsets, targets, status.as<zs::frame_status>()}, temp.data(),
+                         temp.size(), stream);
+  EXPECT_EQ(to_host<zs::frame_status>(status.data(), 1, stream)[0], zs::frame_status::unsupported_type);
+  EXPECT_EQ(to_host<std::byte>(out.data(), d.size() * 8, stream), std::vector<std::byte>(d.size() * 8, std::byte{0x33}));
+}
+
+}  // namespace
