@@ -1,5 +1,5 @@
 // Compressed all-gather and broadcast of columns (column_collectives.hpp): one protocol, two
-// engines, as in the shuffle:
+// engines, as in the shuffle, built on the primitives of collective_engines.hpp:
 //   host_engine    host memory, CPU reference codecs, the host communicator;
 //   device_engine  device memory, GPU codecs, a device communicator. With no rounds to overlap,
 //                  everything runs on the caller's stream.
@@ -7,12 +7,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 
-#include "common/batch_ops.hpp"
+#include "collective_engines.hpp"
 #include "zs/error.hpp"
 #include "zs/hash.hpp"
 #include "zs/memory.hpp"
@@ -22,12 +21,9 @@ namespace zs {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-struct frame_copy {
-  const std::byte* src;
-  std::byte* dst;
-  std::uint64_t bytes;
-};
+using detail::attempt;
+using detail::bytes_of;
+using detail::failure;
 
 std::uint64_t sum(std::span<const std::uint64_t> values) {
   std::uint64_t total = 0;
@@ -36,37 +32,21 @@ std::uint64_t sum(std::span<const std::uint64_t> values) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Engines
+// Engines: the shared primitives (collective_engines.hpp), the collectives that move the frames,
+// and how this rank reads the ends of its string columns.
 
-class host_engine {
+class host_engine : public detail::host_ops {
  public:
-  using buffer = host_buffer;
-  static constexpr memory_kind memory = memory_kind::host;
-
   explicit host_engine(communicator& comm) : comm_(comm) {}
 
   communicator& host() { return comm_; }
-
-  static buffer allocate(std::uint64_t bytes) { return host_buffer(std::max<std::uint64_t>(bytes, 1)); }
-  static std::byte* data(buffer& b) { return b.as<std::byte>(); }
 
   static std::vector<std::int64_t> read(std::span<const std::int64_t* const> at) {
     std::vector<std::int64_t> out(at.size());
     for (std::size_t i = 0; i < at.size(); ++i) out[i] = *at[i];
     return out;
   }
-  template <typename T>
-  static std::vector<T> read_array(buffer& b, std::size_t n) {
-    return {b.as<T>(), b.as<T>() + n};
-  }
 
-  static void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
-                     std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
-    c.encode_host({sources, frames, layout, frame_bytes});
-  }
-  static void pack(std::span<const frame_copy> copies) {
-    for (auto const& c : copies) std::memcpy(c.dst, c.src, c.bytes);
-  }
   void allgatherv(buffer& send, std::uint64_t send_bytes, buffer& recv, std::span<const std::uint64_t> counts) {
     comm_.allgatherv(std::span(send.as<const std::byte>(), send_bytes), std::span(recv.as<std::byte>(), sum(counts)),
                      counts);
@@ -75,100 +55,39 @@ class host_engine {
     comm_.bcast(std::span(frames.as<std::byte>(), bytes), root);
   }
 
-  static column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
-    column c = column::allocate(type, rows, memory_kind::host, nullptr, chars);
-    if (type == value_type::string) c.mutable_view().offsets[0] = 0;
-    return c;
-  }
-  static void decode(const codec& c, const std::byte* frames, std::span<const std::uint64_t> offsets,
-                     std::span<const decode_target> targets, frame_status* status) {
-    c.decode_host({frames, offsets, targets, status});
-  }
-
  private:
   communicator& comm_;
 };
 
-class device_engine {
+class device_engine : public detail::device_ops {
  public:
-  using buffer = device_buffer;
-  static constexpr memory_kind memory = memory_kind::device;
-
-  device_engine(device_communicator& comm, cudaStream_t stream) : comm_(comm), stream_(stream) {}
+  device_engine(device_communicator& comm, cudaStream_t stream) : device_ops(stream), comm_(comm) {}
 
   communicator& host() { return comm_.host(); }
 
-  buffer allocate(std::uint64_t bytes) { return device_buffer(std::max<std::uint64_t>(bytes, 1), stream_); }
-  static std::byte* data(buffer& b) { return b.as<std::byte>(); }
-
-  std::vector<std::int64_t> read(std::span<const std::int64_t* const> at) {
+  std::vector<std::int64_t> read(std::span<const std::int64_t* const> at) const {
     std::vector<std::int64_t> out(at.size());
     if (at.empty()) return out;
     // Gathered on the device first, so one copy and one synchronisation serve every column.
-    device_buffer gathered(at.size() * sizeof(std::int64_t), stream_);
+    device_buffer gathered(at.size() * sizeof(std::int64_t), stream());
     for (std::size_t i = 0; i < at.size(); ++i) {
-      copy_async(gathered.as<std::int64_t>() + i, at[i], sizeof(std::int64_t), stream_);
+      copy_async(gathered.as<std::int64_t>() + i, at[i], sizeof(std::int64_t), stream());
     }
-    copy_async(out.data(), gathered.data(), at.size() * sizeof(std::int64_t), stream_);
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
-    return out;
-  }
-  template <typename T>
-  std::vector<T> read_array(buffer& b, std::size_t n) {
-    std::vector<T> out(n);
-    if (n == 0) return out;
-    copy_async(out.data(), b.data(), n * sizeof(T), stream_);
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
+    copy_async(out.data(), gathered.data(), at.size() * sizeof(std::int64_t), stream());
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream()));
     return out;
   }
 
-  void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
-              std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
-    device_buffer temp(c.encode_temp_bytes(sources), stream_);
-    c.encode_async({sources, frames, layout, frame_bytes}, temp.data(), temp.size(), stream_);
-  }
-  void pack(std::span<const frame_copy> copies) {
-    std::size_t const n = copies.size();
-    if (n == 0) return;
-    // One batched copy for all frames: tables with many columns would otherwise pay one copy
-    // launch per column.
-    std::vector<std::uint64_t> lists(3 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-      lists[i] = reinterpret_cast<std::uintptr_t>(copies[i].src);
-      lists[n + i] = reinterpret_cast<std::uintptr_t>(copies[i].dst);
-      lists[2 * n + i] = copies[i].bytes;
-    }
-    device_buffer d_lists(lists.size() * sizeof(std::uint64_t), stream_);
-    copy_async(d_lists.data(), lists.data(), lists.size() * sizeof(std::uint64_t), stream_);
-    device_buffer temp(kernels::copy_buffers_temp_bytes(n), stream_);
-    auto* const words = d_lists.as<std::uint64_t>();
-    kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + n),
-                          words + 2 * n, n, temp.data(), temp.size(), stream_);
-  }
   void allgatherv(buffer& send, std::uint64_t send_bytes, buffer& recv, std::span<const std::uint64_t> counts) {
-    comm_.allgatherv(send.as<std::byte>(), send_bytes, recv.as<std::byte>(), counts, stream_,
+    comm_.allgatherv(send.as<std::byte>(), send_bytes, recv.as<std::byte>(), counts, stream(),
                      device_communicator::sizes::agreed);
   }
   void bcast(buffer& frames, std::uint64_t bytes, int root) {
-    comm_.bcast(frames.as<std::byte>(), bytes, root, stream_, device_communicator::sizes::agreed);
-  }
-
-  column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
-    column c = column::allocate(type, rows, memory_kind::device, stream_, chars);
-    if (type == value_type::string) {
-      ZS_CUDA_TRY(cudaMemsetAsync(c.mutable_view().offsets, 0, sizeof(std::int64_t), stream_));
-    }
-    return c;
-  }
-  void decode(const codec& c, const std::byte* frames, std::span<const std::uint64_t> offsets,
-              std::span<const decode_target> targets, frame_status* status) {
-    device_buffer temp(c.decode_temp_bytes(targets), stream_);
-    c.decode_async({frames, offsets, targets, status}, temp.data(), temp.size(), stream_);
+    comm_.bcast(frames.as<std::byte>(), bytes, root, stream(), device_communicator::sizes::agreed);
   }
 
  private:
   device_communicator& comm_;
-  cudaStream_t stream_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -288,38 +207,12 @@ class column_collective {
 
  private:
   using buffer = typename Engine::buffer;
-  struct failure {
-    error_code code;
-    std::string message;
-  };
   struct group {
     const codec* c;
     std::vector<std::size_t> columns;
   };
 
-  // Runs a step of this rank alone and keeps its error for the next agreement point, so the
-  // other ranks learn of it instead of waiting for bytes that never come.
-  template <typename Step>
-  static std::optional<failure> attempt(Step step) {
-    try {
-      step();
-    } catch (const error& e) {
-      return failure{e.code(), e.what()};
-    } catch (const std::bad_alloc&) {
-      return failure{error_code::out_of_memory, "host allocation failed"};
-    }
-    return std::nullopt;
-  }
-
-  // Every rank learns whether any rank failed and throws the worst error code; the failing
-  // ranks add their own message.
-  void agree(const std::optional<failure>& mine, const std::string& where) {
-    std::uint64_t const code = mine ? static_cast<std::uint64_t>(mine->code) + 1 : 0;
-    std::uint64_t const worst = comm_.allreduce_max(code);
-    if (worst == 0) return;
-    ZS_FAIL(static_cast<error_code>(worst - 1),
-            name_ + ": " + where + " failed on a rank" + (mine ? ": " + mine->message : std::string()));
-  }
+  void agree(const std::optional<failure>& mine, std::string_view where) { detail::agree(comm_, mine, name_, where); }
 
   // The same verdict from the status words of the manifest, which every rank already holds:
   // no extra round, and the message can name the ranks.
@@ -443,7 +336,9 @@ class column_collective {
     std::vector<std::uint64_t> base(groups_.size());
     std::uint64_t scratch_bytes = 0;
     for (std::size_t g = 0; g < groups_.size(); ++g) {
-      for (std::size_t c : groups_[g].columns) sources[g].push_back(source(c));
+      for (std::size_t c : groups_[g].columns) {
+        sources[g].push_back(detail::source_rows(columns_[c], 0, columns_[c].count, my_chars_[c]));
+      }
       layouts[g] = layout_frames(*groups_[g].c, sources[g]);
       base[g] = scratch_bytes;
       scratch_bytes += layouts[g].back();
@@ -452,8 +347,8 @@ class column_collective {
     buffer written = engine_.allocate(C * sizeof(std::uint64_t));
     std::size_t first_frame = 0;
     for (std::size_t g = 0; g < groups_.size(); ++g) {
-      engine_.encode(*groups_[g].c, sources[g], Engine::data(scratch) + base[g], layouts[g],
-                     reinterpret_cast<std::uint64_t*>(Engine::data(written)) + first_frame);
+      engine_.encode(*groups_[g].c, sources[g], bytes_of(scratch) + base[g], layouts[g],
+                     reinterpret_cast<std::uint64_t*>(bytes_of(written)) + first_frame);
       first_frame += sources[g].size();
     }
     auto const in_group_order = engine_.template read_array<std::uint64_t>(written, C);
@@ -472,24 +367,14 @@ class column_collective {
     packed_bytes_ = 0;
     for (std::size_t c = 0; c < C; ++c) packed_bytes_ += align_frame(my_bytes_[c]);
     packed_ = engine_.allocate(packed_bytes_);
-    std::vector<frame_copy> copies;
+    std::vector<detail::frame_copy> copies;
     std::uint64_t at = 0;
     for (std::size_t c = 0; c < C; ++c) {
-      copies.push_back({Engine::data(scratch) + encoded_at[c], Engine::data(packed_) + at, my_bytes_[c]});
+      copies.push_back({bytes_of(scratch) + encoded_at[c], bytes_of(packed_) + at, my_bytes_[c]});
       at += align_frame(my_bytes_[c]);
     }
     engine_.pack(copies);
     // scratch is freed here: at once on the host, after the packing copies on the device stream.
-  }
-
-  encode_source source(std::size_t c) const {
-    auto const& v = columns_[c];
-    encode_source s{v.type, v.count, v.data};
-    if (v.type == value_type::string) {
-      s.offsets = v.offsets;
-      s.chars_bytes = my_chars_[c];
-    }
-    return s;
   }
 
   std::vector<std::uint64_t> my_manifest(const std::optional<failure>& failed) const {
@@ -539,7 +424,7 @@ class column_collective {
           chars_so_far[c] += manifest_.chars(k, c);
         }
       }
-      auto* const status = reinterpret_cast<frame_status*>(Engine::data(statuses_));
+      auto* const status = reinterpret_cast<frame_status*>(bytes_of(statuses_));
       std::size_t status_at = 0;
       for (auto const& g : groups_) {
         std::vector<decode_target> targets;
@@ -548,7 +433,8 @@ class column_collective {
         for (std::size_t k = 0; k < K; ++k) {
           for (std::size_t c : g.columns) {
             std::size_t const f = k * C + c;
-            targets.push_back(target(c, manifest_.rows(k, c), manifest_.chars(k, c), out_row[f], out_char[f]));
+            targets.push_back(
+                detail::target_rows(outputs_[c], out_row[f], manifest_.rows(k, c), out_char[f], manifest_.chars(k, c)));
             offsets.push_back(frame_at[f]);
             last_end = frame_at[f] + manifest_.frame_bytes(k, c);
           }
@@ -556,29 +442,12 @@ class column_collective {
         // A frame's room runs to the next frame of its group (frames of other groups may sit in
         // between: an upper bound that stays inside the buffer); the last one's ends with it.
         offsets.push_back(last_end);
-        engine_.decode(*g.c, Engine::data(frames), offsets, targets, status + status_at);
+        engine_.decode(*g.c, bytes_of(frames), offsets, targets, status + status_at);
         status_at += targets.size();
       }
       throw_if_failed(engine_.template read_array<frame_status>(statuses_, K * C));
     });
     agree(failed, "decoding");
-  }
-
-  // Where `rows` rows (`chars` characters) of column c land: from output row `row`, character
-  // `char_at` on.
-  decode_target target(std::size_t c, std::uint64_t rows, std::uint64_t chars, std::uint64_t row,
-                       std::uint64_t char_at) {
-    auto v = outputs_[c].mutable_view();
-    decode_target t{v.type, rows, nullptr};
-    if (v.type == value_type::string) {
-      t.values = v.data;
-      t.offsets = v.offsets + row;
-      t.chars_begin = char_at;
-      t.chars_bytes = chars;
-    } else {
-      t.values = static_cast<std::byte*>(v.data) + row * value_width(v.type);
-    }
-    return t;
   }
 
   // stats describe contributor k's columns.

@@ -1,6 +1,7 @@
 // The compressed column shuffle (shuffle.hpp): one protocol, two engines.
 //
-// shuffle_driver runs the protocol; an engine says where bytes live and how they move:
+// shuffle_driver runs the protocol; an engine, built on the primitives of collective_engines.hpp,
+// says where bytes live and how they move:
 //   host_engine    host memory, CPU reference codecs, the host communicator, all synchronous;
 //   device_engine  device memory, GPU codecs, a device communicator, three streams (encode,
 //                  exchange, decode) chained by events so consecutive rounds overlap.
@@ -8,11 +9,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "collective_engines.hpp"
 #include "common/batch_ops.hpp"
 #include "shuffle_plan.hpp"
 #include "zs/error.hpp"
@@ -33,52 +35,41 @@ const codec& default_codec(value_type type) {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using detail::attempt;
+using detail::bytes_of;
+using detail::failure;
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // ---------------------------------------------------------------------------------------------
-// Engines
+// Engines: the shared primitives (collective_engines.hpp), run where each stage runs, and what
+// the shuffle adds: reading string offsets at round boundaries, frame sizes, the exchange.
 
 class host_engine {
  public:
-  using buffer = host_buffer;
+  using buffer = detail::host_ops::buffer;
+  static constexpr memory_kind memory = detail::host_ops::memory;
   struct round_sync {};
+  enum class stage { encode, exchange, decode };
 
   explicit host_engine(communicator& comm) : comm_(comm) {}
 
   communicator& host() { return comm_; }
-  static constexpr memory_kind memory = memory_kind::host;
-
-  enum class stage { encode, exchange, decode };
-  buffer allocate(std::size_t bytes, stage) { return host_buffer(bytes); }
-  static std::byte* data(buffer& b) { return b.as<std::byte>(); }
+  // Every stage completes before its call returns.
+  static detail::host_ops at(stage) { return {}; }
 
   std::vector<std::int64_t> read_offsets(const std::int64_t* offsets, const std::vector<std::uint64_t>& rows) {
     std::vector<std::int64_t> out(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) out[i] = offsets[rows[i]];
     return out;
   }
-  column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
-    column c = column::allocate(type, rows, memory_kind::host, nullptr, chars);
-    if (type == value_type::string) c.mutable_view().offsets[0] = 0;
-    return c;
+  static column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
+    return detail::host_ops::allocate_output(type, rows, chars);
   }
 
-  void encode(round_sync&, const codec& c, std::span<const encode_source> sources, std::byte* frames,
-              std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
-    c.encode_host({sources, frames, layout, frame_bytes});
-  }
   void encoded(round_sync&) {}
-  std::vector<std::uint64_t> read_sizes(round_sync&, const std::uint64_t* sizes, std::size_t n) {
-    return {sizes, sizes + n};
-  }
-  struct copy {
-    const std::byte* src;
-    std::byte* dst;
-    std::uint64_t bytes;
-  };
-  void pack(round_sync&, const std::vector<copy>& copies) {
-    for (auto const& c : copies) std::memcpy(c.dst, c.src, c.bytes);
+  std::vector<std::uint64_t> read_sizes(round_sync&, buffer& sizes, std::size_t n) {
+    return detail::host_ops::read_array<std::uint64_t>(sizes, n);
   }
   void exchange(round_sync&, buffer& send, std::span<const std::uint64_t> send_counts, buffer& recv,
                 std::span<const std::uint64_t> recv_counts) {
@@ -88,13 +79,6 @@ class host_engine {
     comm_.alltoallv(std::span(send.as<const std::byte>(), out), send_counts, std::span(recv.as<std::byte>(), in),
                     recv_counts);
   }
-  void decode(round_sync&, const codec& c, const std::byte* frames, std::span<const std::uint64_t> offsets,
-              std::span<const decode_target> targets, frame_status* status) {
-    c.decode_host({frames, offsets, targets, status});
-  }
-  std::vector<frame_status> read_statuses(buffer& statuses, std::size_t n) {
-    return {statuses.as<frame_status>(), statuses.as<frame_status>() + n};
-  }
   void finish() {}
 
  private:
@@ -103,11 +87,13 @@ class host_engine {
 
 class device_engine {
  public:
-  using buffer = device_buffer;
+  using buffer = detail::device_ops::buffer;
+  static constexpr memory_kind memory = detail::device_ops::memory;
   struct round_sync {
     cuda_event encoded, exchanged;
     pinned_buffer sizes;
   };
+  enum class stage { encode, exchange, decode };
 
   device_engine(device_communicator& comm, cudaStream_t caller) : comm_(comm), caller_(caller) {
     // The three stages start after whatever the caller enqueued before the call.
@@ -119,16 +105,15 @@ class device_engine {
   }
 
   communicator& host() { return comm_.host(); }
-  static constexpr memory_kind memory = memory_kind::device;
 
-  // Round buffers come from the pool on the stream of the stage that first uses them; each is
-  // re-homed to the stream of its last use before it is dropped, so the pool hands it out again
-  // only after that use.
-  enum class stage { encode, exchange, decode };
-  buffer allocate(std::size_t bytes, stage s) {
-    return device_buffer(bytes, s == stage::encode ? encode_.get() : s == stage::exchange ? exchange_.get() : decode_.get());
+  // Each stage's work runs on that stage's stream. Round buffers come from the pool on the
+  // stream of the stage that first uses them; each is re-homed to the stream of its last use
+  // before it is dropped, so the pool hands it out again only after that use.
+  detail::device_ops at(stage s) const {
+    return detail::device_ops(s == stage::encode     ? encode_.get()
+                              : s == stage::exchange ? exchange_.get()
+                                                     : decode_.get());
   }
-  static std::byte* data(buffer& b) { return b.as<std::byte>(); }
 
   std::vector<std::int64_t> read_offsets(const std::int64_t* offsets, const std::vector<std::uint64_t>& rows) {
     std::vector<std::int64_t> out(rows.size());
@@ -143,47 +128,20 @@ class device_engine {
   }
   column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
     // On the caller's stream, so the outputs outlive this shuffle's streams.
-    column c = column::allocate(type, rows, memory_kind::device, caller_, chars);
-    if (type == value_type::string) ZS_CUDA_TRY(cudaMemsetAsync(c.mutable_view().offsets, 0, 8, caller_));
+    column c = detail::device_ops(caller_).allocate_output(type, rows, chars);
     cuda_event ready;
     ready.record(caller_);
     ZS_CUDA_TRY(cudaStreamWaitEvent(decode_, ready.get(), 0));
     return c;
   }
 
-  void encode(round_sync&, const codec& c, std::span<const encode_source> sources, std::byte* frames,
-              std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
-    device_buffer temp(c.encode_temp_bytes(sources), encode_);
-    c.encode_async({sources, frames, layout, frame_bytes}, temp.data(), temp.size(), encode_);
-  }
   void encoded(round_sync& sync) { sync.encoded.record(encode_); }
-  std::vector<std::uint64_t> read_sizes(round_sync& sync, const std::uint64_t* sizes, std::size_t n) {
+  std::vector<std::uint64_t> read_sizes(round_sync& sync, buffer& sizes, std::size_t n) {
     sync.sizes = pinned_buffer(std::max<std::size_t>(n * 8, 8));
     ZS_CUDA_TRY(cudaStreamWaitEvent(exchange_, sync.encoded.get(), 0));
-    copy_async(sync.sizes.data(), sizes, n * 8, exchange_);
+    copy_async(sync.sizes.data(), sizes.data(), n * 8, exchange_);
     ZS_CUDA_TRY(cudaStreamSynchronize(exchange_));
     return {sync.sizes.as<std::uint64_t>(), sync.sizes.as<std::uint64_t>() + n};
-  }
-  struct copy {
-    const std::byte* src;
-    std::byte* dst;
-    std::uint64_t bytes;
-  };
-  void pack(round_sync&, const std::vector<copy>& copies) {
-    std::size_t const n = copies.size();
-    if (n == 0) return;
-    std::vector<const void*> src(n);
-    std::vector<void*> dst(n);
-    std::vector<std::uint64_t> bytes(n);
-    for (std::size_t i = 0; i < n; ++i) src[i] = copies[i].src, dst[i] = copies[i].dst, bytes[i] = copies[i].bytes;
-    device_buffer lists(3 * n * 8, exchange_);
-    copy_async(lists.as<std::byte>(), src.data(), n * 8, exchange_);
-    copy_async(lists.as<std::byte>() + n * 8, dst.data(), n * 8, exchange_);
-    copy_async(lists.as<std::byte>() + 2 * n * 8, bytes.data(), n * 8, exchange_);
-    device_buffer temp(kernels::copy_buffers_temp_bytes(n), exchange_);
-    kernels::copy_buffers(lists.as<const void* const>(), reinterpret_cast<void* const*>(lists.as<std::byte>() + n * 8),
-                          reinterpret_cast<const std::uint64_t*>(lists.as<std::byte>() + 2 * n * 8), n, temp.data(),
-                          temp.size(), exchange_);
   }
   void exchange(round_sync& sync, buffer& send, std::span<const std::uint64_t> send_counts, buffer& recv,
                 std::span<const std::uint64_t> recv_counts) {
@@ -194,17 +152,6 @@ class device_engine {
     ZS_CUDA_TRY(cudaStreamWaitEvent(decode_, sync.exchanged.get(), 0));
     recv.set_stream(decode_);
   }
-  void decode(round_sync&, const codec& c, const std::byte* frames, std::span<const std::uint64_t> offsets,
-              std::span<const decode_target> targets, frame_status* status) {
-    device_buffer temp(c.decode_temp_bytes(targets), decode_);
-    c.decode_async({frames, offsets, targets, status}, temp.data(), temp.size(), decode_);
-  }
-  std::vector<frame_status> read_statuses(buffer& statuses, std::size_t n) {
-    std::vector<frame_status> out(n);
-    copy_async(out.data(), statuses.data(), n * sizeof(frame_status), decode_);
-    ZS_CUDA_TRY(cudaStreamSynchronize(decode_));
-    return out;
-  }
   void finish() {
     cuda_event done;
     done.record(decode_);
@@ -212,8 +159,6 @@ class device_engine {
   }
   // The scratch of round k is read by the exchange stream's packing.
   void retire_scratch(buffer& scratch) { scratch.set_stream(exchange_); }
-
-  cudaStream_t decode_stream() const { return decode_; }
 
  private:
   device_communicator& comm_;
@@ -240,8 +185,8 @@ class shuffle_driver {
               outputs_.push_back(
                   engine_.allocate_output(plan_.types[c], plan_.out_rows_total[c], plan_.out_chars_total[c]));
             }
-            statuses_ = engine_.allocate(
-                std::max<std::size_t>(plan_.rounds * frames_per_round * sizeof(frame_status), 1), Engine::stage::decode);
+            std::uint64_t const statuses = plan_.rounds * frames_per_round;
+            statuses_ = engine_.at(Engine::stage::decode).allocate(statuses * sizeof(frame_status));
           }),
           "allocating the outputs");
 
@@ -275,10 +220,6 @@ class shuffle_driver {
 
  private:
   using buffer = typename Engine::buffer;
-  struct failure {
-    error_code code;
-    std::string message;
-  };
 
   struct round {
     std::uint64_t k = 0;
@@ -424,33 +365,14 @@ class shuffle_driver {
     }
   }
 
-  // Runs a step of this rank alone and keeps its error for the next agreement point, so the
-  // other ranks learn of it instead of waiting for a message that never comes.
-  template <typename Step>
-  static std::optional<failure> attempt(Step step) {
-    try {
-      step();
-    } catch (const error& e) {
-      return failure{e.code(), e.what()};
-    } catch (const std::bad_alloc&) {
-      return failure{error_code::out_of_memory, "host allocation failed"};
-    }
-    return std::nullopt;
-  }
   template <typename Step>
   void guarded(round& r, Step step) {
     if (!r.failed) r.failed = attempt(step);
   }
 
-  // Every rank learns whether any rank failed (here, or at an earlier decode) and throws with
-  // the failing rank's error code; the failing rank adds its own message.
-  void agree(const std::optional<failure>& here, const std::string& where) {
-    const std::optional<failure>& mine = here ? here : decode_failed_;
-    std::uint64_t const code = mine ? static_cast<std::uint64_t>(mine->code) + 1 : 0;
-    std::uint64_t const worst = comm_.allreduce_max(code);
-    if (worst == 0) return;
-    ZS_FAIL(static_cast<error_code>(worst - 1),
-            "shuffle: " + where + " failed on a rank" + (mine ? ": " + mine->message : std::string()));
+  // A rank whose earlier decode failed reports that failure at the next agreement point.
+  void agree(const std::optional<failure>& here, std::string_view where) {
+    detail::agree(comm_, here ? here : decode_failed_, "shuffle", where);
   }
   void agree(const round& r) { agree(r.failed, "round " + std::to_string(r.k)); }
 
@@ -472,12 +394,13 @@ class shuffle_driver {
         r.group_base.push_back(scratch_bytes);
         scratch_bytes += r.layouts.back().back();
       }
-      r.scratch = engine_.allocate(std::max<std::uint64_t>(scratch_bytes, 1), Engine::stage::encode);
-      r.frame_bytes = engine_.allocate(std::max<std::size_t>(r.order.size() * 8, 8), Engine::stage::encode);
+      auto const encoder = engine_.at(Engine::stage::encode);
+      r.scratch = encoder.allocate(scratch_bytes);
+      r.frame_bytes = encoder.allocate(r.order.size() * 8);
       std::size_t first = 0;
       for (std::size_t g = 0; g < p.groups.size(); ++g) {
-        engine_.encode(r.sync, *p.groups[g].c, sources[g], Engine::data(r.scratch) + r.group_base[g], r.layouts[g],
-                       reinterpret_cast<std::uint64_t*>(Engine::data(r.frame_bytes)) + first);
+        encoder.encode(*p.groups[g].c, sources[g], bytes_of(r.scratch) + r.group_base[g], r.layouts[g],
+                       reinterpret_cast<std::uint64_t*>(bytes_of(r.frame_bytes)) + first);
         first += sources[g].size();
       }
       engine_.encoded(r.sync);
@@ -485,18 +408,10 @@ class shuffle_driver {
   }
 
   encode_source source(std::size_t c, int d, std::uint64_t k) const {
-    auto const& v = columns_[c].column;
     auto const b = plan_.boundary(c, d, k);
-    std::uint64_t const row = plan_.row_at[b], rows = plan_.row_at[b + 1] - row;
-    encode_source s{v.type, rows, nullptr};
-    if (v.type == value_type::string) {
-      s.values = v.data;
-      s.offsets = v.offsets + row;
-      s.chars_bytes = static_cast<std::uint64_t>(plan_.char_at[b + 1] - plan_.char_at[b]);
-    } else {
-      s.values = static_cast<const std::byte*>(v.data) + row * value_width(v.type);
-    }
-    return s;
+    std::uint64_t const row = plan_.row_at[b];
+    return detail::source_rows(columns_[c].column, row, plan_.row_at[b + 1] - row,
+                               static_cast<std::uint64_t>(plan_.char_at[b + 1] - plan_.char_at[b]));
   }
 
   void exchange_round(round& r) {
@@ -505,8 +420,7 @@ class shuffle_driver {
     auto const P = static_cast<std::size_t>(p.ranks);
     std::vector<std::uint64_t> sizes;  // per frame f = d * C + c
     guarded(r, [&] {
-      auto const in_group_order = engine_.read_sizes(r.sync, reinterpret_cast<const std::uint64_t*>(Engine::data(r.frame_bytes)),
-                                                     r.order.size());
+      auto const in_group_order = engine_.read_sizes(r.sync, r.frame_bytes, r.order.size());
       sizes.assign(P * C, 0);
       for (std::size_t i = 0; i < r.order.size(); ++i) sizes[r.order[i]] = in_group_order[i];
     });
@@ -530,8 +444,9 @@ class shuffle_driver {
     stats_.wire_bytes += send_total;
 
     guarded(r, [&] {
-      r.send = engine_.allocate(std::max<std::uint64_t>(send_total, 1), Engine::stage::exchange);
-      r.recv = engine_.allocate(std::max<std::uint64_t>(recv_total, 1), Engine::stage::exchange);
+      auto const exchanger = engine_.at(Engine::stage::exchange);
+      r.send = exchanger.allocate(send_total);
+      r.recv = exchanger.allocate(recv_total);
       // Pack: destination by destination, columns in order, each frame at a 16-byte boundary.
       std::vector<std::uint64_t> frame_at(P * C);
       std::uint64_t at = 0;
@@ -539,16 +454,16 @@ class shuffle_driver {
         frame_at[f] = at;
         at += align_frame(sizes[f]);
       }
-      std::vector<typename Engine::copy> copies;
+      std::vector<detail::frame_copy> copies;
       std::size_t i = 0;
       for (std::size_t g = 0; g < p.groups.size(); ++g) {
         for (std::size_t j = 0; j + 1 < r.layouts[g].size(); ++j, ++i) {
           std::size_t const f = r.order[i];
-          copies.push_back({Engine::data(r.scratch) + r.group_base[g] + r.layouts[g][j], Engine::data(r.send) + frame_at[f],
+          copies.push_back({bytes_of(r.scratch) + r.group_base[g] + r.layouts[g][j], bytes_of(r.send) + frame_at[f],
                             sizes[f]});
         }
       }
-      engine_.pack(r.sync, copies);
+      exchanger.pack(copies);
       retire(r.scratch);
     });
     agree(r);
@@ -586,8 +501,9 @@ class shuffle_driver {
         // A frame's room runs to the next frame of the group (other groups' frames may sit in
         // between: an upper bound, still inside the buffer); the last one's ends at its size.
         offsets.push_back(last_end);
-        engine_.decode(r.sync, *g.c, Engine::data(r.recv), offsets, targets,
-                       reinterpret_cast<frame_status*>(Engine::data(statuses_)) + status_at);
+        engine_.at(Engine::stage::decode)
+            .decode(*g.c, bytes_of(r.recv), offsets, targets,
+                    reinterpret_cast<frame_status*>(bytes_of(statuses_)) + status_at);
         status_at += targets.size();
       }
     });
@@ -596,22 +512,17 @@ class shuffle_driver {
 
   decode_target target(std::size_t c, int s, std::uint64_t k) {
     auto const i = plan_.incoming(c, s, k);
-    auto v = outputs_[c].mutable_view();
-    decode_target t{plan_.types[c], plan_.in_rows[i], nullptr};
-    if (t.type == value_type::string) {
-      t.values = v.data;
-      t.offsets = v.offsets + plan_.out_row[i];
-      t.chars_begin = plan_.out_char[i];
-      t.chars_bytes = plan_.in_chars[i];
-    } else {
-      t.values = static_cast<std::byte*>(v.data) + plan_.out_row[i] * value_width(t.type);
-    }
-    return t;
+    return detail::target_rows(outputs_[c], plan_.out_row[i], plan_.in_rows[i], plan_.out_char[i], plan_.in_chars[i]);
   }
 
   void check_statuses(std::size_t frames_per_round) {
     std::optional<failure> bad = decode_failed_;
-    if (!bad) bad = attempt([&] { throw_if_failed(engine_.read_statuses(statuses_, plan_.rounds * frames_per_round)); });
+    if (!bad) {
+      auto const decoder = engine_.at(Engine::stage::decode);
+      bad = attempt([&] {
+        throw_if_failed(decoder.template read_array<frame_status>(statuses_, plan_.rounds * frames_per_round));
+      });
+    }
     agree(bad, "decoding");
   }
 

@@ -261,24 +261,38 @@ ZS_HD inline bool segment_is_valid(const frame_layout& f, const std::uint32_t* s
   if (f.kind == scheme::for_ || f.kind == scheme::dfor) {
     bool const delta = f.kind == scheme::dfor;
     std::uint64_t const first = seg * tile_blocks;
-    std::uint64_t const last = first + tile_blocks < f.blocks ? first + tile_blocks : f.blocks;
-    for (std::uint64_t i = first; i < last; ++i) {
-      std::uint64_t const st = starts[i];
-      if (i == 0 && st != (delta ? rw : 0)) return false;
-      if (st > dw || dw - st < rw + 1) return false;
-      std::uint32_t const widths = data[st + rw];
-      for (std::uint32_t j = 0; j < miniblocks; ++j) {
-        if (width_of(widths, j) > f.width_bits) return false;
-      }
-      std::uint64_t const size = rw + 1 + widths_sum(widths);
-      std::uint64_t next = i + 1 < f.blocks ? starts[i + 1] : dw;
-      if (delta && i + 1 < f.blocks && (i + 1) % tile_blocks == 0) {
-        if (next < rw) return false;
-        next -= rw;  // the next tile's first value sits between the two blocks
-      }
-      if (next < st || next - st != size) return false;
+    std::uint64_t const count = first + tile_blocks < f.blocks ? tile_blocks : f.blocks - first;
+    // All loads first, none depending on another's check, so that a GPU thread issues them
+    // together; a start out of range reads nothing and fails below.
+    // Loops of a fixed length keep these arrays in registers on the GPU.
+    std::uint64_t st[tile_blocks + 1];
+    std::uint32_t widths[tile_blocks];
+    for (std::uint64_t k = 0; k <= tile_blocks; ++k) {
+      st[k] = k <= count && first + k < f.blocks ? starts[first + k] : dw;
     }
-    return true;
+    bool ok = true;
+    for (std::uint64_t k = 0; k < tile_blocks; ++k) {
+      bool const room = st[k] <= dw && dw - st[k] >= rw + 1;
+      widths[k] = k < count && room ? data[st[k] + rw] : 0;
+      ok = ok && (k >= count || room);
+    }
+    if (first == 0 && st[0] != (delta ? rw : 0)) ok = false;
+    for (std::uint64_t k = 0; k < tile_blocks; ++k) {
+      if (k >= count) break;
+      for (std::uint32_t j = 0; j < miniblocks; ++j) {
+        if (width_of(widths[k], j) > f.width_bits) ok = false;
+      }
+      std::uint64_t const i = first + k;
+      std::uint64_t const size = rw + 1 + widths_sum(widths[k]);
+      std::uint64_t next = st[k + 1];
+      if (delta && i + 1 < f.blocks && (i + 1) % tile_blocks == 0) {
+        // The next tile's first value sits between the two blocks.
+        next = next < rw ? 0 : next - rw;
+        if (st[k + 1] < rw) ok = false;
+      }
+      if (next < st[k] || next - st[k] != size) ok = false;
+    }
+    return ok;
   }
   if (f.kind != scheme::rfor) return false;
   std::uint64_t const st = starts[seg];

@@ -15,7 +15,8 @@ namespace {
 namespace prog = zs::bitpack::gpu;
 using zs::bitpack::frame_layout;
 
-constexpr unsigned encode_threads = 128;
+// Encoder thread blocks are small: a segment per block, so more segments are in flight.
+constexpr unsigned encode_threads = 64;
 constexpr unsigned frame_threads = 128;
 constexpr std::uint64_t max_grid = 0x7fffffffULL;
 
@@ -73,16 +74,22 @@ struct add_words {
   }
 };
 
+__global__ void index_kernel(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t num_chunks,
+                             std::uint32_t* chunk_frame) {
+  std::uint64_t const c = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
+  if (c < num_chunks) prog::index_chunk(chunks, num_frames, c, chunk_frame);
+}
+
 template <typename U>
 __global__ void __launch_bounds__(encode_threads) analyze_kernel(prog::encode_args a) {
-  __shared__ prog::encode_smem<U> sm;
+  __shared__ prog::analyze_smem<U> sm;
   cuda_block<encode_threads> blk;
   prog::analyze_program(blk, a, blockIdx.x, sm);
 }
 
 template <typename U>
 __global__ void __launch_bounds__(encode_threads) pack_kernel(prog::encode_args a) {
-  __shared__ prog::encode_smem<U> sm;
+  __shared__ prog::pack_smem<U> sm;
   cuda_block<encode_threads> blk;
   prog::pack_program(blk, a, blockIdx.x, sm);
 }
@@ -100,6 +107,11 @@ __global__ void check_frames_kernel(prog::decode_args a) {
 __global__ void __launch_bounds__(validate_segments_per_cta) validate_kernel(prog::decode_args a) {
   cuda_block<validate_segments_per_cta> blk;
   prog::validate_program(blk, a, blockIdx.x);
+}
+
+__global__ void plan_kernel(prog::decode_args a, std::uint64_t num_chunks) {
+  std::uint64_t const c = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
+  if (c < num_chunks) prog::plan_chunk(a, c);
 }
 
 template <typename U, int Threads>
@@ -121,6 +133,13 @@ unsigned frame_grid(std::uint64_t frames) {
   return grid_for((frames + frame_threads - 1) / frame_threads, "frame groups");
 }
 
+void launch_index(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t num_chunks,
+                  std::uint32_t* chunk_frame, cudaStream_t stream) {
+  if (num_chunks == 0) return;
+  index_kernel<<<frame_grid(num_chunks), frame_threads, 0, stream>>>(chunks, num_frames, num_chunks, chunk_frame);
+  ZS_CUDA_CHECK_LAUNCH();
+}
+
 template <typename U>
 void launch_encode_pass(bool analyze, const prog::encode_args& a, std::uint64_t segments, cudaStream_t stream) {
   if (segments == 0) return;
@@ -137,11 +156,13 @@ template <typename U, int Threads>
 void launch_decode(const prog::decode_args& a, std::uint64_t chunks, cudaStream_t stream) {
   if (chunks == 0) return;
   unsigned const grid = grid_for(chunks, "decode chunks");
+  plan_kernel<<<frame_grid(chunks), frame_threads, 0, stream>>>(a, chunks);
+  ZS_CUDA_CHECK_LAUNCH();
   std::uint32_t const bytes = prog::decode_smem_layout<U>(a.segments_per_chunk).bytes;
-  if (bytes > 48 * 1024) {
-    ZS_CUDA_TRY(cudaFuncSetAttribute(decode_kernel<U, Threads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(bytes)));
-  }
+  // The kernel's own static shared memory (the block scans) comes on top of `bytes`, so the
+  // limit is raised for every size rather than from 48 KiB of dynamic memory on.
+  ZS_CUDA_TRY(cudaFuncSetAttribute(decode_kernel<U, Threads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(bytes)));
   decode_kernel<U, Threads><<<grid, Threads, bytes, stream>>>(a);
   ZS_CUDA_CHECK_LAUNCH();
 }
@@ -149,8 +170,12 @@ void launch_decode(const prog::decode_args& a, std::uint64_t chunks, cudaStream_
 template <int Threads>
 void launch_decodes(const decode_plan& plan, prog::decode_args a, cudaStream_t stream) {
   a.chunks = plan.chunks32;
+  a.plans = plan.plans32;
+  a.segments_per_chunk = segments_per_cta(plan.config, 32);
   launch_decode<std::uint32_t, Threads>(a, plan.num_chunks32, stream);
   a.chunks = plan.chunks64;
+  a.plans = plan.plans64;
+  a.segments_per_chunk = segments_per_cta(plan.config, 64);
   launch_decode<std::uint64_t, Threads>(a, plan.num_chunks64, stream);
 }
 
@@ -166,6 +191,7 @@ void check_config(const decode_config& config) {
 std::uint32_t slot_words(std::uint32_t width_bits) { return prog::slot_words(width_bits); }
 std::size_t scheme_words_bytes() { return sizeof(prog::scheme_words); }
 std::size_t frame_layout_bytes() { return sizeof(frame_layout); }
+std::size_t chunk_plan_bytes() { return sizeof(prog::chunk_plan); }
 
 std::size_t scan_temp_bytes(std::uint64_t segments) {
   if (segments == 0) return 0;
@@ -178,13 +204,19 @@ std::size_t scan_temp_bytes(std::uint64_t segments) {
 void encode(const encode_plan& plan, cudaStream_t stream) {
   auto const& b = plan.batch;
   if (b.num_frames == 0) return;
-  prog::encode_args a{b.sources,  b.frames,        b.frame_offsets,      b.num_frames, nullptr,
-                      plan.seg_first, plan.sizes, plan.offsets, plan.segment_scheme, plan.choice, nullptr};
+  prog::encode_args a{b.sources,      b.frames,     b.frame_offsets,      b.num_frames,
+                      nullptr,        nullptr,      plan.seg_first,       plan.sizes,
+                      plan.offsets,   plan.segment_scheme, plan.choice,   nullptr};
   prog::encode_args a32 = a, a64 = a;
   a32.chunks = plan.chunks32;
+  a32.chunk_frame = plan.chunk_frame32;
   a32.slots = plan.slots32;
   a64.chunks = plan.chunks64;
+  a64.chunk_frame = plan.chunk_frame64;
   a64.slots = plan.slots64;
+
+  launch_index(plan.chunks32, b.num_frames, plan.segments32, plan.chunk_frame32, stream);
+  launch_index(plan.chunks64, b.num_frames, plan.segments64, plan.chunk_frame64, stream);
 
   launch_encode_pass<std::uint32_t>(true, a32, plan.segments32, stream);
   launch_encode_pass<std::uint64_t>(true, a64, plan.segments64, stream);
@@ -210,8 +242,7 @@ void decode(const decode_plan& plan, cudaStream_t stream) {
   check_config(plan.config);
   auto const& b = plan.batch;
   if (b.num_frames == 0) return;
-  prog::decode_args a{b.frames, b.frame_offsets, b.targets, b.status, b.num_frames, plan.layouts, nullptr,
-                      plan.config.blocks_per_cta / zs::bitpack::tile_blocks};
+  prog::decode_args a{b.frames, b.frame_offsets, b.targets, b.status, b.num_frames, plan.layouts, nullptr, 0, nullptr};
 
   check_frames_kernel<<<frame_grid(b.num_frames), frame_threads, 0, stream>>>(a);
   ZS_CUDA_CHECK_LAUNCH();

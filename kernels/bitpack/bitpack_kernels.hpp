@@ -14,6 +14,7 @@ namespace zs::bitpack {
 struct frame_layout;
 namespace gpu {
 struct scheme_words;
+struct chunk_plan;
 }
 }  // namespace zs::bitpack
 
@@ -22,14 +23,22 @@ namespace zs::kernels::bitpack {
 /// Launch shape of the decoder: the paper's D (blocks of 128 values per thread block) and the
 /// threads per thread block. Parameters of the launch, not of the format.
 struct decode_config {
-  /// A multiple of 4 (one 512-value segment) from 4 to 32.
-  unsigned blocks_per_cta = 16;
+  /// A multiple of 4 (one 512-value segment) from 4 to 32. For 64-bit values a thread block
+  /// takes half as many blocks (at least one segment): the same bytes, and shared memory that
+  /// leaves room for several thread blocks per multiprocessor.
+  unsigned blocks_per_cta = 32;
   /// 128 or 256.
   unsigned threads = 128;
 };
 
 /// Throws zs::error (invalid_argument) for a configuration the kernels are not built for.
 void check_config(const decode_config& config);
+
+/// Segments of 512 values per decode thread block for values of `width_bits` bits.
+inline std::uint32_t segments_per_cta(const decode_config& config, std::uint32_t width_bits) {
+  std::uint32_t const segments = config.blocks_per_cta / 4;
+  return width_bits == 64 && segments > 1 ? segments / 2 : segments;
+}
 
 /// Segments of 512 values one validation thread block checks (one per thread).
 inline constexpr unsigned validate_segments_per_cta = 128;
@@ -41,6 +50,8 @@ struct encode_plan {
   const std::uint64_t* chunks64;  // num_frames + 1: segments of the 64-bit frames
   std::uint64_t segments32;
   std::uint64_t segments64;
+  std::uint32_t* chunk_frame32;            // segments32: each one's frame
+  std::uint32_t* chunk_frame64;            // segments64
   const std::uint64_t* seg_first;          // per frame: its first segment, 32-bit frames' first
   zs::bitpack::gpu::scheme_words* sizes;   // segments32 + segments64
   zs::bitpack::gpu::scheme_words* offsets; // segments32 + segments64 + 1
@@ -72,11 +83,14 @@ struct decode_plan {
   std::uint64_t num_chunks64;
   const std::uint64_t* checks;         // num_frames + 1: validation chunks of every integer frame
   std::uint64_t num_checks;
+  zs::bitpack::gpu::chunk_plan* plans32;  // num_chunks32
+  zs::bitpack::gpu::chunk_plan* plans64;  // num_chunks64
   decode_config config;
 };
 
-/// Bytes of one frame_layout entry.
+/// Bytes of one frame_layout entry, and of one chunk_plan entry.
 std::size_t frame_layout_bytes();
+std::size_t chunk_plan_bytes();
 
 /// Checks and decodes every frame whose status is ok; sets unsupported_type or corrupt_payload
 /// on frames the format rules refuse, before anything of theirs is written.

@@ -15,14 +15,17 @@
 // The unit of work is a segment of 512 values: four for-blocks, one dfor tile, one rfor block.
 // Encoding is two passes over the segments of a batch, with a scan and a per-frame choice
 // between them (bitpack_kernels.cu has the sequence):
+//   index:   per segment, its frame (so the passes need no search);
 //   analyze: load a segment, compute the exact data words of for, dfor and rfor, and keep the
 //            smallest encoding in a temp slot when it is at most half the raw size (so the
 //            second pass reads fewer bytes than the input);
 //   choose:  per frame, totals from the scan, the smallest scheme, the header fields;
-//   pack:    per segment, get the values back (temp slot, or the input again), pack the frame's
-//            scheme at the segment's offset, write its block starts.
-// Decoding: check each frame's layout, validate every segment, then decode chunks of several
-// segments per thread block (the tile of the paper) through shared memory.
+//   pack:    per segment, at the segment's offset in its frame: copy the slot when it holds the
+//            frame's scheme; otherwise get the values back (from the slot, or the input again)
+//            and pack the frame's scheme; then the segment's block starts.
+// Decoding: check each frame's layout, validate every segment, plan each chunk (its frame and
+// tile), then decode chunks of several segments per thread block (the tile of the paper)
+// through shared memory. Nothing of a frame is written before all of it passed validation.
 #pragma once
 
 #include <cstddef>
@@ -333,15 +336,18 @@ ZS_BLOCK_FN void validate_program(Block& blk, const decode_args& a, std::uint64_
 /// One thread per decode chunk, after validation: the chunk's frame, tile and segments.
 ZS_HD inline void plan_chunk(const decode_args& a, std::uint64_t chunk) {
   std::size_t const f = kernels::frame_of_chunk(a.chunks, a.num_frames, chunk);
-  chunk_plan p{};
-  p.kind = skip_chunk;
+  chunk_plan& p = a.plans[chunk];  // written in place: its seg_off array stays out of local memory
+  if (a.status[f] != frame_status::ok) {  // refused: its layout may not even have been read
+    p.kind = skip_chunk;
+    return;
+  }
   frame_layout const layout = a.layouts[f];
   std::uint32_t const G = a.segments_per_chunk;
   std::uint64_t const n = layout.count;
   std::uint64_t const nseg = segment_count(n);
   std::uint64_t const s0 = (chunk - a.chunks[f]) * G;
-  if (a.status[f] != frame_status::ok || s0 >= nseg) {
-    a.plans[chunk] = p;
+  if (s0 >= nseg) {
+    p.kind = skip_chunk;
     return;
   }
   std::uint32_t const width = layout.width_bits / 8;
@@ -355,7 +361,6 @@ ZS_HD inline void plan_chunk(const decode_args& a, std::uint64_t chunk) {
     p.tile = payload + v0 * width;
     p.words = p.values;
     p.kind = static_cast<std::uint32_t>(scheme::raw);
-    a.plans[chunk] = p;
     return;
   }
   std::uint32_t const rw = reference_words(layout.width_bits);
@@ -368,14 +373,13 @@ ZS_HD inline void plan_chunk(const decode_args& a, std::uint64_t chunk) {
   std::uint64_t const w1 = s0 + g < nseg ? seg_start(s0 + g) : layout.data_words;
   // Validation makes this impossible; the check keeps shared memory safe regardless.
   if (w1 < w0 || w1 - w0 > std::uint64_t{g} * max_segment_words(layout.width_bits)) {
-    a.plans[chunk] = p;
+    p.kind = skip_chunk;
     return;
   }
   p.tile = payload + 4 * (layout.blocks + w0);
   p.words = static_cast<std::uint32_t>(w1 - w0);
   for (std::uint32_t i = 0; i < g; ++i) p.seg_off[i] = static_cast<std::uint32_t>(seg_start(s0 + i) - w0);
   p.kind = static_cast<std::uint32_t>(layout.kind);
-  a.plans[chunk] = p;
 }
 
 /// Shared-memory layout of the decode program for chunks of G segments (byte offsets).
@@ -422,20 +426,25 @@ ZS_HD inline decode_view<U> carve_decode(std::byte* smem, std::uint32_t g) noexc
 template <class Block, typename U>
 ZS_BLOCK_FN void decode_program(Block& blk, const decode_args& a, std::uint64_t chunk, std::byte* smem) {
   constexpr unsigned T = Block::threads;
-  chunk_plan const p = a.plans[chunk];
-  if (p.kind == skip_chunk) return;
+  // Field by field: a copy of the whole plan would put its seg_off array in local memory.
+  chunk_plan const& p = a.plans[chunk];
+  std::uint32_t const kind = p.kind;
+  if (kind == skip_chunk) return;
   U* out = static_cast<U*>(p.out);
-  if (p.kind == static_cast<std::uint32_t>(scheme::raw)) {
-    auto const* in = reinterpret_cast<const U*>(a.frames + p.tile);
-    for (std::uint32_t q = blk.tid; q < p.values; q += T) out[q] = in[q];
+  std::uint64_t const tile = p.tile;
+  std::uint32_t const values = p.values;
+  if (kind == static_cast<std::uint32_t>(scheme::raw)) {
+    auto const* in = reinterpret_cast<const U*>(a.frames + tile);
+    for (std::uint32_t q = blk.tid; q < values; q += T) out[q] = in[q];
     return;
   }
+  std::uint32_t const segments = p.segments;
   decode_view<U> const v = carve_decode<U>(smem, a.segments_per_chunk);
-  auto const* src = reinterpret_cast<const std::uint32_t*>(a.frames + p.tile);
+  auto const* src = reinterpret_cast<const std::uint32_t*>(a.frames + tile);
   std::uint32_t const shift = load_tile(blk, src, p.words, v.tile);
-  if (blk.tid < p.segments) v.seg_off[blk.tid] = shift + p.seg_off[blk.tid];
+  if (blk.tid < segments) v.seg_off[blk.tid] = shift + p.seg_off[blk.tid];
   blk.sync();
-  decode_chunk(blk, static_cast<scheme>(p.kind), p.segments, p.values, v, out);
+  decode_chunk(blk, static_cast<scheme>(kind), segments, values, v, out);
 }
 
 // --- encoding --------------------------------------------------------------------------------
@@ -446,6 +455,7 @@ struct encode_args {
   const std::uint64_t* frame_offsets;
   std::uint64_t num_frames;
   const std::uint64_t* chunks;       // chunk map of this width class: one chunk per segment
+  const std::uint32_t* chunk_frame;  // per chunk of this width class: its frame (index_chunk)
   const std::uint64_t* seg_first;    // per frame: batch-wide index of its first segment
   scheme_words* sizes;               // per segment (batch-wide)
   const scheme_words* offsets;       // inclusive scan of sizes after a leading zero
@@ -453,6 +463,12 @@ struct encode_args {
   std::uint8_t* choice;              // per frame: the chosen scheme
   std::uint32_t* slots;              // this width class: slot_words per chunk
 };
+
+/// One thread per chunk: records the chunk's frame, so the passes look it up in one load.
+ZS_HD inline void index_chunk(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t chunk,
+                              std::uint32_t* chunk_frame) {
+  chunk_frame[chunk] = static_cast<std::uint32_t>(kernels::frame_of_chunk(chunks, num_frames, chunk));
+}
 
 /// What the analysis finds in a segment.
 template <typename U>
@@ -473,45 +489,71 @@ struct segment_stats {
   std::uint32_t kept;              // analyze: scheme kept in the slot
 };
 
-/// Shared memory of the encoder's passes (one segment per thread block).
+/// The shared memory one segment's analysis and packing work on.
 template <typename U>
-struct encode_smem {
+struct segment_view {
+  U* vals;                // the segment's values
+  std::uint16_t* heads;   // run r starts at heads[r] ...
+  std::uint16_t* ends;    // ... and ends at ends[r]
+  segment_stats<U>* st;
+};
+
+/// Shared memory of the analyze pass: one segment per thread block.
+template <typename U>
+struct analyze_smem {
   U vals[segment_values];
-  std::uint16_t heads[segment_values];  // run r starts at heads[r] ...
-  std::uint16_t ends[segment_values];   // ... and ends at ends[r]
+  std::uint16_t heads[segment_values];
+  std::uint16_t ends[segment_values];
   segment_stats<U> st;
-  // Decoding a kept slot in the pack pass.
+  ZS_HD segment_view<U> view() { return {vals, heads, ends, &st}; }
+};
+
+/// Shared memory of the pack pass. Decoding a kept slot (runs, lengths) and analysing the
+/// values again (run heads and ends) come one after the other, so they share `scratch`.
+template <typename U>
+struct pack_smem {
+  static constexpr std::size_t scratch_bytes = segment_values * (sizeof(U) + 4);
+  U vals[segment_values];
+  alignas(16) std::byte scratch[scratch_bytes];
   alignas(16) std::uint32_t tile[slot_words(8 * sizeof(U)) + 8];
-  U runv[segment_values];
-  std::uint32_t lens[segment_values];
   block_entry<U> table[tile_blocks];
   U firsts[1];
   std::uint32_t seg_off[1];
   rfor_state<U> rs;
+  segment_stats<U> st;
+  ZS_HD segment_view<U> view() {
+    auto* heads = reinterpret_cast<std::uint16_t*>(scratch);
+    return {vals, heads, heads + segment_values, &st};
+  }
+  ZS_HD decode_view<U> decoding() {
+    return {tile, table, firsts, seg_off, vals, reinterpret_cast<U*>(scratch),
+            reinterpret_cast<std::uint32_t*>(scratch + segment_values * sizeof(U)), &rs};
+  }
 };
 
 inline constexpr std::uint32_t want_for = 1U << 1;
 inline constexpr std::uint32_t want_dfor = 1U << 2;
 inline constexpr std::uint32_t want_rfor = 1U << 3;
 
-/// Exact data words of the schemes in `want` for the m values in sm.vals, with the block
+/// Exact data words of the schemes in `want` for the m values in sv.vals, with the block
 /// references and widths packing needs. `flip` maps the type's order to the unsigned order
 /// (the sign bit for signed types, else 0); differences are always ordered as signed.
 template <class Block, typename U>
-ZS_BLOCK_FN void analyze(Block& blk, encode_smem<U>& sm, std::uint32_t m, U flip, std::uint32_t want) {
+ZS_BLOCK_FN void analyze(Block& blk, const segment_view<U>& sv, std::uint32_t m, U flip, std::uint32_t want) {
   constexpr unsigned T = Block::threads;
   constexpr unsigned K = segment_values / T;
   constexpr std::uint32_t rw = sizeof(U) / 4;
   constexpr U ones = static_cast<U>(~U{0});
   constexpr U sign = sign_bit<U>();
-  segment_stats<U>& st = sm.st;
+  segment_stats<U>& st = *sv.st;
+  const U* vals = sv.vals;
   unsigned const lane = blk.tid % 32;
   // Striped: in round k, warp w covers positions [32 (k T / 32 + w), +32), one miniblock.
   if (want & (want_for | want_rfor)) {
     for (unsigned k = 0; k < K; ++k) {
       std::uint32_t const p = blk.tid + k * T;
       bool const valid = p < m;
-      U const x = valid ? static_cast<U>(sm.vals[p] ^ flip) : U{0};
+      U const x = valid ? static_cast<U>(vals[p] ^ flip) : U{0};
       U const lo = blk.warp_min(valid ? x : ones);
       U const hi = blk.warp_max(x);
       if (lane == 0) {
@@ -524,7 +566,7 @@ ZS_BLOCK_FN void analyze(Block& blk, encode_smem<U>& sm, std::uint32_t m, U flip
     for (unsigned k = 0; k < K; ++k) {
       std::uint32_t const p = blk.tid + k * T;
       bool const valid = p >= 1 && p < m;
-      U const d = valid ? static_cast<U>(static_cast<U>(sm.vals[p] - sm.vals[p - 1]) ^ sign) : U{0};
+      U const d = valid ? static_cast<U>(static_cast<U>(vals[p] - vals[p - 1]) ^ sign) : U{0};
       U const lo = blk.warp_min(valid ? d : ones);
       U const hi = blk.warp_max(d);
       if (lane == 0) {
@@ -533,27 +575,26 @@ ZS_BLOCK_FN void analyze(Block& blk, encode_smem<U>& sm, std::uint32_t m, U flip
       }
     }
   }
+  std::uint32_t runs = 0;
   if (want & want_rfor) {
     // Blocked: thread t owns positions [t K, t K + K), so a scan of head counts numbers runs.
     std::uint32_t heads = 0;
     for (unsigned i = 0; i < K; ++i) {
       std::uint32_t const p = blk.tid * K + i;
-      if (p < m && (p == 0 || sm.vals[p] != sm.vals[p - 1])) ++heads;
+      if (p < m && (p == 0 || vals[p] != vals[p - 1])) ++heads;
     }
-    std::uint32_t runs;
     std::uint32_t run = blk.exclusive_sum(heads, runs);
     for (unsigned i = 0; i < K; ++i) {
       std::uint32_t const p = blk.tid * K + i;
       if (p >= m) break;
-      if (p == 0 || sm.vals[p] != sm.vals[p - 1]) sm.heads[run++] = static_cast<std::uint16_t>(p);
-      if (p + 1 == m || sm.vals[p + 1] != sm.vals[p]) sm.ends[run - 1] = static_cast<std::uint16_t>(p);
+      if (p == 0 || vals[p] != vals[p - 1]) sv.heads[run++] = static_cast<std::uint16_t>(p);
+      if (p + 1 == m || vals[p + 1] != vals[p]) sv.ends[run - 1] = static_cast<std::uint16_t>(p);
     }
-    if (blk.tid == 0) st.runs = runs;
     blk.sync();
     for (unsigned k = 0; k < K; ++k) {
       std::uint32_t const q = blk.tid + k * T;
       bool const valid = q < runs;
-      std::uint32_t const length = valid ? std::uint32_t{sm.ends[q]} - sm.heads[q] + 1 : 0;
+      std::uint32_t const length = valid ? std::uint32_t{sv.ends[q]} - sv.heads[q] + 1 : 0;
       std::uint32_t const lo = blk.warp_min(valid ? length : 0xffffffffU);
       std::uint32_t const hi = blk.warp_max(length);
       if (lane == 0) {
@@ -563,88 +604,112 @@ ZS_BLOCK_FN void analyze(Block& blk, encode_smem<U>& sm, std::uint32_t m, U flip
     }
   }
   blk.sync();
-  // Per block: threads 0-3 for, 4-7 dfor; thread 8 rfor.
-  if (blk.tid < 4 && (want & want_for)) {
-    std::uint32_t const i = blk.tid;
-    if (i * block_values < m) {
-      U key = ones;
-      for (std::uint32_t j = 0; j < miniblocks; ++j) {
-        if (i * block_values + j * miniblock_values < m) key = min_of(key, st.lo[4 * i + j]);
-      }
-      std::uint32_t widths = 0;
-      for (std::uint32_t j = 0; j < miniblocks; ++j) {
-        if (i * block_values + j * miniblock_values < m) {
-          widths |= bit_width(static_cast<U>(st.hi[4 * i + j] - key)) << (8 * j);
-        }
-      }
-      st.for_ref[i] = static_cast<U>(key ^ flip);
-      st.for_widths[i] = widths;
-    }
-  }
-  if (blk.tid >= 4 && blk.tid < 8 && (want & want_dfor)) {
-    std::uint32_t const i = blk.tid - 4;
-    if (i * block_values < m) {
-      auto const holds = [&](std::uint32_t j) {  // does miniblock j hold a difference?
-        std::uint32_t const lo = max_of<std::uint32_t>(i * block_values + j * miniblock_values, 1);
-        std::uint32_t const hi = min_of<std::uint32_t>(i * block_values + (j + 1) * miniblock_values, m);
-        return lo < hi;
-      };
-      U key = sign;  // the reference 0 when the block holds no difference
-      bool any = false;
-      for (std::uint32_t j = 0; j < miniblocks; ++j) {
-        if (holds(j)) {
-          key = any ? min_of(key, st.dlo[4 * i + j]) : st.dlo[4 * i + j];
-          any = true;
-        }
-      }
-      std::uint32_t widths = 0;
-      for (std::uint32_t j = 0; j < miniblocks; ++j) {
-        if (holds(j)) widths |= bit_width(static_cast<U>(st.dhi[4 * i + j] - key)) << (8 * j);
-      }
-      st.dfor_ref[i] = static_cast<U>(key ^ sign);
-      st.dfor_widths[i] = widths;
-    }
-  }
-  if (blk.tid == 8 && (want & want_rfor)) {
-    U lo = ones, hi = 0;
-    for (std::uint32_t s = 0; s * 32 < m; ++s) {
-      lo = min_of(lo, st.lo[s]);
-      hi = max_of(hi, st.hi[s]);
-    }
-    std::uint32_t llo = 0xffffffffU, lhi = 0;
-    for (std::uint32_t s = 0; s * 32 < st.runs; ++s) {
-      llo = min_of(llo, st.llo[s]);
-      lhi = max_of(lhi, st.lhi[s]);
-    }
-    st.rfor_ref = static_cast<U>(lo ^ flip);
-    st.value_bits = bit_width(static_cast<U>(hi - lo));
-    st.min_length = llo;
-    st.length_bits = bit_width(lhi - llo);
-  }
-  blk.sync();
+  std::uint32_t const blocks = (m + block_values - 1) / block_values;
+  // One thread per scheme: references, widths and the exact data words.
   if (blk.tid == 0) {
     st.m = m;
-    st.dfor_first = sm.vals[0];
-    std::uint32_t const blocks = (m + block_values - 1) / block_values;
-    std::uint32_t fw = 0, dw = rw;
-    for (std::uint32_t i = 0; i < blocks; ++i) {
-      if (want & want_for) fw += rw + 1 + widths_sum(st.for_widths[i]);
-      if (want & want_dfor) dw += rw + 1 + widths_sum(st.dfor_widths[i]);
+    std::uint32_t words = 0;
+    if (want & want_for) {
+      for (std::uint32_t i = 0; i < blocks; ++i) {
+        U key = ones;
+        for (std::uint32_t j = 0; j < miniblocks; ++j) {
+          if (i * block_values + j * miniblock_values < m) key = min_of(key, st.lo[4 * i + j]);
+        }
+        std::uint32_t widths = 0;
+        for (std::uint32_t j = 0; j < miniblocks; ++j) {
+          if (i * block_values + j * miniblock_values < m) {
+            widths |= bit_width(static_cast<U>(st.hi[4 * i + j] - key)) << (8 * j);
+          }
+        }
+        st.for_ref[i] = static_cast<U>(key ^ flip);
+        st.for_widths[i] = widths;
+        words += rw + 1 + widths_sum(widths);
+      }
     }
-    st.words[0] = fw;
-    st.words[1] = dw;
-    st.words[2] = (want & want_rfor)
-                      ? static_cast<std::uint32_t>(rfor_block_words({st.runs, st.min_length, st.value_bits, st.length_bits}, 8 * sizeof(U)))
-                      : 0;
+    st.words[0] = words;
+  }
+  if (blk.tid == 1) {
+    std::uint32_t words = 0;
+    if (want & want_dfor) {
+      st.dfor_first = vals[0];
+      words = rw;
+      for (std::uint32_t i = 0; i < blocks; ++i) {
+        auto const holds = [&](std::uint32_t j) {  // does miniblock j hold a difference?
+          std::uint32_t const lo = max_of<std::uint32_t>(i * block_values + j * miniblock_values, 1);
+          std::uint32_t const hi = min_of<std::uint32_t>(i * block_values + (j + 1) * miniblock_values, m);
+          return lo < hi;
+        };
+        U key = sign;  // the reference 0 when the block holds no difference
+        bool any = false;
+        for (std::uint32_t j = 0; j < miniblocks; ++j) {
+          if (holds(j)) {
+            key = any ? min_of(key, st.dlo[4 * i + j]) : st.dlo[4 * i + j];
+            any = true;
+          }
+        }
+        std::uint32_t widths = 0;
+        for (std::uint32_t j = 0; j < miniblocks; ++j) {
+          if (holds(j)) widths |= bit_width(static_cast<U>(st.dhi[4 * i + j] - key)) << (8 * j);
+        }
+        st.dfor_ref[i] = static_cast<U>(key ^ sign);
+        st.dfor_widths[i] = widths;
+        words += rw + 1 + widths_sum(widths);
+      }
+    }
+    st.words[1] = words;
+  }
+  if (blk.tid == 2) {
+    std::uint32_t words = 0;
+    if (want & want_rfor) {
+      U lo = ones, hi = 0;
+      for (std::uint32_t s = 0; s * 32 < m; ++s) {
+        lo = min_of(lo, st.lo[s]);
+        hi = max_of(hi, st.hi[s]);
+      }
+      std::uint32_t llo = 0xffffffffU, lhi = 0;
+      for (std::uint32_t s = 0; s * 32 < runs; ++s) {
+        llo = min_of(llo, st.llo[s]);
+        lhi = max_of(lhi, st.lhi[s]);
+      }
+      st.runs = runs;
+      st.rfor_ref = static_cast<U>(lo ^ flip);
+      st.value_bits = bit_width(static_cast<U>(hi - lo));
+      st.min_length = llo;
+      st.length_bits = bit_width(lhi - llo);
+      words = static_cast<std::uint32_t>(rfor_block_words({runs, llo, st.value_bits, st.length_bits}, 8 * sizeof(U)));
+    }
+    st.words[2] = words;
   }
   blk.sync();
 }
 
-/// Word q of the segment's encoding in `kind` (after analyze and the block layout).
+/// Blocks of a segment of m values in scheme `kind`.
+ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexcept {
+  return kind == scheme::rfor ? 1 : (m + block_values - 1) / block_values;
+}
+
+/// One thread, before a barrier: where each block of the encoding in `kind` starts.
 template <typename U>
-ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, std::uint32_t q) {
+ZS_HD inline void prepare_pack(segment_stats<U>& st, scheme kind) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
-  segment_stats<U> const& st = sm.st;
+  if (kind == scheme::rfor) {
+    st.block_offset[0] = 0;
+    return;
+  }
+  bool const delta = kind == scheme::dfor;
+  std::uint32_t off = delta ? rw : 0;
+  for (std::uint32_t i = 0; i < segment_blocks(kind, st.m); ++i) {
+    st.block_offset[i] = off;
+    off += rw + 1 + widths_sum(delta ? st.dfor_widths[i] : st.for_widths[i]);
+  }
+}
+
+/// Word q of the segment's encoding in `kind` (after analyze and prepare_pack).
+template <typename U>
+ZS_HD inline std::uint32_t encoded_word(const segment_view<U>& sv, scheme kind, std::uint32_t q) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  segment_stats<U> const& st = *sv.st;
+  const U* vals = sv.vals;
   std::uint32_t const m = st.m;
   if (kind == scheme::rfor) {
     if (q == 0) return pack_rfor_header({st.runs, st.min_length, st.value_bits, st.length_bits});
@@ -654,17 +719,17 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
     if (k < vw) {
       U const ref = st.rfor_ref;
       return gather_word(k, st.value_bits, st.runs, [&](std::uint64_t r) {
-        return static_cast<U>(sm.vals[sm.heads[r]] - ref);
+        return static_cast<U>(vals[sv.heads[r]] - ref);
       });
     }
     std::uint32_t const shortest = st.min_length;
     return gather_word(k - vw, st.length_bits, st.runs, [&](std::uint64_t r) {
-      return std::uint32_t{sm.ends[r]} - sm.heads[r] + 1 - shortest;
+      return std::uint32_t{sv.ends[r]} - sv.heads[r] + 1 - shortest;
     });
   }
   bool const delta = kind == scheme::dfor;
   if (delta && q < rw) return reference_word(st.dfor_first, q);
-  std::uint32_t const blocks = (m + block_values - 1) / block_values;
+  std::uint32_t const blocks = segment_blocks(kind, m);
   std::uint32_t i = 0;
   while (i + 1 < blocks && st.block_offset[i + 1] <= q) ++i;
   std::uint32_t l = q - st.block_offset[i];
@@ -679,41 +744,25 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
   if (!delta) {
     return gather_word(l - before, width_of(widths, j), miniblock_values, [&](std::uint64_t k) {
       std::uint32_t const p = first + static_cast<std::uint32_t>(k);
-      return p < m ? static_cast<U>(sm.vals[p] - ref) : U{0};
+      return p < m ? static_cast<U>(vals[p] - ref) : U{0};
     });
   }
   return gather_word(l - before, width_of(widths, j), miniblock_values, [&](std::uint64_t k) {
     std::uint32_t const p = first + static_cast<std::uint32_t>(k);
-    return p >= 1 && p < m ? static_cast<U>(static_cast<U>(sm.vals[p] - sm.vals[p - 1]) - ref) : U{0};
+    return p >= 1 && p < m ? static_cast<U>(static_cast<U>(vals[p] - vals[p - 1]) - ref) : U{0};
   });
 }
 
 /// Writes the segment's encoding in `kind` to out[0..words) and, when `starts` is given, its
-/// block starts (base + the block's offset) to starts[0..blocks).
+/// block starts (base + the block's offset) to starts[0..blocks). prepare_pack ran, and synced.
 template <class Block, typename U>
-ZS_BLOCK_FN void pack(Block& blk, encode_smem<U>& sm, scheme kind, std::uint32_t* out,
+ZS_BLOCK_FN void pack(Block& blk, const segment_view<U>& sv, scheme kind, std::uint32_t* out,
                       std::uint32_t* starts, std::uint64_t base) {
   constexpr unsigned T = Block::threads;
-  constexpr std::uint32_t rw = sizeof(U) / 4;
-  segment_stats<U>& st = sm.st;
-  std::uint32_t const blocks =
-      kind == scheme::rfor ? 1 : (st.m + block_values - 1) / block_values;
-  if (blk.tid == 0) {
-    if (kind == scheme::rfor) {
-      st.block_offset[0] = 0;
-    } else {
-      bool const delta = kind == scheme::dfor;
-      std::uint32_t off = delta ? rw : 0;
-      for (std::uint32_t i = 0; i < blocks; ++i) {
-        st.block_offset[i] = off;
-        off += rw + 1 + widths_sum(delta ? st.dfor_widths[i] : st.for_widths[i]);
-      }
-    }
-  }
-  blk.sync();
+  segment_stats<U> const& st = *sv.st;
   std::uint32_t const words = st.words[static_cast<int>(kind) - 1];
-  for (std::uint32_t q = blk.tid; q < words; q += T) out[q] = encoded_word(sm, kind, q);
-  if (starts != nullptr && blk.tid < blocks) {
+  for (std::uint32_t q = blk.tid; q < words; q += T) out[q] = encoded_word(sv, kind, q);
+  if (starts != nullptr && blk.tid < segment_blocks(kind, st.m)) {
     starts[blk.tid] = static_cast<std::uint32_t>(base + st.block_offset[blk.tid]);
   }
 }
@@ -725,9 +774,9 @@ ZS_HD inline U flip_of(value_type type) noexcept {
 
 /// Pass 1 over segment `chunk` of this width class.
 template <class Block, typename U>
-ZS_BLOCK_FN void analyze_program(Block& blk, const encode_args& a, std::uint64_t chunk, encode_smem<U>& sm) {
+ZS_BLOCK_FN void analyze_program(Block& blk, const encode_args& a, std::uint64_t chunk, analyze_smem<U>& sm) {
   constexpr unsigned T = Block::threads;
-  std::size_t const f = kernels::frame_of_chunk(a.chunks, a.num_frames, chunk);
+  std::uint32_t const f = a.chunk_frame[chunk];
   encode_source const src = a.sources[f];
   std::uint64_t const local = chunk - a.chunks[f];
   std::uint64_t const v0 = local * segment_values;
@@ -735,7 +784,8 @@ ZS_BLOCK_FN void analyze_program(Block& blk, const encode_args& a, std::uint64_t
   const U* in = static_cast<const U*>(src.values) + v0;
   for (std::uint32_t p = blk.tid; p < m; p += T) sm.vals[p] = in[p];
   blk.sync();
-  analyze(blk, sm, m, flip_of<U>(src.type), want_for | want_dfor | want_rfor);
+  segment_view<U> const sv = sm.view();
+  analyze(blk, sv, m, flip_of<U>(src.type), want_for | want_dfor | want_rfor);
   if (blk.tid == 0) {
     std::uint64_t const g = a.seg_first[f] + local;
     a.sizes[g] = {{sm.st.words[0], sm.st.words[1], sm.st.words[2]}};
@@ -745,10 +795,11 @@ ZS_BLOCK_FN void analyze_program(Block& blk, const encode_args& a, std::uint64_t
     }
     sm.st.kept = sm.st.words[best - 1] <= slot_words(8 * sizeof(U)) ? best : 0;
     a.segment_scheme[g] = static_cast<std::uint8_t>(sm.st.kept);
+    if (sm.st.kept != 0) prepare_pack(sm.st, static_cast<scheme>(sm.st.kept));
   }
   blk.sync();
   if (sm.st.kept != 0) {
-    pack(blk, sm, static_cast<scheme>(sm.st.kept), a.slots + chunk * slot_words(8 * sizeof(U)), nullptr, 0);
+    pack(blk, sv, static_cast<scheme>(sm.st.kept), a.slots + chunk * slot_words(8 * sizeof(U)), nullptr, 0);
   }
 }
 
@@ -778,10 +829,11 @@ ZS_HD inline void choose_frame(const encode_args& a, std::uint64_t f) {
 
 /// Pass 2 over segment `chunk` of this width class.
 template <class Block, typename U>
-ZS_BLOCK_FN void pack_program(Block& blk, const encode_args& a, std::uint64_t chunk, encode_smem<U>& sm) {
+ZS_BLOCK_FN void pack_program(Block& blk, const encode_args& a, std::uint64_t chunk, pack_smem<U>& sm) {
   constexpr unsigned T = Block::threads;
   constexpr std::uint32_t width_bits = 8 * sizeof(U);
-  std::size_t const f = kernels::frame_of_chunk(a.chunks, a.num_frames, chunk);
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  std::uint32_t const f = a.chunk_frame[chunk];
   encode_source const src = a.sources[f];
   std::uint64_t const local = chunk - a.chunks[f];
   std::uint64_t const v0 = local * segment_values;
@@ -796,25 +848,47 @@ ZS_BLOCK_FN void pack_program(Block& blk, const encode_args& a, std::uint64_t ch
   }
   std::uint64_t const g = a.seg_first[f] + local;
   auto const kept = static_cast<scheme>(a.segment_scheme[g]);
+  int const i = static_cast<int>(kind) - 1;
+  std::uint64_t const base = a.offsets[g].w[i] - a.offsets[a.seg_first[f]].w[i];
+  auto* starts = reinterpret_cast<std::uint32_t*>(payload) + (kind == scheme::rfor ? local : local * tile_blocks);
+  std::uint32_t* data = reinterpret_cast<std::uint32_t*>(payload) + block_count(kind, src.count) + base;
+  const std::uint32_t* slot = a.slots + chunk * slot_words(width_bits);
+  segment_stats<U>& st = sm.st;
+
+  if (kept == kind) {
+    // The slot holds this very encoding: copy it, with its block starts.
+    auto const words = static_cast<std::uint32_t>(a.sizes[g].w[i]);
+    std::uint32_t const shift = load_tile(blk, slot, words, sm.tile);
+    blk.sync();
+    std::uint32_t const blocks = segment_blocks(kind, m);
+    if (blk.tid == 0) {
+      std::uint32_t off = kind == scheme::dfor ? rw : 0;
+      for (std::uint32_t b = 0; b < blocks; ++b) {
+        st.block_offset[b] = off;
+        if (kind != scheme::rfor) off += rw + 1 + widths_sum(sm.tile[shift + off + rw]);
+      }
+    }
+    blk.sync();
+    for (std::uint32_t q = blk.tid; q < words; q += T) data[q] = sm.tile[shift + q];
+    if (blk.tid < blocks) starts[blk.tid] = static_cast<std::uint32_t>(base + st.block_offset[blk.tid]);
+    return;
+  }
+  // Otherwise get the values back, from the slot or the input, and pack them anew.
   if (kept == scheme::raw) {
     for (std::uint32_t p = blk.tid; p < m; p += T) sm.vals[p] = in[p];
   } else {
-    decode_view<U> const v{sm.tile, sm.table, sm.firsts, sm.seg_off, sm.vals, sm.runv, sm.lens, &sm.rs};
-    std::uint64_t const words = a.sizes[g].w[static_cast<int>(kept) - 1];
-    std::uint32_t const shift = load_tile(blk, a.slots + chunk * slot_words(width_bits), words, sm.tile);
+    decode_view<U> const v = sm.decoding();
+    std::uint32_t const shift = load_tile(blk, slot, a.sizes[g].w[static_cast<int>(kept) - 1], sm.tile);
     if (blk.tid == 0) sm.seg_off[0] = shift;
     blk.sync();
     decode_chunk(blk, kept, 1, m, v, sm.vals);
   }
   blk.sync();
-  std::uint32_t const want = 1U << static_cast<int>(kind);
-  analyze(blk, sm, m, flip_of<U>(src.type), want);
-  int const i = static_cast<int>(kind) - 1;
-  std::uint64_t const base = a.offsets[g].w[i] - a.offsets[a.seg_first[f]].w[i];
-  auto* starts = reinterpret_cast<std::uint32_t*>(payload);
-  std::uint32_t* data = starts + block_count(kind, src.count);
-  std::uint64_t const first_block = kind == scheme::rfor ? local : local * tile_blocks;
-  pack(blk, sm, kind, data + base, starts + first_block, base);
+  segment_view<U> const sv = sm.view();
+  analyze(blk, sv, m, flip_of<U>(src.type), 1U << static_cast<int>(kind));
+  if (blk.tid == 0) prepare_pack(st, kind);
+  blk.sync();
+  pack(blk, sv, kind, data, starts, base);
 }
 
 }  // namespace zs::bitpack::gpu

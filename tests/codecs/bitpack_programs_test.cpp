@@ -65,30 +65,35 @@ struct emulated {
       h.raw_bytes = sources[f].raw_bytes();
       zs::store_header(h, frames + offsets[f]);
     }
-    gp::encode_args const a{sources.data(), frames,       offsets.data(), nf,        nullptr, seg_first.data(),
-                            sizes.data(),   scanned.data(), kept.data(),  choice.data(), nullptr};
+    std::vector<std::uint32_t> frame32(s32), frame64(s64);
+    for (std::uint64_t c = 0; c < s32; ++c) gp::index_chunk(chunks32.data(), nf, c, frame32.data());
+    for (std::uint64_t c = 0; c < s64; ++c) gp::index_chunk(chunks64.data(), nf, c, frame64.data());
+    gp::encode_args const a{sources.data(), frames,         offsets.data(), nf,          nullptr,      nullptr,
+                            seg_first.data(), sizes.data(), scanned.data(), kept.data(), choice.data(), nullptr};
     gp::encode_args a32 = a, a64 = a;
     a32.chunks = chunks32.data();
+    a32.chunk_frame = frame32.data();
     a32.slots = slots32.data();
     a64.chunks = chunks64.data();
+    a64.chunk_frame = frame64.data();
     a64.slots = slots64.data();
 
-    emu::run(s32, sizeof(gp::encode_smem<std::uint32_t>), [&](block& blk, std::uint64_t b, std::byte* smem) {
-      gp::analyze_program(blk, a32, b, *reinterpret_cast<gp::encode_smem<std::uint32_t>*>(smem));
+    emu::run(s32, sizeof(gp::analyze_smem<std::uint32_t>), [&](block& blk, std::uint64_t b, std::byte* smem) {
+      gp::analyze_program(blk, a32, b, *reinterpret_cast<gp::analyze_smem<std::uint32_t>*>(smem));
     });
-    emu::run(s64, sizeof(gp::encode_smem<std::uint64_t>), [&](block& blk, std::uint64_t b, std::byte* smem) {
-      gp::analyze_program(blk, a64, b, *reinterpret_cast<gp::encode_smem<std::uint64_t>*>(smem));
+    emu::run(s64, sizeof(gp::analyze_smem<std::uint64_t>), [&](block& blk, std::uint64_t b, std::byte* smem) {
+      gp::analyze_program(blk, a64, b, *reinterpret_cast<gp::analyze_smem<std::uint64_t>*>(smem));
     });
     scanned[0] = {{0, 0, 0}};
     for (std::size_t s = 0; s < sizes.size(); ++s) {
       for (int i = 0; i < 3; ++i) scanned[s + 1].w[i] = scanned[s].w[i] + sizes[s].w[i];
     }
     for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
-    emu::run(s32, sizeof(gp::encode_smem<std::uint32_t>), [&](block& blk, std::uint64_t b, std::byte* smem) {
-      gp::pack_program(blk, a32, b, *reinterpret_cast<gp::encode_smem<std::uint32_t>*>(smem));
+    emu::run(s32, sizeof(gp::pack_smem<std::uint32_t>), [&](block& blk, std::uint64_t b, std::byte* smem) {
+      gp::pack_program(blk, a32, b, *reinterpret_cast<gp::pack_smem<std::uint32_t>*>(smem));
     });
-    emu::run(s64, sizeof(gp::encode_smem<std::uint64_t>), [&](block& blk, std::uint64_t b, std::byte* smem) {
-      gp::pack_program(blk, a64, b, *reinterpret_cast<gp::encode_smem<std::uint64_t>*>(smem));
+    emu::run(s64, sizeof(gp::pack_smem<std::uint64_t>), [&](block& blk, std::uint64_t b, std::byte* smem) {
+      gp::pack_program(blk, a64, b, *reinterpret_cast<gp::pack_smem<std::uint64_t>*>(smem));
     });
 
     std::vector<std::uint64_t> frame_bytes(nf);
@@ -121,14 +126,19 @@ struct emulated {
     auto const chunks32 = class_map(segments, widths, 4, g);
     auto const chunks64 = class_map(segments, widths, 8, g);
     std::vector<bp::frame_layout> layouts(nf);
-    gp::decode_args a{frames, offsets.data(), targets.data(), status.data(), nf, layouts.data(), nullptr, g};
+    gp::decode_args a{frames, offsets.data(), targets.data(), status.data(), nf, layouts.data(), nullptr, g, nullptr};
     for (std::size_t f = 0; f < nf; ++f) gp::check_frame(a, f);
     gp::decode_args v = a;
     v.chunks = checks.data();
     emu::run(checks.back(), 0, [&](block& blk, std::uint64_t b, std::byte*) { gp::validate_program(blk, v, b); });
+    std::vector<gp::chunk_plan> plans32(chunks32.back()), plans64(chunks64.back());
     gp::decode_args a32 = a, a64 = a;
     a32.chunks = chunks32.data();
+    a32.plans = plans32.data();
     a64.chunks = chunks64.data();
+    a64.plans = plans64.data();
+    for (std::uint64_t c = 0; c < plans32.size(); ++c) gp::plan_chunk(a32, c);
+    for (std::uint64_t c = 0; c < plans64.size(); ++c) gp::plan_chunk(a64, c);
     emu::run(chunks32.back(), gp::decode_smem_layout<std::uint32_t>(g).bytes,
              [&](block& blk, std::uint64_t b, std::byte* smem) {
                gp::decode_program<block, std::uint32_t>(blk, a32, b, smem);

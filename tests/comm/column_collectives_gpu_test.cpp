@@ -1,62 +1,26 @@
-// Compressed all-gather and broadcast of device columns, under mpirun. Each rank uses GPU
-// (local rank mod GPU count). NCCL needs a GPU per rank, so its tests skip (with the reason) when
-// ranks outnumber GPUs; the staged MPI backend lets ranks share a GPU.
+// Compressed all-gather and broadcast of device columns, under mpirun, with every backend
+// (gpu_fixture.hpp).
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm_test.hpp"
+#include "gpu_fixture.hpp"
 #include "shuffle_support.hpp"
 #include "zs/comm/column_collectives.hpp"
-#include "zs/comm/mpi_communicator.hpp"
-#include "zs/comm/mpi_device_communicator.hpp"
-#include "zs/comm/nccl_communicator.hpp"
 #include "zs/frame.hpp"
 #include "zs_test.hpp"
 
 namespace {
 
 using zs::test::all_types;
+using zs::test::concatenated;
+using zs::test::every_rank;
+using zs::test::expect_columns;
+using zs::test::views;
 
 constexpr std::uint64_t scale = 2000;
-
-enum class backend { nccl, mpi_staged };
-
-std::vector<zs::column> host_columns_of(int r) {
-  std::vector<zs::column> out;
-  for (std::size_t c = 0; c < all_types().size(); ++c) {
-    out.push_back(zs::test::make_column(all_types()[c], r, c, zs::test::rows_of(r, c, scale)));
-  }
-  return out;
-}
-
-std::vector<zs::column_view> views(const std::vector<zs::column>& columns) {
-  std::vector<zs::column_view> out;
-  for (auto const& c : columns) out.push_back(c.view());
-  return out;
-}
-
-std::vector<zs::test::expected_column> concatenated(const std::vector<int>& ranks) {
-  std::vector<zs::test::expected_column> out;
-  for (auto type : all_types()) out.push_back({type, {}, {}});
-  for (int r : ranks) {
-    auto const cols = host_columns_of(r);
-    for (std::size_t c = 0; c < cols.size(); ++c) zs::test::append_rows(out[c], cols[c], 0, cols[c].size());
-  }
-  return out;
-}
-
-void expect_columns(const std::vector<zs::column>& got, const std::vector<zs::test::expected_column>& expected,
-                    const std::string& what) {
-  ASSERT_EQ(got.size(), expected.size()) << what;
-  for (std::size_t c = 0; c < got.size(); ++c) {
-    std::string const type(zs::to_string(expected[c].type));
-    zs::test::expect_column(got[c], expected[c], what + ", column " + std::to_string(c) + " (" + type + ")");
-  }
-}
 
 /// String i of rank r in the uneven test: every third one empty, the others i letters long.
 std::string letters(int r, int i) {
@@ -116,52 +80,15 @@ class corrupting_device_communicator final : public zs::device_communicator {
   int damaged_ = 0;
 };
 
-class ColumnCollectivesGpu : public ::testing::TestWithParam<backend> {
- protected:
-  void SetUp() override {
-    ZS_REQUIRE_GPU();
-    int devices = 0;
-    ZS_CUDA_TRY(cudaGetDeviceCount(&devices));
-    host_ = std::make_unique<zs::mpi_communicator>();
-    if (GetParam() == backend::nccl && host_->size() > devices) {
-      GTEST_SKIP() << "NCCL needs one GPU per rank: " << host_->size() << " ranks, " << devices << " GPU(s)";
-    }
-    ZS_CUDA_TRY(cudaSetDevice(zs::local_rank() % devices));
-    stream_ = std::make_unique<zs::cuda_stream>();
-    if (GetParam() == backend::nccl) {
-      device_ = std::make_unique<zs::nccl_communicator>(*host_);
-    } else {
-      // Small chunks, so the staged transfers take many pieces.
-      device_ = std::make_unique<zs::mpi_device_communicator>(*host_, zs::mpi_device_communicator::mode::staged,
-                                                              std::uint64_t{64} << 10);
-    }
-  }
-
-  std::vector<zs::column> to_device(const std::vector<zs::column>& host) {
-    std::vector<zs::column> out;
-    for (auto const& c : host) out.push_back(c.copy_to(zs::memory_kind::device, *stream_));
-    return out;
-  }
-  std::vector<zs::column> to_host(const std::vector<zs::column>& device) {
-    std::vector<zs::column> out;
-    for (auto const& c : device) out.push_back(c.copy_to(zs::memory_kind::host, *stream_));
-    return out;
-  }
-
-  std::unique_ptr<zs::mpi_communicator> host_;
-  std::unique_ptr<zs::cuda_stream> stream_;
-  std::unique_ptr<zs::device_communicator> device_;
-};
+class ColumnCollectivesGpu : public zs::test::gpu_comm_test {};
 
 TEST_P(ColumnCollectivesGpu, AllgatherEveryTypeMatchesTheExpectedRowsAndTheCpuPath) {
   int const me = host_->rank(), ranks = host_->size();
-  auto const host_mine = host_columns_of(me);
+  auto const host_mine = zs::test::columns_of(me, scale);
   auto const device_mine = to_device(host_mine);
   zs::shuffle_stats gpu_stats, cpu_stats;
   auto const gpu = to_host(zs::allgather(*device_, views(device_mine), {}, *stream_, &gpu_stats));
-  std::vector<int> all;
-  for (int r = 0; r < ranks; ++r) all.push_back(r);
-  expect_columns(gpu, concatenated(all), "GPU allgather");
+  expect_columns(gpu, concatenated(every_rank(ranks), scale), "GPU allgather");
   // The GPU codecs write the same frames as the CPU reference: the same bytes on the wire.
   auto const cpu = zs::allgather(*host_, views(host_mine), {}, &cpu_stats);
   EXPECT_EQ(gpu_stats.raw_bytes, cpu_stats.raw_bytes);
@@ -174,16 +101,8 @@ TEST_P(ColumnCollectivesGpu, AllgatherOfDeviceSlicesReassemblesTheWholeColumn) {
   for (const char* file : {"deb_maintainers.txt", "ncbi_tax_id.i32"}) {
     auto const whole = zs::test::data_column(file);
     auto const device_whole = whole.copy_to(zs::memory_kind::device, *stream_);
-    std::uint64_t const b = whole.size() * static_cast<std::uint64_t>(me) / static_cast<std::uint64_t>(ranks);
-    std::uint64_t const e = whole.size() * static_cast<std::uint64_t>(me + 1) / static_cast<std::uint64_t>(ranks);
-    zs::column_view mine = device_whole.view();
-    mine.count = e - b;
-    if (mine.type == zs::value_type::string) {
-      mine.offsets += b;  // a slice: offsets do not start at 0
-    } else {
-      mine.data = static_cast<const std::byte*>(mine.data) + b * zs::value_width(mine.type);
-    }
-    std::vector<zs::column_view> in{mine};
+    auto const [b, e] = zs::test::share_of(whole.size(), me, ranks);
+    std::vector<zs::column_view> in{zs::test::slice(device_whole.view(), b, e)};
     auto const out = to_host(zs::allgather(*device_, in, {}, *stream_));
     zs::test::expected_column expected{whole.type(), {}, {}};
     zs::test::append_rows(expected, whole, 0, whole.size());
@@ -195,7 +114,7 @@ TEST_P(ColumnCollectivesGpu, AllgatherOfDeviceSlicesReassemblesTheWholeColumn) {
 TEST_P(ColumnCollectivesGpu, BroadcastEveryTypeFromEveryRoot) {
   int const me = host_->rank(), ranks = host_->size();
   for (int root = 0; root < ranks; ++root) {
-    auto const device_root = me == root ? to_device(host_columns_of(root)) : std::vector<zs::column>{};
+    auto const device_root = me == root ? to_device(zs::test::columns_of(root, scale)) : std::vector<zs::column>{};
     std::vector<zs::column_view> in;
     if (me == root) {
       in = views(device_root);
@@ -203,7 +122,7 @@ TEST_P(ColumnCollectivesGpu, BroadcastEveryTypeFromEveryRoot) {
       for (auto type : all_types()) in.push_back(zs::column_view{type});
     }
     auto const out = to_host(zs::broadcast(*device_, in, root, {}, *stream_));
-    expect_columns(out, concatenated({root}), "GPU broadcast from " + std::to_string(root));
+    expect_columns(out, concatenated({root}, scale), "GPU broadcast from " + std::to_string(root));
   }
 }
 
@@ -260,19 +179,18 @@ TEST_P(ColumnCollectivesGpu, HostColumnOnOneRankFailsEveryRank) {
 TEST_P(ColumnCollectivesGpu, FrameDamagedInTransitOnOneRankFailsEveryRank) {
   int const victim = host_->size() - 1;
   corrupting_device_communicator comm(*device_, victim);
-  auto const device_mine = to_device(host_columns_of(host_->rank()));
+  auto const device_mine = to_device(zs::test::columns_of(host_->rank(), scale));
   EXPECT_ZS_ERROR(zs::allgather(comm, views(device_mine), {}, *stream_), zs::error_code::corrupt_frame);
-  auto const device_root = to_device(host_columns_of(0));
+  auto const device_root = to_device(zs::test::columns_of(0, scale));
   EXPECT_ZS_ERROR(zs::broadcast(comm, views(device_root), 0, {}, *stream_), zs::error_code::corrupt_frame);
   if (host_->rank() == victim) {
     EXPECT_EQ(comm.damaged(), 2);
   }
   comm.stop();
-  expect_columns(to_host(zs::broadcast(comm, views(device_root), 0, {}, *stream_)), concatenated({0}),
+  expect_columns(to_host(zs::broadcast(comm, views(device_root), 0, {}, *stream_)), concatenated({0}, scale),
                  "after the error");
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ColumnCollectivesGpu, ::testing::Values(backend::nccl, backend::mpi_staged),
-                         [](const auto& info) { return info.param == backend::nccl ? "nccl" : "mpi_staged"; });
+INSTANTIATE_TEST_SUITE_P(Backends, ColumnCollectivesGpu, zs::test::all_backends(), zs::test::backend_name);
 
 }  // namespace

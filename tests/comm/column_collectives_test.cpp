@@ -17,55 +17,19 @@
 namespace {
 
 using zs::test::all_types;
+using zs::test::columns_of;
+using zs::test::concatenated;
+using zs::test::every_rank;
+using zs::test::expect_columns;
+using zs::test::views;
 
 constexpr std::uint64_t scale = 300;
-
-/// Rank `r`'s columns: one of every type, with row counts that differ between ranks.
-std::vector<zs::column> columns_of(int r) {
-  std::vector<zs::column> out;
-  for (std::size_t c = 0; c < all_types().size(); ++c) {
-    out.push_back(zs::test::make_column(all_types()[c], r, c, zs::test::rows_of(r, c, scale)));
-  }
-  return out;
-}
-
-std::vector<zs::column_view> views(const std::vector<zs::column>& columns) {
-  std::vector<zs::column_view> out;
-  for (auto const& c : columns) out.push_back(c.view());
-  return out;
-}
 
 /// Views that name the types only: what a non-root rank may pass to broadcast.
 std::vector<zs::column_view> types_only() {
   std::vector<zs::column_view> out;
   for (auto type : all_types()) out.push_back(zs::column_view{type});
   return out;
-}
-
-/// Column c of the given ranks' columns_of, concatenated in the given order.
-std::vector<zs::test::expected_column> concatenated(const std::vector<int>& ranks) {
-  std::vector<zs::test::expected_column> out;
-  for (auto type : all_types()) out.push_back({type, {}, {}});
-  for (int r : ranks) {
-    auto const cols = columns_of(r);
-    for (std::size_t c = 0; c < cols.size(); ++c) zs::test::append_rows(out[c], cols[c], 0, cols[c].size());
-  }
-  return out;
-}
-
-std::vector<int> every_rank(int ranks) {
-  std::vector<int> out;
-  for (int r = 0; r < ranks; ++r) out.push_back(r);
-  return out;
-}
-
-void expect_columns(const std::vector<zs::column>& got, const std::vector<zs::test::expected_column>& expected,
-                    const std::string& what) {
-  ASSERT_EQ(got.size(), expected.size()) << what;
-  for (std::size_t c = 0; c < got.size(); ++c) {
-    std::string const type(zs::to_string(expected[c].type));
-    zs::test::expect_column(got[c], expected[c], what + ", column " + std::to_string(c) + " (" + type + ")");
-  }
 }
 
 /// The uncompressed bytes of `cols` as shuffle_stats counts them: values, or characters plus
@@ -164,10 +128,10 @@ class tapped_communicator final : public zs::communicator {
 
 TEST(ColumnAllgatherHost, EveryTypeArrivesFromEveryRankInRankOrder) {
   zs::mpi_communicator comm;
-  auto const mine = columns_of(comm.rank());
+  auto const mine = columns_of(comm.rank(), scale);
   zs::shuffle_stats stats;
   auto const out = zs::allgather(comm, views(mine), {}, &stats);
-  expect_columns(out, concatenated(every_rank(comm.size())), "allgather");
+  expect_columns(out, concatenated(every_rank(comm.size()), scale), "allgather");
   EXPECT_EQ(stats.raw_bytes, raw_bytes_of(mine));
   EXPECT_EQ(stats.rounds, 1u);
   EXPECT_EQ(stats.wire_bytes % zs::frame_alignment, 0u);
@@ -176,12 +140,12 @@ TEST(ColumnAllgatherHost, EveryTypeArrivesFromEveryRankInRankOrder) {
 
 TEST(ColumnAllgatherHost, RawCodecForcedOnEveryColumn) {
   zs::mpi_communicator comm;
-  auto const mine = columns_of(comm.rank());
+  auto const mine = columns_of(comm.rank(), scale);
   zs::shuffle_options options;
   options.codec = zs::codec_id::raw;
   zs::shuffle_stats stats;
   auto const out = zs::allgather(comm, views(mine), options, &stats);
-  expect_columns(out, concatenated(every_rank(comm.size())), "allgather, raw codec");
+  expect_columns(out, concatenated(every_rank(comm.size()), scale), "allgather, raw codec");
   EXPECT_GE(stats.wire_bytes, stats.raw_bytes);  // raw frames add headers and padding
 }
 
@@ -219,16 +183,8 @@ TEST(ColumnAllgatherHost, SlicesOfRealColumnsReassembleTheWholeColumn) {
   int const ranks = comm.size(), me = comm.rank();
   for (const char* file : {"etopo5_elev_m.i32", "deb_maintainers.txt", "airport_lat.f64", "osm_poi_names.txt"}) {
     auto const whole = zs::test::data_column(file);
-    std::uint64_t const b = whole.size() * static_cast<std::uint64_t>(me) / static_cast<std::uint64_t>(ranks);
-    std::uint64_t const e = whole.size() * static_cast<std::uint64_t>(me + 1) / static_cast<std::uint64_t>(ranks);
-    zs::column_view mine = whole.view();
-    mine.count = e - b;
-    if (mine.type == zs::value_type::string) {
-      mine.offsets += b;
-    } else {
-      mine.data = static_cast<const std::byte*>(mine.data) + b * zs::value_width(mine.type);
-    }
-    std::vector<zs::column_view> in{mine};
+    auto const [b, e] = zs::test::share_of(whole.size(), me, ranks);
+    std::vector<zs::column_view> in{zs::test::slice(whole.view(), b, e)};
     auto const out = zs::allgather(comm, in, {});
     zs::test::expected_column expected{whole.type(), {}, {}};
     zs::test::append_rows(expected, whole, 0, whole.size());
@@ -336,14 +292,14 @@ TEST(ColumnAllgatherHost, FrameDamagedInTransitOnOneRankFailsEveryRank) {
   zs::mpi_communicator mpi;
   int const victim = mpi.size() - 1;
   tapped_communicator comm(mpi, victim);
-  auto const mine = columns_of(comm.rank());
+  auto const mine = columns_of(comm.rank(), scale);
   EXPECT_ZS_ERROR(zs::allgather(comm, views(mine), {}), zs::error_code::corrupt_frame);
   if (comm.rank() == victim) {
     EXPECT_EQ(comm.damaged(), 1);
   }
   // Once the link is healthy again, the same call delivers every row.
   comm.stop();
-  expect_columns(zs::allgather(comm, views(mine), {}), concatenated(every_rank(comm.size())), "after the error");
+  expect_columns(zs::allgather(comm, views(mine), {}), concatenated(every_rank(comm.size()), scale), "after the error");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,13 +308,13 @@ TEST(ColumnAllgatherHost, FrameDamagedInTransitOnOneRankFailsEveryRank) {
 TEST(ColumnBroadcastHost, EveryTypeFromEveryRoot) {
   zs::mpi_communicator comm;
   for (int root = 0; root < comm.size(); ++root) {
-    auto const mine = comm.rank() == root ? columns_of(root) : std::vector<zs::column>{};
+    auto const mine = comm.rank() == root ? columns_of(root, scale) : std::vector<zs::column>{};
     auto const in = comm.rank() == root ? views(mine) : types_only();
     zs::shuffle_stats stats;
     auto const out = zs::broadcast(comm, in, root, {}, &stats);
-    expect_columns(out, concatenated({root}), "broadcast from " + std::to_string(root));
+    expect_columns(out, concatenated({root}, scale), "broadcast from " + std::to_string(root));
     // Every rank reports the root's columns.
-    EXPECT_EQ(stats.raw_bytes, raw_bytes_of(columns_of(root)));
+    EXPECT_EQ(stats.raw_bytes, raw_bytes_of(columns_of(root, scale)));
     EXPECT_EQ(comm.allreduce_min(stats.wire_bytes), comm.allreduce_max(stats.wire_bytes));
     EXPECT_EQ(stats.rounds, 1u);
   }
@@ -368,9 +324,9 @@ TEST(ColumnBroadcastHost, EveryTypeFromEveryRoot) {
 TEST(ColumnBroadcastHost, ColumnsOfOtherRanksAreIgnored) {
   zs::mpi_communicator comm;
   int const root = comm.size() / 2;
-  auto const mine = columns_of(comm.rank());
+  auto const mine = columns_of(comm.rank(), scale);
   auto const out = zs::broadcast(comm, views(mine), root, {});
-  expect_columns(out, concatenated({root}), "broadcast from " + std::to_string(root));
+  expect_columns(out, concatenated({root}, scale), "broadcast from " + std::to_string(root));
 }
 
 TEST(ColumnBroadcastHost, NoColumnsAndEmptyColumns) {
@@ -432,14 +388,14 @@ TEST(ColumnBroadcastHost, FrameDamagedInTransitOnOneRankFailsEveryRank) {
   zs::mpi_communicator mpi;
   int const victim = mpi.size() - 1;
   tapped_communicator comm(mpi, victim);
-  auto const root_columns = columns_of(0);
+  auto const root_columns = columns_of(0, scale);
   auto const in = comm.rank() == 0 ? views(root_columns) : types_only();
   EXPECT_ZS_ERROR(zs::broadcast(comm, in, 0, {}), zs::error_code::corrupt_frame);
   if (comm.rank() == victim) {
     EXPECT_EQ(comm.damaged(), 1);
   }
   comm.stop();
-  expect_columns(zs::broadcast(comm, in, 0, {}), concatenated({0}), "after the error");
+  expect_columns(zs::broadcast(comm, in, 0, {}), concatenated({0}, scale), "after the error");
 }
 
 }  // namespace

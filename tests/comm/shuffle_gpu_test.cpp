@@ -1,64 +1,22 @@
-// The GPU shuffle and the device communicators, under mpirun. Each rank uses GPU
-// (local rank mod GPU count). NCCL needs a GPU per rank, so its tests skip (with the reason) when
-// ranks outnumber GPUs; the staged MPI backend lets ranks share a GPU.
+// The GPU shuffle and the device communicators, under mpirun, with every backend (gpu_fixture.hpp).
 #include <gtest/gtest.h>
 
-#include <memory>
-
 #include "comm_test.hpp"
+#include "gpu_fixture.hpp"
 #include "shuffle_support.hpp"
-#include "zs/comm/mpi_communicator.hpp"
-#include "zs/comm/mpi_device_communicator.hpp"
-#include "zs/comm/nccl_communicator.hpp"
 #include "zs_test.hpp"
 
 namespace {
 
-using zs::test::all_types;
-
-enum class backend { nccl, mpi_staged };
-
-class ShuffleGpu : public ::testing::TestWithParam<backend> {
- protected:
-  void SetUp() override {
-    ZS_REQUIRE_GPU();
-    int devices = 0;
-    ZS_CUDA_TRY(cudaGetDeviceCount(&devices));
-    host_ = std::make_unique<zs::mpi_communicator>();
-    if (GetParam() == backend::nccl && host_->size() > devices) {
-      GTEST_SKIP() << "NCCL needs one GPU per rank: " << host_->size() << " ranks, " << devices << " GPU(s)";
-    }
-    ZS_CUDA_TRY(cudaSetDevice(zs::local_rank() % devices));
-    stream_ = std::make_unique<zs::cuda_stream>();
-    if (GetParam() == backend::nccl) {
-      device_ = std::make_unique<zs::nccl_communicator>(*host_);
-    } else {
-      // Small chunks, so the staged pipeline runs many rounds.
-      device_ = std::make_unique<zs::mpi_device_communicator>(*host_, zs::mpi_device_communicator::mode::staged,
-                                                              std::uint64_t{64} << 10);
-    }
-  }
-
-  std::vector<zs::column> to_host(const std::vector<zs::column>& device) {
-    std::vector<zs::column> out;
-    for (auto const& c : device) out.push_back(c.copy_to(zs::memory_kind::host, *stream_));
-    return out;
-  }
-
-  std::unique_ptr<zs::mpi_communicator> host_;
-  std::unique_ptr<zs::cuda_stream> stream_;
-  std::unique_ptr<zs::device_communicator> device_;
-};
+class ShuffleGpu : public zs::test::gpu_comm_test {};
 
 TEST_P(ShuffleGpu, EveryTypeMatchesTheExpectedRows) {
   int const me = host_->rank(), ranks = host_->size();
   for (std::uint64_t round_bytes : {std::uint64_t{256} << 20, std::uint64_t{16} << 10}) {
-    std::vector<zs::column> device_columns;
+    auto const device_columns = to_device(zs::test::columns_of(me, 2000));
     std::vector<std::vector<std::uint64_t>> offsets;
-    for (std::size_t c = 0; c < all_types().size(); ++c) {
-      std::uint64_t const rows = zs::test::rows_of(me, c, 2000);
-      device_columns.push_back(zs::test::make_column(all_types()[c], me, c, rows).copy_to(zs::memory_kind::device, *stream_));
-      offsets.push_back(zs::test::partition_of(me, c, rows, ranks));
+    for (std::size_t c = 0; c < device_columns.size(); ++c) {
+      offsets.push_back(zs::test::partition_of(me, c, device_columns[c].size(), ranks));
     }
     std::vector<zs::shuffle_column> in;
     for (std::size_t c = 0; c < device_columns.size(); ++c) in.push_back({device_columns[c].view(), offsets[c]});
@@ -67,10 +25,7 @@ TEST_P(ShuffleGpu, EveryTypeMatchesTheExpectedRows) {
     zs::shuffle_stats stats;
     auto const out = to_host(zs::shuffle(*device_, in, options, *stream_, &stats));
     auto const expected = zs::test::expected_for(me, ranks, 2000);
-    ASSERT_EQ(out.size(), expected.size());
-    for (std::size_t c = 0; c < out.size(); ++c) {
-      zs::test::expect_column(out[c], expected[c], "column " + std::to_string(c) + ", rounds " + std::to_string(stats.rounds));
-    }
+    zs::test::expect_columns(out, expected, "rounds " + std::to_string(stats.rounds));
     if (round_bytes < (1 << 20)) {
       EXPECT_GE(stats.rounds, 4u);
     }
@@ -196,7 +151,6 @@ TEST_P(ShuffleGpu, RawAllgathervBcastAndSendRecv) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ShuffleGpu, ::testing::Values(backend::nccl, backend::mpi_staged),
-                         [](const auto& info) { return info.param == backend::nccl ? "nccl" : "mpi_staged"; });
+INSTANTIATE_TEST_SUITE_P(Backends, ShuffleGpu, zs::test::all_backends(), zs::test::backend_name);
 
 }  // namespace

@@ -1,11 +1,12 @@
-// Deterministic columns and partitions for the shuffle tests: every rank can rebuild what any
-// other rank sent, so each rank checks its received rows exactly.
+// Deterministic columns and partitions for the shuffle and column collective tests: every rank
+// can rebuild what any other rank sent, so each rank checks its received rows exactly.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zs/column.hpp"
@@ -118,6 +119,67 @@ inline const std::vector<value_type>& all_types() {
                                              value_type::uint64,  value_type::float32, value_type::float64,
                                              value_type::string};
   return types;
+}
+
+/// Rank `r`'s columns: one of every type (all_types order), with row counts that differ between
+/// ranks and columns.
+inline std::vector<column> columns_of(int r, std::uint64_t scale) {
+  std::vector<column> out;
+  for (std::size_t c = 0; c < all_types().size(); ++c) {
+    out.push_back(make_column(all_types()[c], r, c, rows_of(r, c, scale)));
+  }
+  return out;
+}
+
+inline std::vector<column_view> views(const std::vector<column>& columns) {
+  std::vector<column_view> out;
+  for (auto const& c : columns) out.push_back(c.view());
+  return out;
+}
+
+/// 0, 1, ..., ranks - 1.
+inline std::vector<int> every_rank(int ranks) {
+  std::vector<int> out;
+  for (int r = 0; r < ranks; ++r) out.push_back(r);
+  return out;
+}
+
+/// Column c of the given ranks' columns_of, concatenated in the given order.
+inline std::vector<expected_column> concatenated(const std::vector<int>& ranks, std::uint64_t scale) {
+  std::vector<expected_column> out;
+  for (auto type : all_types()) out.push_back({type, {}, {}});
+  for (int r : ranks) {
+    auto const cols = columns_of(r, scale);
+    for (std::size_t c = 0; c < cols.size(); ++c) append_rows(out[c], cols[c], 0, cols[c].size());
+  }
+  return out;
+}
+
+/// Checks received host columns against the expected ones, column by column.
+inline void expect_columns(const std::vector<column>& got, const std::vector<expected_column>& expected,
+                           const std::string& what) {
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  for (std::size_t c = 0; c < got.size(); ++c) {
+    std::string const type(to_string(expected[c].type));
+    expect_column(got[c], expected[c], what + ", column " + std::to_string(c) + " (" + type + ")");
+  }
+}
+
+/// Rank r's share of `rows` rows: [rows * r / ranks, rows * (r + 1) / ranks).
+inline std::pair<std::uint64_t, std::uint64_t> share_of(std::uint64_t rows, int r, int ranks) {
+  auto const rr = static_cast<std::uint64_t>(r), n = static_cast<std::uint64_t>(ranks);
+  return {rows * rr / n, rows * (rr + 1) / n};
+}
+
+/// Rows [begin, end) of `v`, without a copy: a string slice's offsets need not start at 0.
+inline column_view slice(column_view v, std::uint64_t begin, std::uint64_t end) {
+  v.count = end - begin;
+  if (v.type == value_type::string) {
+    v.offsets += begin;
+  } else {
+    v.data = static_cast<const std::byte*>(v.data) + begin * value_width(v.type);
+  }
+  return v;
 }
 
 /// What rank `me` must receive in every column when each rank s sends make_column(type_c, s, c,

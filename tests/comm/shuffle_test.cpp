@@ -9,8 +9,6 @@
 
 namespace {
 
-using zs::test::all_types;
-
 struct local_columns {
   std::vector<zs::column> columns;
   std::vector<std::vector<std::uint64_t>> offsets;
@@ -22,11 +20,9 @@ struct local_columns {
 };
 
 local_columns make_local(int me, int ranks, std::uint64_t scale) {
-  local_columns l;
-  for (std::size_t c = 0; c < all_types().size(); ++c) {
-    std::uint64_t const rows = zs::test::rows_of(me, c, scale);
-    l.columns.push_back(zs::test::make_column(all_types()[c], me, c, rows));
-    l.offsets.push_back(zs::test::partition_of(me, c, rows, ranks));
+  local_columns l{zs::test::columns_of(me, scale), {}};
+  for (std::size_t c = 0; c < l.columns.size(); ++c) {
+    l.offsets.push_back(zs::test::partition_of(me, c, l.columns[c].size(), ranks));
   }
   return l;
 }
@@ -39,11 +35,7 @@ void check_all_types(std::uint64_t scale, std::uint64_t round_bytes, std::uint64
   zs::shuffle_stats stats;
   auto const out = zs::shuffle(comm, local.inputs(), options, &stats);
   auto const expected = zs::test::expected_for(comm.rank(), comm.size(), scale);
-  ASSERT_EQ(out.size(), expected.size());
-  for (std::size_t c = 0; c < out.size(); ++c) {
-    zs::test::expect_column(out[c], expected[c], "column " + std::to_string(c) + " (" +
-                                                     std::string(zs::to_string(all_types()[c])) + ")");
-  }
+  zs::test::expect_columns(out, expected, "shuffle");
   EXPECT_GE(stats.rounds, min_rounds);
   EXPECT_GT(stats.wire_bytes, 0u);
 }
@@ -82,31 +74,22 @@ TEST(ShuffleHost, RealColumnsArriveIntact) {
   int const ranks = comm.size(), me = comm.rank();
   for (const char* file : {"etopo5_elev_m.i32", "deb_maintainers.txt", "airport_lat.f64"}) {
     auto const whole = zs::test::data_column(file);
-    auto slice_of = [&](int s) { return std::pair(whole.size() * s / ranks, whole.size() * (s + 1) / ranks); };
     auto cut = [&](int s) {
-      auto [b, e] = slice_of(s);
+      auto [b, e] = zs::test::share_of(whole.size(), s, ranks);
       std::vector<std::uint64_t> off(ranks + 1);
       for (int d = 0; d <= ranks; ++d) off[d] = (e - b) * d / ranks;
       return off;
     };
-    auto [b, e] = slice_of(me);
-    auto v = whole.view();
-    zs::column_view mine = v;
-    mine.count = e - b;
-    if (v.type == zs::value_type::string) {
-      mine.offsets = v.offsets + b;
-    } else {
-      mine.data = static_cast<const std::byte*>(v.data) + b * zs::value_width(v.type);
-    }
+    auto const [b, e] = zs::test::share_of(whole.size(), me, ranks);
     auto const off = cut(me);
-    std::vector<zs::shuffle_column> in{{mine, off}};
+    std::vector<zs::shuffle_column> in{{zs::test::slice(whole.view(), b, e), off}};
     zs::shuffle_options options;
     options.round_bytes = 1 << 20;
     auto const out = zs::shuffle(comm, in, options);
     zs::test::expected_column expected{whole.type(), {}, {}};
     for (int s = 0; s < ranks; ++s) {
       auto const o = cut(s);
-      std::uint64_t const base = slice_of(s).first;
+      std::uint64_t const base = zs::test::share_of(whole.size(), s, ranks).first;
       zs::test::append_rows(expected, whole, base + o[me], base + o[me + 1]);
     }
     zs::test::expect_column(out[0], expected, file);

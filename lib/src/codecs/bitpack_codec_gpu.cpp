@@ -56,6 +56,8 @@ encode_maps plan_encode(std::span<const encode_source> sources) {
 struct encode_scratch {
   std::uint64_t* chunks32;
   std::uint64_t* chunks64;
+  std::uint32_t* chunk_frame32;
+  std::uint32_t* chunk_frame64;
   std::uint64_t* seg_first;
   void* sizes;
   void* offsets;
@@ -72,6 +74,8 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   encode_scratch s{};
   s.chunks32 = layout.take<std::uint64_t>(frames + 1);
   s.chunks64 = layout.take<std::uint64_t>(frames + 1);
+  s.chunk_frame32 = layout.take<std::uint32_t>(m.segments32);
+  s.chunk_frame64 = layout.take<std::uint32_t>(m.segments64);
   s.seg_first = layout.take<std::uint64_t>(frames);
   s.sizes = layout.take<std::byte>(segments * kb::scheme_words_bytes());
   s.offsets = layout.take<std::byte>((segments + 1) * kb::scheme_words_bytes());
@@ -101,9 +105,8 @@ decode_maps plan_decode(std::span<const decode_target> targets, const kb::decode
     widths[f] = integer ? value_width(targets[f].type) : 0;
   }
   decode_maps m;
-  std::uint64_t const per_chunk = config.blocks_per_cta / bitpack::tile_blocks;
-  m.chunks32 = class_map(segments, widths, 4, per_chunk);
-  m.chunks64 = class_map(segments, widths, 8, per_chunk);
+  m.chunks32 = class_map(segments, widths, 4, kb::segments_per_cta(config, 32));
+  m.chunks64 = class_map(segments, widths, 8, kb::segments_per_cta(config, 64));
   m.checks = kernels::chunk_prefix(segments, kb::validate_segments_per_cta);
   return m;
 }
@@ -113,14 +116,18 @@ struct decode_scratch {
   std::uint64_t* chunks32;
   std::uint64_t* chunks64;
   std::uint64_t* checks;
+  void* plans32;
+  void* plans64;
 };
 
-decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames) {
+decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames, const decode_maps& m) {
   decode_scratch s{};
   s.layouts = layout.take<std::byte>(frames * kb::frame_layout_bytes());
   s.chunks32 = layout.take<std::uint64_t>(frames + 1);
   s.chunks64 = layout.take<std::uint64_t>(frames + 1);
   s.checks = layout.take<std::uint64_t>(frames + 1);
+  s.plans32 = layout.take<std::byte>(m.chunks32.back() * kb::chunk_plan_bytes());
+  s.plans64 = layout.take<std::byte>(m.chunks64.back() * kb::chunk_plan_bytes());
   return s;
 }
 
@@ -151,6 +158,8 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.chunks64,
                              m.segments32,
                              m.segments64,
+                             s.chunk_frame32,
+                             s.chunk_frame64,
                              s.seg_first,
                              static_cast<bitpack::gpu::scheme_words*>(s.sizes),
                              static_cast<bitpack::gpu::scheme_words*>(s.offsets),
@@ -164,8 +173,9 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
 }
 
 std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
+  kb::check_config(decode_config_);
   detail::temp_layout layout;
-  carve_decode(layout, targets.size());
+  carve_decode(layout, targets.size(), plan_decode(targets, decode_config_));
   return layout.bytes();
 }
 
@@ -175,7 +185,7 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
   kb::check_config(decode_config_);
   decode_maps const m = plan_decode(host_targets, decode_config_);
   detail::temp_layout layout(temp, temp_bytes);
-  decode_scratch const s = carve_decode(layout, host_targets.size());
+  decode_scratch const s = carve_decode(layout, host_targets.size(), m);
   upload(s.chunks32, m.chunks32, stream);
   upload(s.chunks64, m.chunks64, stream);
   upload(s.checks, m.checks, stream);
@@ -187,6 +197,8 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                              m.chunks64.back(),
                              s.checks,
                              m.checks.back(),
+                             static_cast<bitpack::gpu::chunk_plan*>(s.plans32),
+                             static_cast<bitpack::gpu::chunk_plan*>(s.plans64),
                              decode_config_};
   kb::decode(plan, stream);
 }

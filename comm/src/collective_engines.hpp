@@ -1,0 +1,216 @@
+// What the compressed collectives (shuffle.cpp, column_collectives.cpp) share beneath their
+// protocols: the primitives of their engines, the codec descriptors of a run of rows, and the
+// way ranks agree on a failure.
+//
+//   host_ops    host memory and the CPU reference codecs; every call completes before it returns.
+//   device_ops  device memory and the GPU codecs, all on the one stream it is made for. The
+//               collectives use the caller's stream; the shuffle makes one per pipeline stage.
+//
+// Both offer the same calls, so a protocol written against one runs on the other. What moves the
+// frames between ranks, and what orders the stages, stays with each collective's own engines.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/batch_ops.hpp"
+#include "zs/codec.hpp"
+#include "zs/column.hpp"
+#include "zs/comm/communicator.hpp"
+#include "zs/error.hpp"
+#include "zs/memory.hpp"
+
+namespace zs::detail {
+
+/// One encoded frame's move from the encoder's scratch to its place in a send buffer.
+struct frame_copy {
+  const std::byte* src;
+  std::byte* dst;
+  std::uint64_t bytes;
+};
+
+/// The bytes of a host_buffer or a device_buffer.
+template <typename Buffer>
+std::byte* bytes_of(Buffer& b) {
+  return b.template as<std::byte>();
+}
+
+/// Rows [row, row + rows) of `v` as a codec source; `chars` is their character bytes (strings).
+inline encode_source source_rows(const column_view& v, std::uint64_t row, std::uint64_t rows, std::uint64_t chars) {
+  encode_source s{v.type, rows, nullptr};
+  if (v.type == value_type::string) {
+    s.values = v.data;
+    s.offsets = v.offsets + row;
+    s.chars_bytes = chars;
+  } else {
+    s.values = static_cast<const std::byte*>(v.data) + row * value_width(v.type);
+  }
+  return s;
+}
+
+/// Where a frame of `rows` rows (`chars` character bytes) decodes into `out`: from output row
+/// `row` and, for strings, character `char_at` on.
+inline decode_target target_rows(column& out, std::uint64_t row, std::uint64_t rows, std::uint64_t char_at,
+                                 std::uint64_t chars) {
+  auto const v = out.mutable_view();
+  decode_target t{v.type, rows, nullptr};
+  if (v.type == value_type::string) {
+    t.values = v.data;
+    t.offsets = v.offsets + row;
+    t.chars_begin = char_at;
+    t.chars_bytes = chars;
+  } else {
+    t.values = static_cast<std::byte*>(v.data) + row * value_width(v.type);
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engine primitives
+
+class host_ops {
+ public:
+  using buffer = host_buffer;
+  static constexpr memory_kind memory = memory_kind::host;
+
+  /// Never empty, so every buffer has an address to hand to a codec or communicator.
+  static buffer allocate(std::uint64_t bytes) { return host_buffer(std::max<std::uint64_t>(bytes, 1)); }
+
+  /// The first n values of type T in b.
+  template <typename T>
+  static std::vector<T> read_array(const buffer& b, std::size_t n) {
+    return {b.as<T>(), b.as<T>() + n};
+  }
+
+  static void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
+                     std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
+    c.encode_host({sources, frames, layout, frame_bytes});
+  }
+  static void decode(const codec& c, const std::byte* frames, std::span<const std::uint64_t> offsets,
+                     std::span<const decode_target> targets, frame_status* status) {
+    c.decode_host({frames, offsets, targets, status});
+  }
+  static void pack(std::span<const frame_copy> copies) {
+    for (auto const& c : copies) std::memcpy(c.dst, c.src, c.bytes);
+  }
+
+  /// A column of its final size; a string column's first offset is set to 0, as decoders write
+  /// only the offsets after each frame's first row.
+  static column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
+    column c = column::allocate(type, rows, memory_kind::host, nullptr, chars);
+    if (type == value_type::string) c.mutable_view().offsets[0] = 0;
+    return c;
+  }
+};
+
+class device_ops {
+ public:
+  using buffer = device_buffer;
+  static constexpr memory_kind memory = memory_kind::device;
+
+  explicit device_ops(cudaStream_t stream) : stream_(stream) {}
+
+  cudaStream_t stream() const noexcept { return stream_; }
+
+  /// From the pool, ordered on this stream; never empty (see host_ops::allocate).
+  buffer allocate(std::uint64_t bytes) const { return device_buffer(std::max<std::uint64_t>(bytes, 1), stream_); }
+
+  /// The first n values of type T in b, once this stream's work before the call is done.
+  template <typename T>
+  std::vector<T> read_array(const buffer& b, std::size_t n) const {
+    std::vector<T> out(n);
+    if (n == 0) return out;
+    copy_async(out.data(), b.data(), n * sizeof(T), stream_);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
+    return out;
+  }
+
+  // The codecs' device scratch is freed on this stream after the batch that uses it.
+  void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
+              std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) const {
+    device_buffer temp(c.encode_temp_bytes(sources), stream_);
+    c.encode_async({sources, frames, layout, frame_bytes}, temp.data(), temp.size(), stream_);
+  }
+  void decode(const codec& c, const std::byte* frames, std::span<const std::uint64_t> offsets,
+              std::span<const decode_target> targets, frame_status* status) const {
+    device_buffer temp(c.decode_temp_bytes(targets), stream_);
+    c.decode_async({frames, offsets, targets, status}, temp.data(), temp.size(), stream_);
+  }
+
+  void pack(std::span<const frame_copy> copies) const {
+    std::size_t const n = copies.size();
+    if (n == 0) return;
+    // One batched copy for all frames: with many columns and ranks, one copy launch per frame
+    // would cost more than the copies. The three lists (sources, destinations, sizes) travel in
+    // one upload.
+    std::vector<std::uint64_t> lists(3 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      lists[i] = reinterpret_cast<std::uintptr_t>(copies[i].src);
+      lists[n + i] = reinterpret_cast<std::uintptr_t>(copies[i].dst);
+      lists[2 * n + i] = copies[i].bytes;
+    }
+    device_buffer d_lists(lists.size() * sizeof(std::uint64_t), stream_);
+    copy_async(d_lists.data(), lists.data(), lists.size() * sizeof(std::uint64_t), stream_);
+    device_buffer temp(kernels::copy_buffers_temp_bytes(n), stream_);
+    auto* const words = d_lists.as<std::uint64_t>();
+    kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + n),
+                          words + 2 * n, n, temp.data(), temp.size(), stream_);
+  }
+
+  /// As host_ops::allocate_output, ordered on this stream.
+  column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) const {
+    column c = column::allocate(type, rows, memory_kind::device, stream_, chars);
+    if (type == value_type::string) {
+      ZS_CUDA_TRY(cudaMemsetAsync(c.mutable_view().offsets, 0, sizeof(std::int64_t), stream_));
+    }
+    return c;
+  }
+
+ private:
+  cudaStream_t stream_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Failures every rank agrees on
+
+/// A failure of this rank alone, held until the next agreement point.
+struct failure {
+  error_code code;
+  std::string message;
+};
+
+/// Runs a step of this rank alone and keeps its error for the next agreement point, so the
+/// other ranks learn of it instead of waiting for bytes that never come.
+template <typename Step>
+std::optional<failure> attempt(Step&& step) {
+  try {
+    step();
+  } catch (const error& e) {
+    return failure{e.code(), e.what()};
+  } catch (const std::bad_alloc&) {
+    return failure{error_code::out_of_memory, "host allocation failed"};
+  }
+  return std::nullopt;
+}
+
+/// Every rank learns whether any rank failed (`mine` is this rank's failure, if any) and throws
+/// the highest error code among the failures; the ranks that failed add their own message.
+/// `operation` and `where` name the collective and its step in the message.
+inline void agree(communicator& comm, const std::optional<failure>& mine, std::string_view operation,
+                  std::string_view where) {
+  std::uint64_t const code = mine ? static_cast<std::uint64_t>(mine->code) + 1 : 0;
+  std::uint64_t const worst = comm.allreduce_max(code);
+  if (worst == 0) return;
+  ZS_FAIL(static_cast<error_code>(worst - 1), std::string(operation) + ": " + std::string(where) +
+                                                   " failed on a rank" + (mine ? ": " + mine->message : std::string()));
+}
+
+}  // namespace zs::detail
