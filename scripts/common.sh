@@ -23,8 +23,8 @@ zs_use_cuda() {
     fi
   done
   zs_die "the CUDA toolkit (nvcc) is needed to build zshuffle, even on a machine without a GPU:
-  the library's GPU kernels are always compiled. Install NVIDIA's CUDA toolkit (12.x or 13.x,
-  tested with 13.0 at /usr/local/cuda, which also holds NCCL), or put its bin/ on PATH.
+  the library's GPU kernels are always compiled. Install NVIDIA's CUDA toolkit (tested with 13.0,
+  at /usr/local/cuda, which also holds NCCL), or put its bin/ on PATH.
   Debian's and Ubuntu's nvidia-cuda-toolkit package may work too, but it is not the tested one."
 }
 

@@ -41,10 +41,10 @@ void print_gpus(bool measure_bandwidth) {
   std::printf("GPUs           %d\n", count);
   for (auto const& d : zs::device_profiles()) {
     std::printf("  [%d] %s: %d SMs, compute capability %d.%d, %.1f GiB, L2 %.0f MiB, "
-                "%.0f GB/s peak memory bandwidth\n",
+                "%.0f GB/s peak DRAM bandwidth\n",
                 d.ordinal, d.name.c_str(), d.sm_count, d.compute_major, d.compute_minor,
                 static_cast<double>(d.global_memory_bytes) / gib,
-                static_cast<double>(d.l2_bytes) / (1024.0 * 1024.0), 2 * d.theoretical_bandwidth / 1e9);
+                static_cast<double>(d.l2_bytes) / (1024.0 * 1024.0), d.theoretical_bandwidth / 1e9);
     if (measure_bandwidth) {
       ZS_CUDA_TRY(cudaSetDevice(d.ordinal));
       zs::cuda_stream stream;

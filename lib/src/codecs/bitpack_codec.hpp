@@ -10,6 +10,12 @@
 //
 // Value types: int32, uint32, int64, uint64. The decoder refuses frames of other types with
 // frame_status::unsupported_type. docs/FORMAT.md ("Codec 1: for" and after) is the format.
+//
+// GPU costs: the encoder reads its input once, keeps each 512-value segment's best encoding
+// between its two passes when that is at most half the raw size, and reads the input again
+// only for the others; so encode_temp_bytes is about half the batch's raw bytes. The decoder
+// validates every block of a frame before writing any of its values, then decodes in one pass.
+// kernels/bitpack/bitpack_programs.hpp describes the passes.
 #pragma once
 
 #include <array>
