@@ -45,6 +45,16 @@ std::string args::get_or(const std::string& name, const std::string& fallback) c
   return get(name).value_or(fallback);
 }
 
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0; start <= list.size();) {
+    std::size_t const comma = std::min(list.find(',', start), list.size());
+    if (comma > start) items.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
 std::uint64_t parse_size(const std::string& text) {
   std::size_t used = 0;
   std::uint64_t value = 0;

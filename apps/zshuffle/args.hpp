@@ -28,6 +28,9 @@ class args {
   std::map<std::string, bool> flags_;
 };
 
+/// The non-empty items of a comma-separated list.
+std::vector<std::string> split_list(const std::string& list);
+
 /// Parses 123, 64K, 512M, 2G (powers of 1024); throws zs::error on anything else.
 std::uint64_t parse_size(const std::string& text);
 

@@ -184,12 +184,9 @@ int run_bench_shuffle(int argc, char** argv) {
   zs::cuda_stream stream;
 
   std::filesystem::path const dir = args.get("data") ? std::filesystem::path(*args.get("data")) : zs::io::data_dir();
-  std::string const list = args.get_or("columns", "etopo5_elev_m.i32,ncbi_tax_id.i32,geoip4_lo.u32");
   std::vector<std::filesystem::path> files;
-  for (std::size_t start = 0; start <= list.size();) {
-    std::size_t const comma = std::min(list.find(',', start), list.size());
-    if (comma > start) files.push_back(dir / list.substr(start, comma - start));
-    start = comma + 1;
+  for (auto const& name : zs::cli::split_list(args.get_or("columns", "etopo5_elev_m.i32,ncbi_tax_id.i32,geoip4_lo.u32"))) {
+    files.push_back(dir / name);
   }
   std::uint64_t const bytes = args.size_or("bytes", std::uint64_t{1} << 30);
   int const repeat = std::max(1, args.int_or("repeat", 5));

@@ -145,12 +145,7 @@ void print_usage() {
 std::vector<std::filesystem::path> chosen_columns(const std::filesystem::path& dir, const std::string& list) {
   if (list.empty()) return zs::io::list_columns(dir);
   std::vector<std::filesystem::path> files;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t const comma = std::min(list.find(',', start), list.size());
-    if (comma > start) files.push_back(dir / list.substr(start, comma - start));
-    start = comma + 1;
-  }
+  for (auto const& name : zs::cli::split_list(list)) files.push_back(dir / name);
   return files;
 }
 

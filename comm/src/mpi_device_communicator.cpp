@@ -58,27 +58,26 @@ pinned_buffer& mpi_device_communicator::staging(int which, std::size_t bytes) {
 void mpi_device_communicator::do_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts,
                                            std::byte* recv, std::span<const std::uint64_t> recv_counts,
                                            cudaStream_t stream) {
+  blocks const b{send, send_counts, starts_of(send_counts), recv, recv_counts, starts_of(recv_counts)};
+  // The block to this rank itself never leaves the device.
+  int const me = rank();
+  if (send_counts[me] > 0) {
+    ZS_CUDA_TRY(cudaMemcpyAsync(recv + b.recv_at[me], send + b.send_at[me], send_counts[me],
+                                cudaMemcpyDeviceToDevice, stream));
+  }
   if (mode_ == mode::staged) {
-    staged_alltoallv(send, send_counts, recv, recv_counts, stream);
+    staged_alltoallv(b, stream);
   } else {
-    aware_alltoallv(send, send_counts, recv, recv_counts, stream);
+    aware_alltoallv(b, stream);
   }
 }
 
 // Round r moves bytes [r * chunk, (r + 1) * chunk) of every block. Both ends of a pair know the
 // block's size, so they agree on each round's counts without talking.
-void mpi_device_communicator::staged_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts,
-                                               std::byte* recv, std::span<const std::uint64_t> recv_counts,
-                                               cudaStream_t stream) {
+void mpi_device_communicator::staged_alltoallv(const blocks& b, cudaStream_t stream) {
   int const ranks = size();
   int const me = rank();
-  auto const send_at = starts_of(send_counts);
-  auto const recv_at = starts_of(recv_counts);
-  // The block to this rank itself never leaves the device.
-  if (send_counts[me] > 0) {
-    ZS_CUDA_TRY(cudaMemcpyAsync(recv + recv_at[me], send + send_at[me], send_counts[me], cudaMemcpyDeviceToDevice,
-                                stream));
-  }
+  auto const& [send, send_counts, send_at, recv, recv_counts, recv_at] = b;
   std::uint64_t local_rounds = 0;
   for (int p = 0; p < ranks; ++p) {
     if (p == me) continue;
@@ -140,17 +139,10 @@ void mpi_device_communicator::staged_alltoallv(const std::byte* send, std::span<
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
 }
 
-void mpi_device_communicator::aware_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts,
-                                              std::byte* recv, std::span<const std::uint64_t> recv_counts,
-                                              cudaStream_t stream) {
+void mpi_device_communicator::aware_alltoallv(const blocks& b, cudaStream_t stream) {
   int const ranks = size();
   int const me = rank();
-  auto const send_at = starts_of(send_counts);
-  auto const recv_at = starts_of(recv_counts);
-  if (send_counts[me] > 0) {
-    ZS_CUDA_TRY(cudaMemcpyAsync(recv + recv_at[me], send + send_at[me], send_counts[me], cudaMemcpyDeviceToDevice,
-                                stream));
-  }
+  auto const& [send, send_counts, send_at, recv, recv_counts, recv_at] = b;
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   std::vector<MPI_Request> requests;
   for (int p = 0; p < ranks; ++p) {

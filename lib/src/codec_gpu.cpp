@@ -27,8 +27,12 @@ std::vector<std::uint64_t> checksum_chunks(std::span<const std::uint64_t> offset
   return kernels::chunk_prefix(words, kernels::checksum_chunk_words);
 }
 
-struct encode_scratch {
-  encode_source* sources;
+// The base class's part of a batch's scratch: the descriptors (encode sources or decode
+// targets), frame offsets and checksum chunks uploaded for the kernels, the per-frame checksum
+// sums, then what the codec's own payload hook asked for.
+template <typename Descriptor>
+struct scratch {
+  Descriptor* descriptors;
   std::uint64_t* offsets;
   std::uint64_t* chunk_begin;
   std::uint64_t* sums;
@@ -36,29 +40,10 @@ struct encode_scratch {
   std::size_t payload_bytes;
 };
 
-encode_scratch carve_encode(detail::temp_layout& layout, std::size_t n, std::size_t payload_bytes) {
-  encode_scratch s{};
-  s.sources = layout.take<encode_source>(n);
-  s.offsets = layout.take<std::uint64_t>(n + 1);
-  s.chunk_begin = layout.take<std::uint64_t>(n + 1);
-  s.sums = layout.take<std::uint64_t>(n);
-  s.payload = layout.take<std::byte>(payload_bytes);
-  s.payload_bytes = payload_bytes;
-  return s;
-}
-
-struct decode_scratch {
-  decode_target* targets;
-  std::uint64_t* offsets;
-  std::uint64_t* chunk_begin;
-  std::uint64_t* sums;
-  void* payload;
-  std::size_t payload_bytes;
-};
-
-decode_scratch carve_decode(detail::temp_layout& layout, std::size_t n, std::size_t payload_bytes) {
-  decode_scratch s{};
-  s.targets = layout.take<decode_target>(n);
+template <typename Descriptor>
+scratch<Descriptor> carve(detail::temp_layout& layout, std::size_t n, std::size_t payload_bytes) {
+  scratch<Descriptor> s{};
+  s.descriptors = layout.take<Descriptor>(n);
   s.offsets = layout.take<std::uint64_t>(n + 1);
   s.chunk_begin = layout.take<std::uint64_t>(n + 1);
   s.sums = layout.take<std::uint64_t>(n);
@@ -71,7 +56,7 @@ decode_scratch carve_decode(detail::temp_layout& layout, std::size_t n, std::siz
 
 std::size_t codec::encode_temp_bytes(std::span<const encode_source> sources) const {
   detail::temp_layout layout;
-  carve_encode(layout, sources.size(), encode_payloads_temp_bytes(sources));
+  carve<encode_source>(layout, sources.size(), encode_payloads_temp_bytes(sources));
   return layout.bytes();
 }
 
@@ -81,15 +66,15 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   std::size_t const n = batch.sources.size();
   if (n == 0) return;
   detail::temp_layout layout(temp, temp_bytes);
-  encode_scratch const s = carve_encode(layout, n, encode_payloads_temp_bytes(batch.sources));
+  auto const s = carve<encode_source>(layout, n, encode_payloads_temp_bytes(batch.sources));
 
   auto const chunk_begin = checksum_chunks(batch.frame_offsets);
-  copy_async(s.sources, batch.sources.data(), n * sizeof(encode_source), stream);
+  copy_async(s.descriptors, batch.sources.data(), n * sizeof(encode_source), stream);
   copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
   copy_async(s.chunk_begin, chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
 
-  kernels::begin_headers(s.sources, batch.frames, s.offsets, n, id(), stream);
-  encode_payloads_async(device_encode_batch{s.sources, batch.frames, s.offsets, n}, batch.sources,
+  kernels::begin_headers(s.descriptors, batch.frames, s.offsets, n, id(), stream);
+  encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n}, batch.sources,
                         s.payload, s.payload_bytes, stream);
   kernels::finish_headers(batch.frames, s.offsets, n, s.chunk_begin, chunk_begin.back(), s.sums,
                           batch.frame_bytes, stream);
@@ -97,7 +82,7 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
 
 std::size_t codec::decode_temp_bytes(std::span<const decode_target> targets) const {
   detail::temp_layout layout;
-  carve_decode(layout, targets.size(), decode_payloads_temp_bytes(targets));
+  carve<decode_target>(layout, targets.size(), decode_payloads_temp_bytes(targets));
   return layout.bytes();
 }
 
@@ -107,16 +92,16 @@ void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp
   std::size_t const n = batch.targets.size();
   if (n == 0) return;
   detail::temp_layout layout(temp, temp_bytes);
-  decode_scratch const s = carve_decode(layout, n, decode_payloads_temp_bytes(batch.targets));
+  auto const s = carve<decode_target>(layout, n, decode_payloads_temp_bytes(batch.targets));
 
   auto const chunk_begin = checksum_chunks(batch.frame_offsets);
-  copy_async(s.targets, batch.targets.data(), n * sizeof(decode_target), stream);
+  copy_async(s.descriptors, batch.targets.data(), n * sizeof(decode_target), stream);
   copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
   copy_async(s.chunk_begin, chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
 
-  kernels::validate_frames(batch.frames, s.offsets, s.targets, n, decodes(), s.chunk_begin,
+  kernels::validate_frames(batch.frames, s.offsets, s.descriptors, n, decodes(), s.chunk_begin,
                            chunk_begin.back(), s.sums, batch.status, stream);
-  decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.targets, batch.status, n},
+  decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n},
                         batch.targets, s.payload, s.payload_bytes, stream);
 }
 

@@ -1,6 +1,9 @@
 #include "zs/device.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "zs/error.hpp"
 #include "zs/memory.hpp"
@@ -21,7 +24,11 @@ device_profile query_device(int ordinal) {
   d.shared_memory_per_sm = p.sharedMemPerMultiprocessor;
   d.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
   d.registers_per_sm = p.regsPerMultiprocessor;
+  d.registers_per_block = p.regsPerBlock;
   d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  d.max_threads_per_block = p.maxThreadsPerBlock;
+  d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  d.warp_size = p.warpSize;
   int clock_khz = 0;
   int bus_bits = 0;
   ZS_CUDA_TRY(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, ordinal));
@@ -40,6 +47,34 @@ std::vector<device_profile> device_profiles() {
   }
   for (int i = 0; i < count; ++i) out.push_back(query_device(i));
   return out;
+}
+
+const device_profile& cached_device_profile(int ordinal) {
+  // Profiles never change while a process runs; cudaGetDeviceProperties can take milliseconds,
+  // far too long for every kernel launch. Entries are never erased, so references stay valid.
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<const device_profile>> profiles;
+  std::lock_guard<std::mutex> const lock(mutex);
+  auto it = profiles.find(ordinal);
+  if (it == profiles.end()) {
+    it = profiles.emplace(ordinal, std::make_unique<const device_profile>(query_device(ordinal))).first;
+  }
+  return *it->second;
+}
+
+const device_profile& current_device_profile() {
+  int ordinal = 0;
+  ZS_CUDA_TRY(cudaGetDevice(&ordinal));
+  return cached_device_profile(ordinal);
+}
+
+device_profile query_device_with_bandwidth(int ordinal, cudaStream_t stream, std::size_t bytes, int repeats) {
+  int current = 0;
+  ZS_CUDA_TRY(cudaGetDevice(&current));
+  ZS_EXPECTS(current == ordinal, "the device to measure is the current device (its stream measures it)");
+  device_profile d = query_device(ordinal);
+  d.copy_bandwidth = measure_copy_bandwidth(bytes, repeats, stream);
+  return d;
 }
 
 double measure_copy_bandwidth(std::size_t bytes, int repeats, cudaStream_t stream) {

@@ -16,6 +16,7 @@
 #include <mpi.h>
 
 #include <optional>
+#include <vector>
 
 #include "zs/comm/device_communicator.hpp"
 #include "zs/comm/mpi_communicator.hpp"
@@ -48,10 +49,18 @@ class mpi_device_communicator final : public device_communicator {
   void do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override;
 
  private:
-  void staged_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts, std::byte* recv,
-                        std::span<const std::uint64_t> recv_counts, cudaStream_t stream);
-  void aware_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts, std::byte* recv,
-                       std::span<const std::uint64_t> recv_counts, cudaStream_t stream);
+  // An all-to-all's blocks: buffers, counts, and where each peer's block starts.
+  struct blocks {
+    const std::byte* send;
+    std::span<const std::uint64_t> send_counts;
+    std::vector<std::uint64_t> send_at;
+    std::byte* recv;
+    std::span<const std::uint64_t> recv_counts;
+    std::vector<std::uint64_t> recv_at;
+  };
+  // Both move the blocks to the other ranks; the caller has copied this rank's own block.
+  void staged_alltoallv(const blocks& b, cudaStream_t stream);
+  void aware_alltoallv(const blocks& b, cudaStream_t stream);
   pinned_buffer& staging(int which, std::size_t bytes);
 
   mpi_communicator* mpi_host_;
