@@ -180,7 +180,12 @@ int run_bench_shuffle(int argc, char** argv) {
     if (me == 0) std::fprintf(stderr, "zshuffle bench shuffle: needs a GPU on every rank\n");
     return 2;
   }
-  ZS_CUDA_TRY(cudaSetDevice(zs::local_rank() % devices));
+  int const device = zs::device_for_rank(devices);
+  ZS_CUDA_TRY(cudaSetDevice(device));
+  if (!zs::ranks_have_distinct_gpus(comm)) {
+    if (me == 0) std::fprintf(stderr, "zshuffle bench shuffle: NCCL needs a GPU per rank (see ZS_DEVICES)\n");
+    return 2;
+  }
   zs::cuda_stream stream;
 
   std::filesystem::path const dir = args.get("data") ? std::filesystem::path(*args.get("data")) : zs::io::data_dir();
@@ -215,7 +220,7 @@ int run_bench_shuffle(int argc, char** argv) {
   }
 
   if (me == 0) {
-    auto const gpu_name = zs::query_device(zs::local_rank() % devices).name;
+    auto const gpu_name = zs::query_device(device).name;
     std::printf("zshuffle bench shuffle: %d ranks on %s, link setting '%s', %.2f GiB per rank of %zu integer columns, "
                 "median of %d after a warm-up\n",
                 ranks, gpu_name.c_str(), label.c_str(), static_cast<double>(bytes) / (1 << 30), files.size(), repeat);

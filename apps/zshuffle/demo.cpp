@@ -165,11 +165,10 @@ void write_json(const std::string& path, int ranks, const std::string& transport
   out << "  ]\n}\n";
 }
 
-// The shuffle's device side: NCCL when every rank on the node has its own GPU, otherwise MPI
-// staged through pinned host memory (ranks may then share a GPU).
-std::unique_ptr<zs::device_communicator> device_side(zs::mpi_communicator& comm, int devices) {
-  int const local_ranks = static_cast<int>(comm.allreduce_max(static_cast<std::uint64_t>(zs::local_rank())) + 1);
-  if (comm.all_ok(local_ranks <= devices)) return std::make_unique<zs::nccl_communicator>(comm);
+// The shuffle's device side: NCCL when every rank has its own GPU, otherwise MPI staged through
+// pinned host memory (ranks may then share a GPU).
+std::unique_ptr<zs::device_communicator> device_side(zs::mpi_communicator& comm) {
+  if (zs::ranks_have_distinct_gpus(comm)) return std::make_unique<zs::nccl_communicator>(comm);
   return std::make_unique<zs::mpi_device_communicator>(comm);
 }
 
@@ -201,9 +200,9 @@ int run_demo(int argc, char** argv) {
   std::optional<zs::cuda_stream> stream;
   std::string path;
   if (use_gpu) {
-    int const gpu = zs::local_rank() % devices;
+    int const gpu = zs::device_for_rank(devices);
     ZS_CUDA_TRY(cudaSetDevice(gpu));
-    device = device_side(comm, devices);
+    device = device_side(comm);
     stream.emplace();
     path = "GPU codecs on " + zs::query_device(gpu).name + ", frames over " + std::string(device->transport());
   } else {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -235,6 +236,33 @@ int local_rank(MPI_Comm comm) {
   ZS_MPI_TRY_NOTHROW(MPI_Comm_free(&node));
   ZS_MPI_TRY(status);
   return node_rank;
+}
+
+int device_for_rank(int device_count, MPI_Comm comm) {
+  ZS_EXPECTS(device_count > 0, "at least one device");
+  int const local = local_rank(comm);
+  const char* list = std::getenv("ZS_DEVICES");
+  if (list == nullptr || *list == '\0') return local % device_count;
+  std::vector<int> ordinals;
+  std::string const text(list);
+  for (std::size_t start = 0; start <= text.size();) {
+    std::size_t const comma = std::min(text.find(',', start), text.size());
+    std::string const item = text.substr(start, comma - start);
+    std::size_t used = 0;
+    int ordinal = -1;
+    try {
+      ordinal = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || ordinal < 0 || ordinal >= device_count) {
+      ZS_FAIL(error_code::invalid_argument, "ZS_DEVICES='" + text + "': '" + item + "' is not a device ordinal below " +
+                                                std::to_string(device_count));
+    }
+    ordinals.push_back(ordinal);
+    start = comma + 1;
+  }
+  return ordinals[static_cast<std::size_t>(local) % ordinals.size()];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,25 @@
 #include "zs/comm/nccl_communicator.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
 #include "zs/comm/error.hpp"
+#include "zs/hash.hpp"
 #include "zs/memory.hpp"
 
 namespace zs {
+
+bool ranks_have_distinct_gpus(communicator& host) {
+  int device = 0;
+  ZS_CUDA_TRY(cudaGetDevice(&device));
+  cudaDeviceProp props{};
+  ZS_CUDA_TRY(cudaGetDeviceProperties(&props, device));
+  auto const key = hash::checksum(reinterpret_cast<const std::byte*>(&props.uuid), sizeof props.uuid);
+  auto keys = host.allgather(key);
+  std::sort(keys.begin(), keys.end());
+  return std::adjacent_find(keys.begin(), keys.end()) == keys.end();
+}
 
 nccl_communicator::nccl_communicator(communicator& host) : device_communicator(host) {
   setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);

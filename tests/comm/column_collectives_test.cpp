@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm_test.hpp"
+#include "tapped_communicator.hpp"
 #include "shuffle_support.hpp"
 #include "zs/comm/column_collectives.hpp"
 #include "zs/comm/mpi_communicator.hpp"
@@ -21,6 +22,7 @@ using zs::test::columns_of;
 using zs::test::concatenated;
 using zs::test::every_rank;
 using zs::test::expect_columns;
+using zs::test::tapped_communicator;
 using zs::test::views;
 
 constexpr std::uint64_t scale = 300;
@@ -57,71 +59,6 @@ zs::column_view backwards_strings(const std::int64_t (&offsets)[2]) {
   static const char chars[8] = {};
   return zs::column_view{zs::value_type::string, 1, zs::memory_kind::host, chars, offsets};
 }
-
-// Forwards to another communicator and watches the frame buffers (those that start with a frame
-// header) it receives through allgatherv or bcast: it counts their bytes and, on the victim rank,
-// flips a byte in the first header, like a link that damages data in transit. Other traffic
-// (sizes, agreement words, the manifest) passes untouched.
-class tapped_communicator final : public zs::communicator {
- public:
-  explicit tapped_communicator(zs::communicator& inner, int victim = -1) : inner_(inner), victim_(victim) {}
-
-  int rank() const noexcept override { return inner_.rank(); }
-  int size() const noexcept override { return inner_.size(); }
-  std::uint64_t max_message_bytes() const noexcept override { return inner_.max_message_bytes(); }
-  void barrier() override { inner_.barrier(); }
-
-  int damaged() const noexcept { return damaged_; }
-  std::uint64_t frame_bytes_received() const noexcept { return frame_bytes_; }
-  void stop() noexcept { victim_ = -1; }
-
- protected:
-  void do_alltoall_u64(std::span<const std::uint64_t> send, std::span<std::uint64_t> recv) override {
-    std::vector<std::uint64_t> const counts(static_cast<std::size_t>(size()), 8);
-    inner_.alltoallv(std::as_bytes(send), counts, std::as_writable_bytes(recv), counts);
-  }
-  void do_allgather_u64(std::span<const std::uint64_t> mine, std::span<std::uint64_t> all) override {
-    std::vector<std::uint64_t> const counts(static_cast<std::size_t>(size()), mine.size() * 8);
-    inner_.allgatherv(std::as_bytes(mine), std::as_writable_bytes(all), counts);
-  }
-  std::uint64_t do_allreduce_u64(std::uint64_t value, reduce_op op) override {
-    switch (op) {
-      case reduce_op::max: return inner_.allreduce_max(value);
-      case reduce_op::min: return inner_.allreduce_min(value);
-      case reduce_op::sum: return inner_.allreduce_sum(value);
-    }
-    return value;
-  }
-  void do_alltoallv(std::span<const std::byte> send, std::span<const std::uint64_t> send_counts,
-                    std::span<std::byte> recv, std::span<const std::uint64_t> recv_counts, bool) override {
-    inner_.alltoallv(send, send_counts, recv, recv_counts);
-  }
-  void do_allgatherv(std::span<const std::byte> send, std::span<std::byte> recv,
-                     std::span<const std::uint64_t> recv_counts) override {
-    inner_.allgatherv(send, recv, recv_counts);
-    damage(recv);
-  }
-  void do_bcast(std::span<std::byte> buffer, int root) override {
-    inner_.bcast(buffer, root);
-    damage(buffer);
-  }
-  void do_send(std::span<const std::byte> bytes, int peer, int tag) override { inner_.send(bytes, peer, tag); }
-  void do_recv(std::span<std::byte> bytes, int peer, int tag) override { inner_.recv(bytes, peer, tag); }
-
- private:
-  void damage(std::span<std::byte> bytes) {
-    if (bytes.size() < zs::frame_header_bytes || zs::detail::load_le(bytes.data(), 4) != zs::frame_magic) return;
-    frame_bytes_ += bytes.size();
-    if (rank() != victim_) return;
-    bytes[9] ^= std::byte{0x40};  // the value count: the header checksum no longer matches
-    ++damaged_;
-  }
-
-  zs::communicator& inner_;
-  int victim_;
-  int damaged_ = 0;
-  std::uint64_t frame_bytes_ = 0;
-};
 
 // ---------------------------------------------------------------------------------------------
 // allgather

@@ -38,10 +38,10 @@ class gpu_comm_test : public ::testing::TestWithParam<backend> {
     int devices = 0;
     ZS_CUDA_TRY(cudaGetDeviceCount(&devices));
     host_ = std::make_unique<mpi_communicator>();
-    if (GetParam() == backend::nccl && host_->size() > devices) {
+    ZS_CUDA_TRY(cudaSetDevice(device_for_rank(devices)));
+    if (GetParam() == backend::nccl && !ranks_have_distinct_gpus(*host_)) {
       GTEST_SKIP() << "NCCL needs one GPU per rank: " << host_->size() << " ranks, " << devices << " GPU(s)";
     }
-    ZS_CUDA_TRY(cudaSetDevice(local_rank() % devices));
     stream_ = std::make_unique<cuda_stream>();
     if (GetParam() == backend::nccl) {
       device_ = std::make_unique<nccl_communicator>(*host_);

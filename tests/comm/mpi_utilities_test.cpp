@@ -133,6 +133,30 @@ TEST(mpi_library, local_rank_without_launcher_variables_counts_ranks_on_this_nod
   EXPECT_EQ(zs::local_rank(), world_rank());
 }
 
+TEST(mpi_library, device_for_rank_defaults_to_local_rank_modulo_devices) {
+  scoped_env const devices("ZS_DEVICES", nullptr);
+  scoped_env const ompi("OMPI_COMM_WORLD_LOCAL_RANK", "5");
+  EXPECT_EQ(zs::device_for_rank(2), 1);
+  EXPECT_EQ(zs::device_for_rank(8), 5);
+  EXPECT_ZS_ERROR(zs::device_for_rank(0), error_code::invalid_argument);
+}
+
+TEST(mpi_library, device_for_rank_follows_the_override_list) {
+  scoped_env const ompi("OMPI_COMM_WORLD_LOCAL_RANK", "3");
+  {
+    scoped_env const devices("ZS_DEVICES", "1,0");
+    EXPECT_EQ(zs::device_for_rank(2), 0);  // local rank 3 takes entry 3 mod 2 = 1
+  }
+  {
+    scoped_env const devices("ZS_DEVICES", "2");
+    EXPECT_EQ(zs::device_for_rank(4), 2);
+  }
+  for (const char* bad : {"4", "a", "1,,0", "-1", "1x"}) {
+    scoped_env const devices("ZS_DEVICES", bad);
+    EXPECT_ZS_ERROR(zs::device_for_rank(4), error_code::invalid_argument);
+  }
+}
+
 int returns(int code) { return code; }
 
 TEST(comm_errors, mpi_try_turns_a_failing_call_into_an_mpi_error) {

@@ -3,6 +3,7 @@
 
 #include "comm_test.hpp"
 #include "shuffle_support.hpp"
+#include "tapped_communicator.hpp"
 #include "zs/comm/mpi_communicator.hpp"
 #include "zs/io.hpp"
 #include "zs_test.hpp"
@@ -119,6 +120,24 @@ TEST(ShuffleHost, RanksPassingDifferentTypesFailEveryRank) {
   off[0] = 0;
   std::vector<zs::shuffle_column> in{{comm.rank() == 1 ? floats.view() : ints.view(), off}};
   EXPECT_ZS_ERROR(zs::shuffle(comm, in, {}), zs::error_code::invalid_argument);
+}
+
+// A frame damaged on its way to one rank (in a middle round) fails the shuffle on every rank,
+// and the communicator delivers every row once the link is healthy again.
+TEST(ShuffleHost, FrameDamagedInTransitOnOneRankFailsEveryRank) {
+  zs::mpi_communicator mpi;
+  int const victim = mpi.size() - 1;
+  zs::test::tapped_communicator comm(mpi, victim);
+  auto const local = make_local(comm.rank(), comm.size(), 300);
+  zs::shuffle_options options;
+  options.round_bytes = 4096;  // many rounds: the damage lands in the first, the others still run
+  EXPECT_ZS_ERROR(zs::shuffle(comm, local.inputs(), options), zs::error_code::corrupt_frame);
+  if (comm.rank() == victim) {
+    EXPECT_EQ(comm.damaged(), 1);
+  }
+  comm.stop();
+  auto const out = zs::shuffle(comm, local.inputs(), options);
+  zs::test::expect_columns(out, zs::test::expected_for(comm.rank(), comm.size(), 300), "after the damage");
 }
 
 }  // namespace

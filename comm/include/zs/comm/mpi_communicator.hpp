@@ -86,6 +86,14 @@ mpi_cuda_support mpi_cuda_aware();
 /// those variables is set but is not a non-negative integer.
 int local_rank(MPI_Comm comm = MPI_COMM_WORLD);
 
+/// The GPU this rank should use, out of `device_count` visible ones: by default its local rank
+/// modulo the count (one GPU per rank when there are enough). The environment variable
+/// ZS_DEVICES overrides it with a comma-separated list of device ordinals indexed by local rank
+/// (modulo the list's length), e.g. "1,0" to swap two GPUs or "0" to put every rank on GPU 0.
+/// Throws zs::error(error_code::invalid_argument) for an ordinal that is not a visible device or
+/// a list that does not parse.
+int device_for_rank(int device_count, MPI_Comm comm = MPI_COMM_WORLD);
+
 struct mpi_communicator_options {
   /// The largest number of bytes one MPI call moves. Transfers above it are split into pieces
   /// of at most this size; MPI's int counts cap it at INT_MAX. Must be the same on every rank.

@@ -7,6 +7,10 @@
 
 namespace zs {
 
+/// Whether every rank of `host` has selected a different GPU (compared by UUID, so it holds also
+/// when each rank sees only its own GPU as device 0). NCCL needs that. Collective over `host`.
+bool ranks_have_distinct_gpus(communicator& host);
+
 class nccl_communicator final : public device_communicator {
  public:
   /// Creates an NCCL communicator over the ranks of `host`: rank 0 makes the unique id and
