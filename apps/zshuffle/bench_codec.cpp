@@ -23,6 +23,7 @@
 #include "zs/device.hpp"
 #include "zs/io.hpp"
 #include "zs/memory.hpp"
+#include "zs/tuning.hpp"
 
 namespace {
 
@@ -71,7 +72,43 @@ struct result {
   double encode_ms = 0, decode_ms = 0;
   double encode_limit_ms = 0, decode_limit_ms = 0;
   bool verified = false;           // decoded values == input, every status ok
+  std::vector<std::string> geometry;  // launch geometry of each kernel (zs::describe)
 };
+
+// Keeps the first launch of each kernel that a codec call makes (the per-frame helpers aside),
+// so the output says which geometry each kernel ran with.
+class geometry_recorder final : public zs::launch_observer {
+ public:
+  void before_launch(const zs::launch_record&, cudaStream_t) override {}
+  void after_launch(const zs::launch_record& r, cudaStream_t) override {
+    if (r.choice.kernel == zs::kernel_id::frame_ops) return;
+    for (auto const& seen : records_) {
+      if (seen.choice.kernel == r.choice.kernel && seen.choice.type == r.choice.type) return;
+    }
+    records_.push_back(r);
+  }
+  void append_to(std::vector<std::string>& out) const {
+    for (auto const& r : records_) {
+      std::string line = zs::describe(r);
+      if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(std::move(line));
+    }
+  }
+
+ private:
+  std::vector<zs::launch_record> records_;
+};
+
+// Runs `call` once more with a geometry_recorder installed and adds what it saw to `out`.
+template <typename Call>
+void record_geometry(std::vector<std::string>& out, cudaStream_t stream, Call call) {
+  geometry_recorder recorder;
+  {
+    zs::scoped_launch_observer const observe(recorder);
+    call();
+  }
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  recorder.append_to(out);
+}
 
 // The CPU reference frame of the whole column, and whether the GPU writes the same bytes.
 void reference(const zs::column& host, result& r, cudaStream_t stream) {
@@ -128,6 +165,9 @@ result measure(const std::filesystem::path& file, std::uint64_t bytes, std::uint
   r.encode_ms = time_ms(warmup, repeat, stream, [&] {
     bitpack().encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
   });
+  record_geometry(r.geometry, stream, [&] {
+    bitpack().encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
+  });
 
   std::vector<std::uint64_t> sizes(frame_count);
   zs::copy_async(sizes.data(), frame_bytes.data(), frame_count * sizeof(std::uint64_t), stream);
@@ -154,6 +194,9 @@ result measure(const std::filesystem::path& file, std::uint64_t bytes, std::uint
   zs::decode_batch const decode{frames.as<std::byte>(), offsets, targets, status.as<zs::frame_status>()};
   ZS_CUDA_TRY(cudaMemsetAsync(output.data(), 0, r.raw_bytes, stream));
   r.decode_ms = time_ms(warmup, repeat, stream, [&] {
+    bitpack().decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
+  });
+  record_geometry(r.geometry, stream, [&] {
     bitpack().decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
   });
 
@@ -187,16 +230,19 @@ void print_usage() {
 }
 
 std::string json_result(const result& r) {
-  char line[1536];
+  std::string geometry;
+  for (auto const& g : r.geometry) geometry += (geometry.empty() ? "\"" : ", \"") + g + "\"";
+  std::vector<char> buffer(2048 + geometry.size());
+  char* line = buffer.data();
   std::snprintf(
-      line, sizeof line,
+      line, buffer.size(),
       "    {\"column\": \"%s\", \"type\": \"%s\", \"rows\": %llu, \"raw_bytes\": %llu, \"frame_bytes\": %llu,\n"
       "     \"ratio\": %.4f, \"cpu_reference_ratio_untiled\": %.4f, \"cpu_reference_scheme\": \"%s\",\n"
       "     \"gpu_equals_cpu_untiled\": %s, \"frames_by_scheme\": {\"raw\": %llu, \"for\": %llu, \"dfor\": %llu, "
       "\"rfor\": %llu},\n"
       "     \"encode_ms\": %.4f, \"encode_gbs\": %.2f, \"encode_limit_ms\": %.4f, \"encode_pct_of_limit\": %.1f,\n"
       "     \"decode_ms\": %.4f, \"decode_gbs\": %.2f, \"decode_limit_ms\": %.4f, \"decode_pct_of_limit\": %.1f,\n"
-      "     \"verified\": %s}",
+      "     \"verified\": %s, \"geometry\": [%s]}",
       r.name.c_str(), std::string(zs::to_string(r.type)).c_str(), static_cast<unsigned long long>(r.rows),
       static_cast<unsigned long long>(r.raw_bytes), static_cast<unsigned long long>(r.frame_bytes), r.ratio,
       r.cpu_ratio, r.cpu_scheme.c_str(), r.identical ? "true" : "false",
@@ -204,7 +250,7 @@ std::string json_result(const result& r) {
       static_cast<unsigned long long>(r.schemes[2]), static_cast<unsigned long long>(r.schemes[3]), r.encode_ms,
       static_cast<double>(r.raw_bytes) / r.encode_ms / 1e6, r.encode_limit_ms, 100.0 * r.encode_limit_ms / r.encode_ms,
       r.decode_ms, static_cast<double>(r.raw_bytes) / r.decode_ms / 1e6, r.decode_limit_ms,
-      100.0 * r.decode_limit_ms / r.decode_ms, r.verified ? "true" : "false");
+      100.0 * r.decode_limit_ms / r.decode_ms, r.verified ? "true" : "false", geometry.c_str());
   return line;
 }
 
@@ -261,6 +307,7 @@ int run_bench_codec(int argc, char** argv) {
                 static_cast<double>(r.raw_bytes) / r.encode_ms / 1e6, 100.0 * r.encode_limit_ms / r.encode_ms,
                 r.decode_ms, static_cast<double>(r.raw_bytes) / r.decode_ms / 1e6,
                 100.0 * r.decode_limit_ms / r.decode_ms, r.verified ? "yes" : "NO");
+    for (auto const& g : r.geometry) std::printf("    geometry: %s\n", g.c_str());
     all_ok = all_ok && r.identical && r.verified;
     results.push_back(r);
   }

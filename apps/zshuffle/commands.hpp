@@ -6,3 +6,4 @@ int run_info(int argc, char** argv);
 int run_demo(int argc, char** argv);
 int run_bench_codec(int argc, char** argv);
 int run_bench_shuffle(int argc, char** argv);
+int run_tune(int argc, char** argv);

@@ -19,6 +19,8 @@ void usage(std::FILE* out) {
       "                          under mpirun or srun (zshuffle demo --help)\n"
       "  bench codec [...]       codec ratio and throughput on one GPU (zshuffle bench codec --help)\n"
       "  bench shuffle [...]     compressed vs raw all-to-all under mpirun (zshuffle bench shuffle --help)\n"
+      "  tune [...]              measure kernel launch geometry on this GPU, write a tuning table\n"
+      "                          (zshuffle tune --help)\n"
       "  help                    this text\n",
       out);
 }
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "info") return run_info(argc - 1, argv + 1);
     if (command == "demo") return run_demo(argc - 1, argv + 1);
+    if (command == "tune") return run_tune(argc - 1, argv + 1);
     if (command == "bench") {
       if (argc >= 3 && std::strcmp(argv[2], "codec") == 0) return run_bench_codec(argc - 2, argv + 2);
       if (argc >= 3 && std::strcmp(argv[2], "shuffle") == 0) return run_bench_shuffle(argc - 2, argv + 2);

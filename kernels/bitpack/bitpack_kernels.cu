@@ -4,9 +4,11 @@
 #include <cub/device/device_scan.cuh>
 
 #include <string>
+#include <type_traits>
 
 #include "bitpack/bitpack_kernels.hpp"
 #include "bitpack/bitpack_programs.hpp"
+#include "common/launch.hpp"
 #include "zs/error.hpp"
 
 namespace zs::kernels::bitpack {
@@ -14,11 +16,6 @@ namespace {
 
 namespace prog = zs::bitpack::gpu;
 using zs::bitpack::frame_layout;
-
-// Encoder thread blocks are small: a segment per block, so more segments are in flight.
-constexpr unsigned encode_threads = 64;
-constexpr unsigned frame_threads = 128;
-constexpr std::uint64_t max_grid = 0x7fffffffULL;
 
 // The Block of bitpack_programs.hpp on the GPU.
 template <int Threads>
@@ -74,109 +71,122 @@ struct add_words {
   }
 };
 
+// Kernels loop over their work units with a grid stride: the grid comes from the device
+// (common/launch.hpp). Programs that use shared memory finish each unit with a barrier, since
+// the next unit of the same block reuses it.
+
 __global__ void index_kernel(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t num_chunks,
                              std::uint32_t* chunk_frame) {
-  std::uint64_t const c = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-  if (c < num_chunks) prog::index_chunk(chunks, num_frames, c, chunk_frame);
+  for (std::uint64_t c = first_item(); c < num_chunks; c += item_stride()) {
+    prog::index_chunk(chunks, num_frames, c, chunk_frame);
+  }
 }
 
-template <typename U>
-__global__ void __launch_bounds__(encode_threads) analyze_kernel(prog::encode_args a) {
+template <typename U, int Threads>
+__global__ void __launch_bounds__(Threads) analyze_kernel(prog::encode_args a, std::uint64_t segments) {
   __shared__ prog::analyze_smem<U> sm;
-  cuda_block<encode_threads> blk;
-  prog::analyze_program(blk, a, blockIdx.x, sm);
+  cuda_block<Threads> blk;
+  for (std::uint64_t s = blockIdx.x; s < segments; s += gridDim.x) {
+    prog::analyze_program(blk, a, s, sm);
+    __syncthreads();
+  }
 }
 
-template <typename U>
-__global__ void __launch_bounds__(encode_threads) pack_kernel(prog::encode_args a) {
+template <typename U, int Threads>
+__global__ void __launch_bounds__(Threads) pack_kernel(prog::encode_args a, std::uint64_t segments) {
   __shared__ prog::pack_smem<U> sm;
-  cuda_block<encode_threads> blk;
-  prog::pack_program(blk, a, blockIdx.x, sm);
+  cuda_block<Threads> blk;
+  for (std::uint64_t s = blockIdx.x; s < segments; s += gridDim.x) {
+    prog::pack_program(blk, a, s, sm);
+    __syncthreads();
+  }
 }
 
 __global__ void choose_kernel(prog::encode_args a) {
-  std::uint64_t const f = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-  if (f < a.num_frames) prog::choose_frame(a, f);
+  for (std::uint64_t f = first_item(); f < a.num_frames; f += item_stride()) prog::choose_frame(a, f);
 }
 
 __global__ void check_frames_kernel(prog::decode_args a) {
-  std::uint64_t const f = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-  if (f < a.num_frames) prog::check_frame(a, f);
-}
-
-__global__ void __launch_bounds__(validate_segments_per_cta) validate_kernel(prog::decode_args a) {
-  cuda_block<validate_segments_per_cta> blk;
-  prog::validate_program(blk, a, blockIdx.x);
-}
-
-__global__ void plan_kernel(prog::decode_args a, std::uint64_t num_chunks) {
-  std::uint64_t const c = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x;
-  if (c < num_chunks) prog::plan_chunk(a, c);
-}
-
-template <typename U, int Threads>
-__global__ void __launch_bounds__(Threads) decode_kernel(prog::decode_args a) {
-  extern __shared__ __align__(16) unsigned char decode_shared[];
-  cuda_block<Threads> blk;
-  prog::decode_program<cuda_block<Threads>, U>(blk, a, blockIdx.x, reinterpret_cast<std::byte*>(decode_shared));
-}
-
-unsigned grid_for(std::uint64_t blocks, const char* what) {
-  if (blocks > max_grid) {
-    ZS_FAIL(error_code::invalid_argument,
-            std::string("a batch of ") + std::to_string(blocks) + " " + what + " exceeds one launch");
-  }
-  return static_cast<unsigned>(blocks);
-}
-
-unsigned frame_grid(std::uint64_t frames) {
-  return grid_for((frames + frame_threads - 1) / frame_threads, "frame groups");
-}
-
-void launch_index(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t num_chunks,
-                  std::uint32_t* chunk_frame, cudaStream_t stream) {
-  if (num_chunks == 0) return;
-  index_kernel<<<frame_grid(num_chunks), frame_threads, 0, stream>>>(chunks, num_frames, num_chunks, chunk_frame);
-  ZS_CUDA_CHECK_LAUNCH();
-}
-
-template <typename U>
-void launch_encode_pass(bool analyze, const prog::encode_args& a, std::uint64_t segments, cudaStream_t stream) {
-  if (segments == 0) return;
-  unsigned const grid = grid_for(segments, "segments");
-  if (analyze) {
-    analyze_kernel<U><<<grid, encode_threads, 0, stream>>>(a);
-  } else {
-    pack_kernel<U><<<grid, encode_threads, 0, stream>>>(a);
-  }
-  ZS_CUDA_CHECK_LAUNCH();
-}
-
-template <typename U, int Threads>
-void launch_decode(const prog::decode_args& a, std::uint64_t chunks, cudaStream_t stream) {
-  if (chunks == 0) return;
-  unsigned const grid = grid_for(chunks, "decode chunks");
-  plan_kernel<<<frame_grid(chunks), frame_threads, 0, stream>>>(a, chunks);
-  ZS_CUDA_CHECK_LAUNCH();
-  std::uint32_t const bytes = prog::decode_smem_layout<U>(a.segments_per_chunk).bytes;
-  // The kernel's own static shared memory (the block scans) comes on top of `bytes`, so the
-  // limit is raised for every size rather than from 48 KiB of dynamic memory on.
-  ZS_CUDA_TRY(cudaFuncSetAttribute(decode_kernel<U, Threads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(bytes)));
-  decode_kernel<U, Threads><<<grid, Threads, bytes, stream>>>(a);
-  ZS_CUDA_CHECK_LAUNCH();
+  for (std::uint64_t f = first_item(); f < a.num_frames; f += item_stride()) prog::check_frame(a, f);
 }
 
 template <int Threads>
-void launch_decodes(const decode_plan& plan, prog::decode_args a, cudaStream_t stream) {
-  a.chunks = plan.chunks32;
-  a.plans = plan.plans32;
-  a.segments_per_chunk = segments_per_cta(plan.config, 32);
-  launch_decode<std::uint32_t, Threads>(a, plan.num_chunks32, stream);
-  a.chunks = plan.chunks64;
-  a.plans = plan.plans64;
-  a.segments_per_chunk = segments_per_cta(plan.config, 64);
-  launch_decode<std::uint64_t, Threads>(a, plan.num_chunks64, stream);
+__global__ void __launch_bounds__(Threads) validate_kernel(prog::decode_args a, std::uint64_t num_checks) {
+  cuda_block<Threads> blk;
+  for (std::uint64_t c = blockIdx.x; c < num_checks; c += gridDim.x) prog::validate_program(blk, a, c);
+}
+
+__global__ void plan_kernel(prog::decode_args a, std::uint64_t num_chunks) {
+  for (std::uint64_t c = first_item(); c < num_chunks; c += item_stride()) prog::plan_chunk(a, c);
+}
+
+template <typename U, int Threads>
+__global__ void __launch_bounds__(Threads) decode_kernel(prog::decode_args a, std::uint64_t num_chunks) {
+  extern __shared__ __align__(16) unsigned char decode_shared[];
+  cuda_block<Threads> blk;
+  for (std::uint64_t c = blockIdx.x; c < num_chunks; c += gridDim.x) {
+    prog::decode_program<cuda_block<Threads>, U>(blk, a, c, reinterpret_cast<std::byte*>(decode_shared));
+    __syncthreads();
+  }
+}
+
+template <class Kernel, class... Args>
+void launch_per_item(Kernel kernel, std::uint64_t items, cudaStream_t stream, Args... args) {
+  if (items == 0) return;
+  launch_record const r = plan_item_launch(reinterpret_cast<const void*>(kernel), frame_ops_choice(), items);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
+}
+
+void expect_params(const launch_choice& choice, kernel_id kernel) {
+  ZS_EXPECTS(choice.kernel == kernel && valid_params(kernel, choice.params),
+             std::string(to_string(kernel)) + " launch params (" + check_params(kernel, choice.params) + ")");
+}
+
+// Calls f(std::integral_constant<int, T>{}) for the block size T = threads, one of the sizes the
+// kernels are built for.
+template <class F>
+void with_threads(unsigned threads, F&& f) {
+  switch (threads) {
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 128: f(std::integral_constant<int, 128>{}); break;
+    case 256: f(std::integral_constant<int, 256>{}); break;
+    default: ZS_FAIL(error_code::internal, "bitpack kernels not built for " + std::to_string(threads) + " threads");
+  }
+}
+
+template <typename U>
+void launch_encode_pass(bool analyze, const launch_choice& choice, const prog::encode_args& a,
+                        std::uint64_t segments, cudaStream_t stream) {
+  if (segments == 0) return;
+  expect_params(choice, analyze ? kernel_id::bitpack_analyze : kernel_id::bitpack_pack);
+  with_threads(choice.params.threads, [&](auto threads) {
+    constexpr int T = decltype(threads)::value;
+    auto const kernel = analyze ? analyze_kernel<U, T> : pack_kernel<U, T>;
+    launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, segments);
+    observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, T, 0, stream>>>(a, segments); });
+  });
+}
+
+template <typename U>
+void launch_decode(const launch_choice& choice, prog::decode_args a, std::uint64_t chunks, cudaStream_t stream) {
+  if (chunks == 0) return;
+  launch_per_item(plan_kernel, chunks, stream, a, chunks);
+  std::uint32_t const bytes = prog::decode_smem_layout<U>(a.segments_per_chunk).bytes;
+  auto const launch = [&](auto threads) {
+    constexpr int T = decltype(threads)::value;
+    auto const kernel = decode_kernel<U, T>;
+    // The kernel's own static shared memory (the block scans) comes on top of `bytes`, so the
+    // limit is raised for every size rather than from 48 KiB of dynamic memory on; before the
+    // occupancy query, which counts against it.
+    ZS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, chunks, bytes);
+    observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, T, bytes, stream>>>(a, chunks); });
+  };
+  if (choice.params.threads == 256) {
+    launch(std::integral_constant<int, 256>{});
+  } else {
+    launch(std::integral_constant<int, 128>{});
+  }
 }
 
 }  // namespace
@@ -186,6 +196,20 @@ void check_config(const decode_config& config) {
                  config.blocks_per_cta <= 32,
              "blocks per thread block a multiple of 4 from 4 to 32");
   ZS_EXPECTS(config.threads == 128 || config.threads == 256, "128 or 256 threads per thread block");
+}
+
+launch_choice fixed_decode_choice(const decode_config& config, std::optional<value_type> type,
+                                  std::uint64_t batch_bytes) {
+  check_config(config);
+  launch_choice c;
+  c.kernel = kernel_id::bitpack_decode;
+  c.type = type;
+  c.size = size_class_of(batch_bytes);
+  c.batch_bytes = batch_bytes;
+  c.params = spec_of(kernel_id::bitpack_decode).defaults;
+  c.params.threads = config.threads;
+  c.params.items = config.blocks_per_cta;
+  return c;
 }
 
 std::uint32_t slot_words(std::uint32_t width_bits) { return prog::slot_words(width_bits); }
@@ -215,11 +239,13 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   a64.chunk_frame = plan.chunk_frame64;
   a64.slots = plan.slots64;
 
-  launch_index(plan.chunks32, b.num_frames, plan.segments32, plan.chunk_frame32, stream);
-  launch_index(plan.chunks64, b.num_frames, plan.segments64, plan.chunk_frame64, stream);
+  launch_per_item(index_kernel, plan.segments32, stream, plan.chunks32, std::uint64_t{b.num_frames},
+                  plan.segments32, plan.chunk_frame32);
+  launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
+                  plan.segments64, plan.chunk_frame64);
 
-  launch_encode_pass<std::uint32_t>(true, a32, plan.segments32, stream);
-  launch_encode_pass<std::uint64_t>(true, a64, plan.segments64, stream);
+  launch_encode_pass<std::uint32_t>(true, plan.analyze32, a32, plan.segments32, stream);
+  launch_encode_pass<std::uint64_t>(true, plan.analyze64, a64, plan.segments64, stream);
 
   // offsets[0] = 0, offsets[1 + s] = sizes[0] + ... + sizes[s]: per-frame totals and each
   // segment's place inside its frame's data section come out of one scan.
@@ -231,34 +257,41 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
                                                segments, stream));
   }
 
-  choose_kernel<<<frame_grid(b.num_frames), frame_threads, 0, stream>>>(a);
-  ZS_CUDA_CHECK_LAUNCH();
+  launch_per_item(choose_kernel, b.num_frames, stream, a);
 
-  launch_encode_pass<std::uint32_t>(false, a32, plan.segments32, stream);
-  launch_encode_pass<std::uint64_t>(false, a64, plan.segments64, stream);
+  launch_encode_pass<std::uint32_t>(false, plan.pack32, a32, plan.segments32, stream);
+  launch_encode_pass<std::uint64_t>(false, plan.pack64, a64, plan.segments64, stream);
 }
 
 void decode(const decode_plan& plan, cudaStream_t stream) {
-  check_config(plan.config);
   auto const& b = plan.batch;
   if (b.num_frames == 0) return;
+  expect_params(plan.validate, kernel_id::bitpack_validate);
+  expect_params(plan.decode32, kernel_id::bitpack_decode);
+  expect_params(plan.decode64, kernel_id::bitpack_decode);
   prog::decode_args a{b.frames, b.frame_offsets, b.targets, b.status, b.num_frames, plan.layouts, nullptr, 0, nullptr};
 
-  check_frames_kernel<<<frame_grid(b.num_frames), frame_threads, 0, stream>>>(a);
-  ZS_CUDA_CHECK_LAUNCH();
+  launch_per_item(check_frames_kernel, b.num_frames, stream, a);
 
   if (plan.num_checks > 0) {
     prog::decode_args v = a;
     v.chunks = plan.checks;
-    validate_kernel<<<grid_for(plan.num_checks, "validation chunks"), validate_segments_per_cta, 0, stream>>>(v);
-    ZS_CUDA_CHECK_LAUNCH();
+    with_threads(plan.validate.params.threads, [&](auto threads) {
+      constexpr int T = decltype(threads)::value;
+      auto const kernel = validate_kernel<T>;
+      launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), plan.validate, plan.num_checks);
+      observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, T, 0, stream>>>(v, plan.num_checks); });
+    });
   }
 
-  if (plan.config.threads == 256) {
-    launch_decodes<256>(plan, a, stream);
-  } else {
-    launch_decodes<128>(plan, a, stream);
-  }
+  a.chunks = plan.chunks32;
+  a.plans = plan.plans32;
+  a.segments_per_chunk = segments_per_cta(config_of(plan.decode32.params), 32);
+  launch_decode<std::uint32_t>(plan.decode32, a, plan.num_chunks32, stream);
+  a.chunks = plan.chunks64;
+  a.plans = plan.plans64;
+  a.segments_per_chunk = segments_per_cta(config_of(plan.decode64.params), 64);
+  launch_decode<std::uint64_t>(plan.decode64, a, plan.num_chunks64, stream);
 }
 
 }  // namespace zs::kernels::bitpack

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "zs/codec.hpp"
+#include "zs/tuning.hpp"
 
 namespace zs::bitpack {
 struct frame_layout;
@@ -21,7 +22,8 @@ struct chunk_plan;
 namespace zs::kernels::bitpack {
 
 /// Launch shape of the decoder: the paper's D (blocks of 128 values per thread block) and the
-/// threads per thread block. Parameters of the launch, not of the format.
+/// threads per thread block. Parameters of the launch, not of the format. The tuning table
+/// (kernel_id::bitpack_decode) holds D as launch_params::items.
 struct decode_config {
   /// A multiple of 4 (one 512-value segment) from 4 to 32. For 64-bit values a thread block
   /// takes half as many blocks (at least one segment): the same bytes, and shared memory that
@@ -34,14 +36,20 @@ struct decode_config {
 /// Throws zs::error (invalid_argument) for a configuration the kernels are not built for.
 void check_config(const decode_config& config);
 
+/// The decoder's shape from its launch params, and a launch with a fixed shape.
+inline decode_config config_of(const launch_params& params) { return {params.items, params.threads}; }
+launch_choice fixed_decode_choice(const decode_config& config, std::optional<value_type> type,
+                                  std::uint64_t batch_bytes);
+
 /// Segments of 512 values per decode thread block for values of `width_bits` bits.
 inline std::uint32_t segments_per_cta(const decode_config& config, std::uint32_t width_bits) {
   std::uint32_t const segments = config.blocks_per_cta / 4;
   return width_bits == 64 && segments > 1 ? segments / 2 : segments;
 }
 
-/// Segments of 512 values one validation thread block checks (one per thread).
-inline constexpr unsigned validate_segments_per_cta = 128;
+/// Segments of 512 values one validation chunk holds: one per thread of its block
+/// (kernel_id::bitpack_validate's threads).
+inline std::uint32_t validate_segments_per_chunk(const launch_choice& validate) { return validate.params.threads; }
 
 /// Device memory an encode needs, laid out by the caller (lib/src/codecs/bitpack_codec_gpu.cpp).
 struct encode_plan {
@@ -61,6 +69,8 @@ struct encode_plan {
   std::uint32_t* slots64;                  // segments64 x slot_words(64)
   void* scan_temp;
   std::size_t scan_temp_bytes;
+  launch_choice analyze32, analyze64;  // kernel_id::bitpack_analyze, per width class
+  launch_choice pack32, pack64;        // kernel_id::bitpack_pack
 };
 
 /// Words of one segment's temp slot for values of `width_bits` bits.
@@ -77,7 +87,7 @@ void encode(const encode_plan& plan, cudaStream_t stream);
 struct decode_plan {
   codec::device_decode_batch batch;
   zs::bitpack::frame_layout* layouts;  // num_frames
-  const std::uint64_t* chunks32;       // num_frames + 1: decode chunks (blocks_per_cta / 4 segments)
+  const std::uint64_t* chunks32;       // num_frames + 1: decode chunks (segments_per_cta of decode32)
   const std::uint64_t* chunks64;
   std::uint64_t num_chunks32;
   std::uint64_t num_chunks64;
@@ -85,7 +95,8 @@ struct decode_plan {
   std::uint64_t num_checks;
   zs::bitpack::gpu::chunk_plan* plans32;  // num_chunks32
   zs::bitpack::gpu::chunk_plan* plans64;  // num_chunks64
-  decode_config config;
+  launch_choice validate;              // kernel_id::bitpack_validate: checks has chunks of its threads
+  launch_choice decode32, decode64;    // kernel_id::bitpack_decode: chunks32/64 have chunks of their D
 };
 
 /// Bytes of one frame_layout entry, and of one chunk_plan entry.

@@ -1,6 +1,7 @@
 #include <cub/device/device_memcpy.cuh>
 
 #include "common/batch_ops.hpp"
+#include "common/launch.hpp"
 #include "zs/error.hpp"
 
 namespace zs::kernels {
@@ -8,8 +9,7 @@ namespace {
 
 __global__ void gather_i64_kernel(const std::int64_t* values, const std::uint64_t* index, std::int64_t* out,
                                   std::size_t count) {
-  std::size_t const i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  if (i < count) out[i] = values[index[i]];
+  for (std::uint64_t i = first_item(); i < count; i += item_stride()) out[i] = values[index[i]];
 }
 
 }  // namespace
@@ -33,10 +33,11 @@ void copy_buffers(const void* const* src, void* const* dst, const std::uint64_t*
 void gather_i64(const std::int64_t* values, const std::uint64_t* index, std::int64_t* out, std::size_t count,
                 cudaStream_t stream) {
   if (count == 0) return;
-  constexpr unsigned threads = 256;
-  gather_i64_kernel<<<static_cast<unsigned>((count + threads - 1) / threads), threads, 0, stream>>>(
-      values, index, out, count);
-  ZS_CUDA_CHECK_LAUNCH();
+  launch_choice const choice = choose_launch(kernel_id::gather, value_type::int64, count * sizeof(std::int64_t));
+  launch_record const r = plan_item_launch(reinterpret_cast<const void*>(gather_i64_kernel), choice, count);
+  observed_launch(r, stream, [&] {
+    gather_i64_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(values, index, out, count);
+  });
 }
 
 }  // namespace zs::kernels

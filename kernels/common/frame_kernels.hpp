@@ -8,11 +8,9 @@
 #include <cstdint>
 
 #include "zs/codec.hpp"
+#include "zs/tuning.hpp"
 
 namespace zs::kernels {
-
-/// Payload 64-bit words that one block of the checksum kernel covers.
-inline constexpr std::uint64_t checksum_chunk_words = 4096;
 
 /// Writes the codec-independent header fields of every frame (magic, version, codec, type,
 /// count, raw bytes); payload bytes and codec parameters start at zero.
@@ -20,19 +18,21 @@ void begin_headers(const encode_source* sources, std::byte* frames, const std::u
                    std::size_t num_frames, codec_id codec, cudaStream_t stream);
 
 /// Checksums each payload and completes each header; writes frame_bytes[f] = header + payload.
-/// chunk_begin: frames cut into chunks of checksum_chunk_words words of their capacity.
-/// sums: num_frames words of scratch.
+/// checksum: the checksum kernel's launch (kernel_id::checksum); chunk_begin: frames cut into
+/// chunks of checksum.params.items 64-bit words of their capacity. sums: num_frames words of
+/// scratch.
 void finish_headers(std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
-                    const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
-                    std::uint64_t* sums, std::uint64_t* frame_bytes, cudaStream_t stream);
+                    const launch_choice& checksum, const std::uint64_t* chunk_begin,
+                    std::uint64_t num_chunks, std::uint64_t* sums, std::uint64_t* frame_bytes,
+                    cudaStream_t stream);
 
 /// Validates every header (validate_header) and verifies the payload checksum of each frame that
 /// passed; writes one status per frame. chunk_begin: frames cut into chunks of
-/// checksum_chunk_words words of their available bytes. sums: num_frames words of scratch.
+/// checksum.params.items words of their available bytes. sums: num_frames words of scratch.
 void validate_frames(const std::byte* frames, const std::uint64_t* offsets,
                      const decode_target* targets, std::size_t num_frames,
-                     std::uint32_t accepted_codecs, const std::uint64_t* chunk_begin,
-                     std::uint64_t num_chunks, std::uint64_t* sums, frame_status* status,
-                     cudaStream_t stream);
+                     std::uint32_t accepted_codecs, const launch_choice& checksum,
+                     const std::uint64_t* chunk_begin, std::uint64_t num_chunks, std::uint64_t* sums,
+                     frame_status* status, cudaStream_t stream);
 
 }  // namespace zs::kernels

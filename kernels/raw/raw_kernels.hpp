@@ -8,26 +8,25 @@
 #include <span>
 
 #include "zs/codec.hpp"
+#include "zs/tuning.hpp"
 
 namespace zs::kernels::raw {
-
-/// String offsets one block of the offset kernels handles.
-inline constexpr std::uint64_t offsets_per_chunk = 2048;
 
 /// Device scratch for a batch of `num_frames` frames.
 std::size_t temp_bytes(std::size_t num_frames);
 
 /// Encodes every frame's payload and sets its payload-bytes header field.
-/// offset_chunk_begin: frames cut into chunks of offsets_per_chunk string offsets (count + 1
+/// offsets: the launch of the string-offset kernels (kernel_id::raw_offsets).
+/// offset_chunk_begin: frames cut into chunks of offsets.params.items string offsets (count + 1
 /// per string frame, none for fixed-width frames), num_frames + 1 entries, on the device.
-void encode(const codec::device_encode_batch& batch, const std::uint64_t* offset_chunk_begin,
-            std::uint64_t num_offset_chunks, void* temp, std::size_t temp_bytes,
-            cudaStream_t stream);
+void encode(const codec::device_encode_batch& batch, const launch_choice& offsets,
+            const std::uint64_t* offset_chunk_begin, std::uint64_t num_offset_chunks, void* temp,
+            std::size_t temp_bytes, cudaStream_t stream);
 
 /// Decodes every frame whose status is ok; sets corrupt_payload on frames whose payload size
-/// or string offsets are inconsistent, leaving their targets untouched.
-void decode(const codec::device_decode_batch& batch, const std::uint64_t* offset_chunk_begin,
-            std::uint64_t num_offset_chunks, void* temp, std::size_t temp_bytes,
-            cudaStream_t stream);
+/// or string offsets are inconsistent, leaving their targets untouched. Arguments as encode's.
+void decode(const codec::device_decode_batch& batch, const launch_choice& offsets,
+            const std::uint64_t* offset_chunk_begin, std::uint64_t num_offset_chunks, void* temp,
+            std::size_t temp_bytes, cudaStream_t stream);
 
 }  // namespace zs::kernels::raw

@@ -7,6 +7,7 @@
 #include "temp_layout.hpp"
 #include "zs/codec.hpp"
 #include "zs/memory.hpp"
+#include "zs/tuning.hpp"
 
 namespace zs {
 
@@ -17,14 +18,25 @@ void check_decode_batch(const decode_batch& batch);
 
 namespace {
 
-// Payload words per frame that the checksum kernel must cover, from the room each frame has.
-std::vector<std::uint64_t> checksum_chunks(std::span<const std::uint64_t> offsets) {
+// The checksum launch for a batch, and its chunk map: payload words per frame that the kernel
+// must cover, from the room each frame has, in chunks of the launch's words per chunk.
+struct checksum_plan {
+  launch_choice choice;
+  std::vector<std::uint64_t> chunk_begin;
+};
+
+checksum_plan plan_checksums(std::span<const std::uint64_t> offsets) {
   std::vector<std::uint64_t> words(offsets.size() - 1);
+  std::uint64_t room_bytes = 0;
   for (std::size_t f = 0; f + 1 < offsets.size(); ++f) {
     std::uint64_t const room = offsets[f + 1] - offsets[f];
     words[f] = room > frame_header_bytes ? (room - frame_header_bytes + 7) / 8 : 0;
+    room_bytes += words[f] * 8;
   }
-  return kernels::chunk_prefix(words, kernels::checksum_chunk_words);
+  checksum_plan p;
+  p.choice = choose_launch(kernel_id::checksum, std::nullopt, room_bytes);
+  p.chunk_begin = kernels::chunk_prefix(words, p.choice.params.items);
+  return p;
 }
 
 // The base class's part of a batch's scratch: the descriptors (encode sources or decode
@@ -68,16 +80,16 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<encode_source>(layout, n, encode_payloads_temp_bytes(batch.sources));
 
-  auto const chunk_begin = checksum_chunks(batch.frame_offsets);
+  checksum_plan const checksums = plan_checksums(batch.frame_offsets);
   copy_async(s.descriptors, batch.sources.data(), n * sizeof(encode_source), stream);
   copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
-  copy_async(s.chunk_begin, chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
+  copy_async(s.chunk_begin, checksums.chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
 
   kernels::begin_headers(s.descriptors, batch.frames, s.offsets, n, id(), stream);
   encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n}, batch.sources,
                         s.payload, s.payload_bytes, stream);
-  kernels::finish_headers(batch.frames, s.offsets, n, s.chunk_begin, chunk_begin.back(), s.sums,
-                          batch.frame_bytes, stream);
+  kernels::finish_headers(batch.frames, s.offsets, n, checksums.choice, s.chunk_begin,
+                          checksums.chunk_begin.back(), s.sums, batch.frame_bytes, stream);
 }
 
 std::size_t codec::decode_temp_bytes(std::span<const decode_target> targets) const {
@@ -94,13 +106,13 @@ void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<decode_target>(layout, n, decode_payloads_temp_bytes(batch.targets));
 
-  auto const chunk_begin = checksum_chunks(batch.frame_offsets);
+  checksum_plan const checksums = plan_checksums(batch.frame_offsets);
   copy_async(s.descriptors, batch.targets.data(), n * sizeof(decode_target), stream);
   copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
-  copy_async(s.chunk_begin, chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
+  copy_async(s.chunk_begin, checksums.chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
 
-  kernels::validate_frames(batch.frames, s.offsets, s.descriptors, n, decodes(), s.chunk_begin,
-                           chunk_begin.back(), s.sums, batch.status, stream);
+  kernels::validate_frames(batch.frames, s.offsets, s.descriptors, n, decodes(), checksums.choice,
+                           s.chunk_begin, checksums.chunk_begin.back(), s.sums, batch.status, stream);
   decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n},
                         batch.targets, s.payload, s.payload_bytes, stream);
 }

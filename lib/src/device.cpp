@@ -22,6 +22,7 @@ device_profile query_device(int ordinal) {
   d.global_memory_bytes = p.totalGlobalMem;
   d.l2_bytes = static_cast<std::size_t>(p.l2CacheSize);
   d.shared_memory_per_sm = p.sharedMemPerMultiprocessor;
+  d.shared_memory_per_block = p.sharedMemPerBlock;
   d.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
   d.registers_per_sm = p.regsPerMultiprocessor;
   d.registers_per_block = p.regsPerBlock;

@@ -19,6 +19,7 @@ struct device_profile {
   std::size_t global_memory_bytes = 0;
   std::size_t l2_bytes = 0;
   std::size_t shared_memory_per_sm = 0;
+  std::size_t shared_memory_per_block = 0;        // without opting in to more
   std::size_t shared_memory_per_block_optin = 0;  // the most a block may ask for
   int registers_per_sm = 0;
   int registers_per_block = 0;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 
 #include "bitpack/bitpack_kernels.hpp"
 #include "zs/codec.hpp"
@@ -27,9 +28,11 @@ namespace zs::codecs {
 
 class bitpack_codec final : public codec {
  public:
-  /// `decode` sets the GPU decoder's launch shape (blocks of 128 values per thread block and
-  /// threads per block); the defaults suit the H100 and H200.
-  explicit bitpack_codec(kernels::bitpack::decode_config decode = {}) : decode_config_(decode) {}
+  /// GPU launch shapes come from the tuning table for each batch (zs/tuning.hpp).
+  bitpack_codec() = default;
+  /// A fixed shape for the GPU decoder (blocks of 128 values per thread block and threads per
+  /// block) for every batch, in place of the table's: for tests and experiments.
+  explicit bitpack_codec(kernels::bitpack::decode_config decode) : fixed_decode_(decode) {}
 
   codec_id id() const noexcept override { return codec_id::bitpack_for; }
   std::string_view name() const noexcept override { return "bitpack"; }
@@ -40,7 +43,8 @@ class bitpack_codec final : public codec {
   }
   std::uint64_t max_frame_bytes(const encode_source& source) const noexcept override;
 
-  const kernels::bitpack::decode_config& decode_config() const noexcept { return decode_config_; }
+  /// The fixed decoder shape; nullopt when the tuning table chooses it.
+  const std::optional<kernels::bitpack::decode_config>& fixed_decode_config() const noexcept { return fixed_decode_; }
 
   /// CPU reference: the payload bytes each scheme would take for `source` (host memory),
   /// indexed by codec id (raw, for, dfor, rfor); UINT64_MAX where a scheme cannot hold it.
@@ -63,7 +67,7 @@ class bitpack_codec final : public codec {
                                    const decode_target& target) const override;
 
  private:
-  kernels::bitpack::decode_config decode_config_;
+  std::optional<kernels::bitpack::decode_config> fixed_decode_;
 };
 
 }  // namespace zs::codecs

@@ -1,5 +1,7 @@
 // The bitpack codec on the GPU: work maps from what the host knows (types and counts), scratch
 // layout, and the batched launches of kernels/bitpack.
+#include <array>
+#include <optional>
 #include <vector>
 
 #include "bitpack/bitpack_format.hpp"
@@ -8,6 +10,7 @@
 #include "common/work_map.hpp"
 #include "temp_layout.hpp"
 #include "zs/memory.hpp"
+#include "zs/tuning.hpp"
 
 namespace zs::codecs {
 namespace {
@@ -25,6 +28,33 @@ std::vector<std::uint64_t> class_map(const std::vector<std::uint64_t>& segments,
   std::vector<std::uint64_t> items(segments.size());
   for (std::size_t f = 0; f < segments.size(); ++f) items[f] = widths[f] == width ? segments[f] : 0;
   return kernels::chunk_prefix(items, segments_per_item);
+}
+
+// The frames of one width class (4 or 8 bytes per value; 0 for every integer frame) as launches
+// are tuned for them: their bytes, and the type that holds most of those bytes.
+struct class_work {
+  std::optional<value_type> type;
+  std::uint64_t bytes = 0;
+};
+
+template <typename Descriptor>
+class_work work_of(std::span<const Descriptor> frames, std::size_t width) {
+  std::array<std::uint64_t, 8> by_type{};
+  class_work w;
+  for (auto const& d : frames) {
+    if (!is_integer(d.type) || (width != 0 && value_width(d.type) != width)) continue;
+    std::uint64_t const bytes = d.count * value_width(d.type);
+    by_type[static_cast<std::size_t>(d.type)] += bytes;
+    w.bytes += bytes;
+  }
+  std::uint64_t most = 0;
+  for (std::size_t t = 1; t < by_type.size(); ++t) {
+    if (by_type[t] > most) {
+      most = by_type[t];
+      w.type = static_cast<value_type>(t);
+    }
+  }
+  return w;
 }
 
 // --- encode ----------------------------------------------------------------------------------
@@ -90,11 +120,32 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
 
 // --- decode ----------------------------------------------------------------------------------
 
+// The decoder's launches for a batch: validation over every integer frame, decoding per width
+// class. The chunk maps below follow from them, and so does the scratch size.
+struct decode_choices {
+  launch_choice validate, decode32, decode64;
+};
+
+decode_choices choose_decode(std::span<const decode_target> targets,
+                             const std::optional<kb::decode_config>& fixed) {
+  class_work const all = work_of(targets, 0), w32 = work_of(targets, 4), w64 = work_of(targets, 8);
+  decode_choices c;
+  c.validate = choose_launch(kernel_id::bitpack_validate, all.type, all.bytes);
+  if (fixed) {
+    c.decode32 = kb::fixed_decode_choice(*fixed, w32.type, w32.bytes);
+    c.decode64 = kb::fixed_decode_choice(*fixed, w64.type, w64.bytes);
+  } else {
+    c.decode32 = choose_launch(kernel_id::bitpack_decode, w32.type, w32.bytes);
+    c.decode64 = choose_launch(kernel_id::bitpack_decode, w64.type, w64.bytes);
+  }
+  return c;
+}
+
 struct decode_maps {
   std::vector<std::uint64_t> chunks32, chunks64, checks;
 };
 
-decode_maps plan_decode(std::span<const decode_target> targets, const kb::decode_config& config) {
+decode_maps plan_decode(std::span<const decode_target> targets, const decode_choices& choices) {
   std::vector<std::uint64_t> segments(targets.size());
   std::vector<std::size_t> widths(targets.size());
   for (std::size_t f = 0; f < targets.size(); ++f) {
@@ -105,9 +156,9 @@ decode_maps plan_decode(std::span<const decode_target> targets, const kb::decode
     widths[f] = integer ? value_width(targets[f].type) : 0;
   }
   decode_maps m;
-  m.chunks32 = class_map(segments, widths, 4, kb::segments_per_cta(config, 32));
-  m.chunks64 = class_map(segments, widths, 8, kb::segments_per_cta(config, 64));
-  m.checks = kernels::chunk_prefix(segments, kb::validate_segments_per_cta);
+  m.chunks32 = class_map(segments, widths, 4, kb::segments_per_cta(kb::config_of(choices.decode32.params), 32));
+  m.chunks64 = class_map(segments, widths, 8, kb::segments_per_cta(kb::config_of(choices.decode64.params), 64));
+  m.checks = kernels::chunk_prefix(segments, kb::validate_segments_per_chunk(choices.validate));
   return m;
 }
 
@@ -148,6 +199,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                                           std::span<const encode_source> host_sources, void* temp,
                                           std::size_t temp_bytes, cudaStream_t stream) const {
   encode_maps const m = plan_encode(host_sources);
+  class_work const w32 = work_of(host_sources, 4), w64 = work_of(host_sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
   encode_scratch const s = carve_encode(layout, host_sources.size(), m);
   upload(s.chunks32, m.chunks32, stream);
@@ -168,22 +220,25 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.slots32,
                              s.slots64,
                              s.scan,
-                             s.scan_bytes};
+                             s.scan_bytes,
+                             choose_launch(kernel_id::bitpack_analyze, w32.type, w32.bytes),
+                             choose_launch(kernel_id::bitpack_analyze, w64.type, w64.bytes),
+                             choose_launch(kernel_id::bitpack_pack, w32.type, w32.bytes),
+                             choose_launch(kernel_id::bitpack_pack, w64.type, w64.bytes)};
   kb::encode(plan, stream);
 }
 
 std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
-  kb::check_config(decode_config_);
   detail::temp_layout layout;
-  carve_decode(layout, targets.size(), plan_decode(targets, decode_config_));
+  carve_decode(layout, targets.size(), plan_decode(targets, choose_decode(targets, fixed_decode_)));
   return layout.bytes();
 }
 
 void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                                           std::span<const decode_target> host_targets, void* temp,
                                           std::size_t temp_bytes, cudaStream_t stream) const {
-  kb::check_config(decode_config_);
-  decode_maps const m = plan_decode(host_targets, decode_config_);
+  decode_choices const choices = choose_decode(host_targets, fixed_decode_);
+  decode_maps const m = plan_decode(host_targets, choices);
   detail::temp_layout layout(temp, temp_bytes);
   decode_scratch const s = carve_decode(layout, host_targets.size(), m);
   upload(s.chunks32, m.chunks32, stream);
@@ -199,7 +254,9 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                              m.checks.back(),
                              static_cast<bitpack::gpu::chunk_plan*>(s.plans32),
                              static_cast<bitpack::gpu::chunk_plan*>(s.plans64),
-                             decode_config_};
+                             choices.validate,
+                             choices.decode32,
+                             choices.decode64};
   kb::decode(plan, stream);
 }
 

@@ -6,18 +6,30 @@
 #include "raw/raw_kernels.hpp"
 #include "temp_layout.hpp"
 #include "zs/memory.hpp"
+#include "zs/tuning.hpp"
 
 namespace zs::codecs {
 namespace {
 
-// String offsets per frame (count + 1 for strings, none otherwise), cut into kernel chunks.
+// The string-offset kernels' launch for a batch, and their chunk map: string offsets per frame
+// (count + 1 for strings, none otherwise) in chunks of the launch's offsets per chunk.
+struct offset_plan {
+  launch_choice choice;
+  std::vector<std::uint64_t> chunk_begin;
+};
+
 template <typename Descriptor>
-std::vector<std::uint64_t> offset_chunks(std::span<const Descriptor> frames) {
+offset_plan plan_offsets(std::span<const Descriptor> frames) {
   std::vector<std::uint64_t> offsets(frames.size());
+  std::uint64_t total = 0;
   for (std::size_t f = 0; f < frames.size(); ++f) {
     offsets[f] = frames[f].type == value_type::string ? frames[f].count + 1 : 0;
+    total += offsets[f];
   }
-  return kernels::chunk_prefix(offsets, kernels::raw::offsets_per_chunk);
+  offset_plan p;
+  p.choice = choose_launch(kernel_id::raw_offsets, value_type::string, total * sizeof(std::int64_t));
+  p.chunk_begin = kernels::chunk_prefix(offsets, p.choice.params.items);
+  return p;
 }
 
 struct scratch {
@@ -51,9 +63,10 @@ void raw_codec::encode_payloads_async(const device_encode_batch& batch,
                                       std::size_t temp_bytes, cudaStream_t stream) const {
   detail::temp_layout layout(temp, temp_bytes);
   scratch const s = carve(layout, batch.num_frames);
-  auto const chunks = offset_chunks(host_sources);
-  copy_async(s.chunk_begin, chunks.data(), chunks.size() * sizeof(std::uint64_t), stream);
-  kernels::raw::encode(batch, s.chunk_begin, chunks.back(), s.kernel_temp, s.kernel_bytes, stream);
+  offset_plan const p = plan_offsets(host_sources);
+  copy_async(s.chunk_begin, p.chunk_begin.data(), p.chunk_begin.size() * sizeof(std::uint64_t), stream);
+  kernels::raw::encode(batch, p.choice, s.chunk_begin, p.chunk_begin.back(), s.kernel_temp, s.kernel_bytes,
+                       stream);
 }
 
 std::size_t raw_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
@@ -65,9 +78,10 @@ void raw_codec::decode_payloads_async(const device_decode_batch& batch,
                                       std::size_t temp_bytes, cudaStream_t stream) const {
   detail::temp_layout layout(temp, temp_bytes);
   scratch const s = carve(layout, batch.num_frames);
-  auto const chunks = offset_chunks(host_targets);
-  copy_async(s.chunk_begin, chunks.data(), chunks.size() * sizeof(std::uint64_t), stream);
-  kernels::raw::decode(batch, s.chunk_begin, chunks.back(), s.kernel_temp, s.kernel_bytes, stream);
+  offset_plan const p = plan_offsets(host_targets);
+  copy_async(s.chunk_begin, p.chunk_begin.data(), p.chunk_begin.size() * sizeof(std::uint64_t), stream);
+  kernels::raw::decode(batch, p.choice, s.chunk_begin, p.chunk_begin.back(), s.kernel_temp, s.kernel_bytes,
+                       stream);
 }
 
 }  // namespace zs::codecs

@@ -1,0 +1,599 @@
+#include "zs/tuning.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+#include <unistd.h>
+
+#include "shipped_tuning.hpp"
+#include "zs/error.hpp"
+
+namespace zs {
+namespace {
+
+// --- kernel specs ----------------------------------------------------------------------------
+
+constexpr std::array<unsigned, 5> frame_ops_threads{64, 128, 256, 512, 1024};
+constexpr std::array<unsigned, 3> checksum_threads{128, 256, 512};
+constexpr std::array<unsigned, 5> checksum_items{1024, 2048, 4096, 8192, 16384};
+constexpr std::array<unsigned, 4> offsets_threads{128, 256, 512, 1024};
+constexpr std::array<unsigned, 5> offsets_items{512, 1024, 2048, 4096, 8192};
+constexpr std::array<unsigned, 3> segment_threads{64, 128, 256};
+constexpr std::array<unsigned, 2> decode_threads{128, 256};
+constexpr std::array<unsigned, 8> decode_items{4, 8, 12, 16, 20, 24, 28, 32};
+constexpr std::array<unsigned, 4> gather_threads{128, 256, 512, 1024};
+
+// The default cap of four waves keeps every SM busy to the end of a launch while blocks still
+// loop over several units each, which spares the scheduler the block churn of one block per
+// unit on batches of many small units.
+constexpr unsigned default_waves = 4;
+constexpr unsigned max_waves = 64;
+
+// Specs must stay in kernel_id order (checked in spec_of).
+const std::array<kernel_spec, kernel_count> specs{{
+    {kernel_id::frame_ops, {128, default_waves, 0}, frame_ops_threads, {}, max_waves, false,
+     "one thread per frame, segment or chunk: headers, frame checks, chunk plans, copy lists"},
+    {kernel_id::checksum, {256, default_waves, 4096}, checksum_threads, checksum_items, max_waves, true,
+     "payload checksums on encode and validation; items = 64-bit words per chunk"},
+    {kernel_id::raw_offsets, {256, default_waves, 2048}, offsets_threads, offsets_items, max_waves, true,
+     "raw codec string offsets (encode, check, decode); items = offsets per chunk"},
+    {kernel_id::bitpack_analyze, {64, default_waves, 0}, segment_threads, {}, max_waves, true,
+     "bitpack encode pass 1: scheme sizes of each 512-value segment"},
+    {kernel_id::bitpack_pack, {64, default_waves, 0}, segment_threads, {}, max_waves, true,
+     "bitpack encode pass 2: packing each segment in its frame's scheme"},
+    {kernel_id::bitpack_validate, {128, default_waves, 0}, segment_threads, {}, max_waves, true,
+     "bitpack decode: validation, one segment per thread"},
+    {kernel_id::bitpack_decode, {128, default_waves, 32}, decode_threads, decode_items, max_waves, true,
+     "bitpack decode: items = 128-value blocks per chunk (D)"},
+    {kernel_id::gather, {256, default_waves, 0}, gather_threads, {}, max_waves, false,
+     "64-bit gather by index (the shuffle's offset reads)"},
+}};
+
+constexpr std::array<std::string_view, kernel_count> kernel_names{
+    "frame_ops",        "checksum",       "raw_offsets", "bitpack_analyze", "bitpack_pack",
+    "bitpack_validate", "bitpack_decode", "gather"};
+constexpr std::array<std::string_view, size_class_count> size_names{"small", "medium", "large"};
+
+bool contains(std::span<const unsigned> set, unsigned v) {
+  return std::find(set.begin(), set.end(), v) != set.end();
+}
+
+// Whether an entry for `have` may stand in for a launch of `want`: 0 the same, 1 a type of the
+// same width and kind, 2 an entry for any type; -1 not at all.
+int type_rank(std::optional<value_type> have, std::optional<value_type> want) {
+  if (have == want) return 0;
+  if (!have) return 2;
+  if (!want) return -1;
+  bool const same_kind = (is_integer(*have) && is_integer(*want)) || (is_float(*have) && is_float(*want));
+  if (same_kind && value_width(*have) == value_width(*want)) return 1;
+  return -1;
+}
+
+std::string type_name(std::optional<value_type> type) {
+  return type ? std::string(to_string(*type)) : std::string("any");
+}
+
+void warn(const std::string& message) noexcept {
+  std::fprintf(stderr, "zshuffle: warning: %s\n", message.c_str());
+}
+
+// Why a text is not a tuning table; turned into a zs::error, or into a warning, by the callers.
+struct table_problem : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void reject(const std::string& why) { throw table_problem(why); }
+
+// --- JSON --------------------------------------------------------------------------------------
+
+using json = nlohmann::json;
+
+const json& field(const json& object, const char* name, const std::string& where) {
+  auto const it = object.find(name);
+  if (it == object.end()) reject(where + ": no \"" + name + "\"");
+  return *it;
+}
+
+std::string string_field(const json& object, const char* name, const std::string& where) {
+  json const& v = field(object, name, where);
+  if (!v.is_string()) reject(where + ": \"" + name + "\" is not a string");
+  return v.get<std::string>();
+}
+
+unsigned unsigned_field(const json& object, const char* name, const std::string& where) {
+  json const& v = field(object, name, where);
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > (1U << 20)) {
+    reject(where + ": \"" + name + "\" is not a whole number from 0 to 2^20");
+  }
+  return static_cast<unsigned>(v.get<std::uint64_t>());
+}
+
+double optional_rate(const json& object, const char* name, const std::string& where) {
+  auto const it = object.find(name);
+  if (it == object.end()) return 0;
+  if (!it->is_number() || it->get<double>() < 0) reject(where + ": \"" + name + "\" is not a number >= 0");
+  return it->get<double>();
+}
+
+std::pair<int, int> parse_capability(const std::string& text, const std::string& where) {
+  auto const dot = text.find('.');
+  auto const digits = [](std::string_view s) {
+    return !s.empty() && s.size() <= 3 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (dot == std::string::npos || !digits(std::string_view(text).substr(0, dot)) ||
+      !digits(std::string_view(text).substr(dot + 1))) {
+    reject(where + ": compute_capability \"" + text + "\" is not MAJOR.MINOR");
+  }
+  return {std::stoi(text.substr(0, dot)), std::stoi(text.substr(dot + 1))};
+}
+
+tuning_entry parse_entry(const json& j, std::size_t index) {
+  std::string const where = "entry " + std::to_string(index);
+  if (!j.is_object()) reject(where + " is not an object");
+  tuning_entry e;
+  e.key.device = string_field(j, "device", where);
+  if (e.key.device.empty()) reject(where + ": empty device name");
+  std::tie(e.key.compute_major, e.key.compute_minor) =
+      parse_capability(string_field(j, "compute_capability", where), where);
+  std::string const kernel = string_field(j, "kernel", where);
+  auto const id = parse_kernel_id(kernel);
+  if (!id) reject(where + ": unknown kernel \"" + kernel + "\"");
+  e.key.kernel = *id;
+  std::string const type = string_field(j, "type", where);
+  if (type != "any") {
+    bool known = false;
+    for (std::uint8_t v = 1; v <= 7; ++v) {
+      if (to_string(static_cast<value_type>(v)) == type) {
+        e.key.type = static_cast<value_type>(v);
+        known = true;
+      }
+    }
+    if (!known) reject(where + ": unknown type \"" + type + "\"");
+  }
+  std::string const size = string_field(j, "size_class", where);
+  auto const cls = parse_size_class(size);
+  if (!cls) reject(where + ": unknown size class \"" + size + "\"");
+  e.key.size = *cls;
+  json const& p = field(j, "params", where);
+  if (!p.is_object()) reject(where + ": \"params\" is not an object");
+  e.params.threads = unsigned_field(p, "threads", where + " params");
+  e.params.waves = unsigned_field(p, "waves", where + " params");
+  e.params.items = unsigned_field(p, "items", where + " params");
+  std::string const why = check_params(e.key.kernel, e.params);
+  if (!why.empty()) reject(where + " (" + kernel + "): " + why);
+  e.tuned_gbs = optional_rate(j, "tuned_gbs", where);
+  e.default_gbs = optional_rate(j, "default_gbs", where);
+  return e;
+}
+
+tuning_table parse_table(std::string_view text);
+
+// The text of a file; throws table_problem when it cannot be read.
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw table_problem("cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw table_problem("cannot be read");
+  return text.str();
+}
+
+// --- the process-wide table --------------------------------------------------------------------
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+// Never throws: any failure becomes one warning and an empty contribution.
+std::shared_ptr<const tuning_table> load_process_table() noexcept {
+  try {
+    if (auto const mode = env("ZS_TUNING"); mode && (*mode == "off" || *mode == "0")) {
+      return std::make_shared<const tuning_table>();
+    }
+    tuning_table table = shipped_tuning();
+    auto const path = tuning_file_path();
+    if (!path) return std::make_shared<const tuning_table>(std::move(table));
+    std::error_code ec;
+    bool const exists = std::filesystem::exists(*path, ec);
+    if (!exists) {
+      // The cache file is absent until the user runs `zshuffle tune`: only a file named
+      // explicitly is worth a warning.
+      if (env("ZS_TUNING_FILE")) {
+        warn("ZS_TUNING_FILE names " + path->string() + ", which does not exist; using the shipped tables and defaults");
+      }
+    } else {
+      try {
+        table.merge(parse_table(read_text(*path)));
+      } catch (const table_problem& e) {
+        warn("tuning file " + path->string() + " ignored (" + e.what() + "); using the shipped tables and defaults");
+      }
+    }
+    return std::make_shared<const tuning_table>(std::move(table));
+  } catch (const std::exception& e) {
+    warn(std::string("tuning tables not loaded (") + e.what() + "); using defaults");
+  } catch (...) {
+    warn("tuning tables not loaded; using defaults");
+  }
+  try {
+    return std::make_shared<const tuning_table>();
+  } catch (...) {
+    return nullptr;  // out of memory for an empty table: tuning() copes with a null table
+  }
+}
+
+struct process_table {
+  std::mutex mutex;
+  std::shared_ptr<const tuning_table> table;
+  bool loaded = false;
+};
+
+process_table& state() {
+  static process_table s;
+  return s;
+}
+
+std::atomic<launch_observer*> observer{nullptr};
+
+}  // namespace
+
+// --- kernels -----------------------------------------------------------------------------------
+
+std::string_view to_string(kernel_id kernel) noexcept {
+  auto const i = static_cast<std::size_t>(kernel);
+  return i < kernel_count ? kernel_names[i] : std::string_view("invalid");
+}
+
+std::optional<kernel_id> parse_kernel_id(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < kernel_count; ++i) {
+    if (kernel_names[i] == name) return static_cast<kernel_id>(i);
+  }
+  return std::nullopt;
+}
+
+const kernel_spec& spec_of(kernel_id kernel) noexcept {
+  auto const i = static_cast<std::size_t>(kernel);
+  return specs[i < kernel_count ? i : 0];
+}
+
+std::span<const kernel_spec> kernel_specs() noexcept { return specs; }
+
+std::string check_params(kernel_id kernel, const launch_params& params) {
+  if (static_cast<std::size_t>(kernel) >= kernel_count) return "unknown kernel";
+  kernel_spec const& s = spec_of(kernel);
+  std::string why;
+  auto const list = [](std::span<const unsigned> set) {
+    std::string out;
+    for (unsigned v : set) out += (out.empty() ? "" : ", ") + std::to_string(v);
+    return out;
+  };
+  if (!contains(s.threads, params.threads)) {
+    why = "threads " + std::to_string(params.threads) + " is not one of " + list(s.threads);
+  } else if (s.items.empty() && params.items != 0) {
+    why = "items must be 0 for this kernel, not " + std::to_string(params.items);
+  } else if (!s.items.empty() && !contains(s.items, params.items)) {
+    why = "items " + std::to_string(params.items) + " is not one of " + list(s.items);
+  } else if (params.waves > s.max_waves) {
+    why = "waves " + std::to_string(params.waves) + " is above " + std::to_string(s.max_waves);
+  }
+  return why;
+}
+
+launch_params default_params(kernel_id kernel, const device_profile& device) {
+  kernel_spec const& s = spec_of(kernel);
+  launch_params p = s.defaults;
+  if (device.max_threads_per_block > 0 && p.threads > static_cast<unsigned>(device.max_threads_per_block)) {
+    // The largest block size the kernel is built for that the device runs; the smallest when
+    // even that is too large (the launch then reports the device's refusal).
+    unsigned best = s.threads.front();
+    for (unsigned t : s.threads) {
+      if (t <= static_cast<unsigned>(device.max_threads_per_block) && t > best) best = t;
+    }
+    p.threads = best;
+  }
+  return p;
+}
+
+std::string to_string(kernel_id kernel, const launch_params& params) {
+  std::string s = std::to_string(params.threads) + " threads, ";
+  s += params.waves == 0 ? std::string("no cap") : std::to_string(params.waves) + " waves";
+  if (!spec_of(kernel).items.empty()) s += ", " + std::to_string(params.items) + " items";
+  return s;
+}
+
+// --- size classes ------------------------------------------------------------------------------
+
+size_class size_class_of(std::uint64_t bytes) noexcept {
+  if (bytes < small_batch_bytes) return size_class::small;
+  if (bytes < medium_batch_bytes) return size_class::medium;
+  return size_class::large;
+}
+
+std::string_view to_string(size_class size) noexcept {
+  auto const i = static_cast<std::size_t>(size);
+  return i < size_class_count ? size_names[i] : std::string_view("invalid");
+}
+
+std::optional<size_class> parse_size_class(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < size_class_count; ++i) {
+    if (size_names[i] == name) return static_cast<size_class>(i);
+  }
+  return std::nullopt;
+}
+
+// --- policy ------------------------------------------------------------------------------------
+
+launch_geometry launch_policy(const device_profile& device, const launch_params& params, int blocks_per_sm,
+                              std::uint64_t work_units) noexcept {
+  launch_geometry g;
+  g.threads = params.threads;
+  g.blocks_per_sm = std::max(blocks_per_sm, 1);
+  std::uint64_t grid = std::min(work_units, max_grid_blocks);
+  if (params.waves > 0) {
+    std::uint64_t const sms = static_cast<std::uint64_t>(std::max(device.sm_count, 1));
+    std::uint64_t const cap = sms * static_cast<std::uint64_t>(g.blocks_per_sm) * params.waves;
+    grid = std::min(grid, cap);
+  }
+  g.grid = static_cast<unsigned>(grid);
+  return g;
+}
+
+// --- tuning_table ------------------------------------------------------------------------------
+
+void tuning_table::set(tuning_entry entry) {
+  std::string const why = check_params(entry.key.kernel, entry.params);
+  ZS_EXPECTS(why.empty(), "params the kernel accepts (" + why + ")");
+  ZS_EXPECTS(!entry.key.device.empty(), "a device name");
+  auto const it = std::lower_bound(entries_.begin(), entries_.end(), entry.key,
+                                   [](const tuning_entry& e, const tuning_key& k) { return e.key < k; });
+  if (it != entries_.end() && it->key == entry.key) {
+    *it = std::move(entry);
+  } else {
+    entries_.insert(it, std::move(entry));
+  }
+}
+
+void tuning_table::merge(const tuning_table& other) {
+  for (auto const& e : other.entries_) set(e);
+}
+
+const tuning_entry* tuning_table::find(std::string_view device, int compute_major, int compute_minor,
+                                       kernel_id kernel, std::optional<value_type> type, size_class size) const {
+  const tuning_entry* best = nullptr;
+  std::array<int, 3> best_rank{};
+  for (auto const& e : entries_) {
+    if (e.key.kernel != kernel || e.key.device != device || e.key.compute_major != compute_major ||
+        e.key.compute_minor != compute_minor) {
+      continue;
+    }
+    int const t = type_rank(e.key.type, type);
+    if (t < 0) continue;
+    int const have = static_cast<int>(e.key.size), want = static_cast<int>(size);
+    // Lexicographic: type first, then distance in classes, then the larger class.
+    std::array<int, 3> const rank{t, std::abs(have - want), -have};
+    if (best == nullptr || rank < best_rank) {
+      best = &e;
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
+std::string tuning_table::to_json() const {
+  json entries = json::array();
+  for (auto const& e : entries_) {
+    json j;
+    j["device"] = e.key.device;
+    j["compute_capability"] = std::to_string(e.key.compute_major) + "." + std::to_string(e.key.compute_minor);
+    j["kernel"] = std::string(to_string(e.key.kernel));
+    j["type"] = type_name(e.key.type);
+    j["size_class"] = std::string(to_string(e.key.size));
+    j["params"] = {{"threads", e.params.threads}, {"waves", e.params.waves}, {"items", e.params.items}};
+    if (e.tuned_gbs > 0) j["tuned_gbs"] = e.tuned_gbs;
+    if (e.default_gbs > 0) j["default_gbs"] = e.default_gbs;
+    entries.push_back(std::move(j));
+  }
+  json doc;
+  doc["schema"] = std::string(schema);
+  doc["version"] = version;
+  doc["entries"] = std::move(entries);
+  return doc.dump(2) + "\n";
+}
+
+namespace {
+
+tuning_table parse_table(std::string_view text) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    // Drop the library's "[json.exception.parse_error.101] " tag: the position is what helps.
+    std::string what = e.what();
+    if (auto const tag = what.find("] "); what.rfind("[json.exception", 0) == 0 && tag != std::string::npos) {
+      what = what.substr(tag + 2);
+    }
+    reject("not JSON: " + what);
+  }
+  if (!doc.is_object()) reject("the document is not a JSON object");
+  auto const s = doc.find("schema");
+  if (s == doc.end() || !s->is_string() || s->get<std::string>() != tuning_table::schema) {
+    reject("\"schema\" is not \"" + std::string(tuning_table::schema) + "\"");
+  }
+  auto const v = doc.find("version");
+  if (v == doc.end() || !v->is_number_integer()) reject("no integer \"version\"");
+  if (v->get<std::int64_t>() != tuning_table::version) {
+    reject("version " + std::to_string(v->get<std::int64_t>()) + ", this zshuffle reads version " +
+           std::to_string(tuning_table::version));
+  }
+  auto const list = doc.find("entries");
+  if (list == doc.end() || !list->is_array()) reject("no \"entries\" array");
+  tuning_table table;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    tuning_entry e = parse_entry((*list)[i], i);
+    for (auto const& have : table.entries()) {
+      if (have.key == e.key) reject("entry " + std::to_string(i) + " repeats the key of an earlier entry");
+    }
+    table.set(std::move(e));
+  }
+  return table;
+}
+
+}  // namespace
+
+tuning_table tuning_table::from_json(std::string_view text) {
+  try {
+    return parse_table(text);
+  } catch (const table_problem& e) {
+    ZS_FAIL(error_code::invalid_argument, std::string("not a valid tuning table: ") + e.what());
+  }
+}
+
+void tuning_table::save(const std::filesystem::path& path) const {
+  std::error_code ec;
+  if (path.has_parent_path()) {
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) ZS_FAIL(error_code::io_error, "cannot create " + path.parent_path().string() + ": " + ec.message());
+  }
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(static_cast<long>(getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << to_json();
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      ZS_FAIL(error_code::io_error, "cannot write " + tmp.string());
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    ZS_FAIL(error_code::io_error, "cannot move " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  }
+}
+
+tuning_table tuning_table::load(const std::filesystem::path& path) {
+  std::string text;
+  try {
+    text = read_text(path);
+  } catch (const table_problem& e) {
+    ZS_FAIL(error_code::io_error, "tuning file " + path.string() + " " + e.what());
+  }
+  try {
+    return parse_table(text);
+  } catch (const table_problem& e) {
+    ZS_FAIL(error_code::invalid_argument,
+            "tuning file " + path.string() + " is not a valid tuning table: " + e.what());
+  }
+}
+
+// --- process-wide ------------------------------------------------------------------------------
+
+std::optional<std::filesystem::path> tuning_file_path() {
+  if (auto const file = env("ZS_TUNING_FILE")) return std::filesystem::path(*file);
+  if (auto const cache = env("XDG_CACHE_HOME")) return std::filesystem::path(*cache) / "zshuffle" / "tuning.json";
+  if (auto const home = env("HOME")) return std::filesystem::path(*home) / ".cache" / "zshuffle" / "tuning.json";
+  return std::nullopt;
+}
+
+const tuning_table& shipped_tuning() {
+  static const tuning_table table = [] {
+    tuning_table merged;
+    for (auto const& t : detail::shipped_table_texts()) {
+      try {
+        merged.merge(parse_table(t.json));
+      } catch (const table_problem& e) {
+        // Tests parse every shipped table; this guards a broken build, not user input.
+        warn("shipped tuning table " + std::string(t.file) + " ignored: " + e.what());
+      }
+    }
+    return merged;
+  }();
+  return table;
+}
+
+std::shared_ptr<const tuning_table> tuning() {
+  process_table& s = state();
+  std::lock_guard<std::mutex> const lock(s.mutex);
+  if (!s.loaded) {
+    s.table = load_process_table();
+    s.loaded = true;
+  }
+  if (!s.table) s.table = std::make_shared<const tuning_table>();
+  return s.table;
+}
+
+void set_tuning(tuning_table table) {
+  auto next = std::make_shared<const tuning_table>(std::move(table));
+  process_table& s = state();
+  std::lock_guard<std::mutex> const lock(s.mutex);
+  s.table = std::move(next);
+  s.loaded = true;
+}
+
+void reload_tuning() {
+  auto next = load_process_table();
+  process_table& s = state();
+  std::lock_guard<std::mutex> const lock(s.mutex);
+  s.table = std::move(next);
+  s.loaded = true;
+}
+
+// --- choosing and observing --------------------------------------------------------------------
+
+launch_choice choose_launch(const tuning_table& table, const device_profile& device, kernel_id kernel,
+                            std::optional<value_type> type, std::uint64_t batch_bytes) {
+  launch_choice c;
+  c.kernel = kernel;
+  c.type = type;
+  c.size = size_class_of(batch_bytes);
+  c.batch_bytes = batch_bytes;
+  const tuning_entry* e = table.find(device.name, device.compute_major, device.compute_minor, kernel, type, c.size);
+  // An entry for a block size this device cannot run (a table edited by hand) is passed over.
+  if (e != nullptr &&
+      (device.max_threads_per_block <= 0 || e->params.threads <= static_cast<unsigned>(device.max_threads_per_block))) {
+    c.params = e->params;
+    c.from_table = true;
+  } else {
+    c.params = default_params(kernel, device);
+  }
+  return c;
+}
+
+launch_choice choose_launch(kernel_id kernel, std::optional<value_type> type, std::uint64_t batch_bytes) {
+  auto const table = tuning();
+  return choose_launch(*table, current_device_profile(), kernel, type, batch_bytes);
+}
+
+std::string describe(const launch_record& r) {
+  launch_choice const& c = r.choice;
+  std::string s = std::string(to_string(c.kernel)) + " " + type_name(c.type) + "/" + std::string(to_string(c.size)) +
+                  ": " + std::to_string(r.geometry.threads) + " threads x " + std::to_string(r.geometry.grid) +
+                  " blocks (";
+  if (c.params.waves == 0) {
+    s += "one per unit";
+  } else {
+    s += std::to_string(c.params.waves) + " waves of " + std::to_string(r.geometry.blocks_per_sm) + "/SM";
+  }
+  s += ", " + std::to_string(r.work_units) + " units)";
+  if (!spec_of(c.kernel).items.empty()) s += ", " + std::to_string(c.params.items) + " items";
+  s += c.from_table ? ", table" : ", default";
+  return s;
+}
+
+launch_observer* set_launch_observer(launch_observer* next) noexcept { return observer.exchange(next); }
+
+launch_observer* current_launch_observer() noexcept { return observer.load(std::memory_order_acquire); }
+
+}  // namespace zs

@@ -1,0 +1,590 @@
+// Launch tuning without a GPU: the grid policy on made-up device profiles, kernel specs, tuning
+// tables (lookups, JSON round trips, rejection of bad files) and the process-wide table's search
+// order and failure handling.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shipped_tuning.hpp"
+#include "zs/error.hpp"
+#include "zs/tuning.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using zs::kernel_id;
+using zs::launch_params;
+using zs::size_class;
+using zs::value_type;
+
+// An A100-like and an H100-like profile, as far as the policy reads them.
+zs::device_profile made_up_device(const std::string& name, int sms, int major, int minor) {
+  zs::device_profile d;
+  d.name = name;
+  d.sm_count = sms;
+  d.compute_major = major;
+  d.compute_minor = minor;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  return d;
+}
+zs::device_profile a100() { return made_up_device("Made-up A100-like", 108, 8, 0); }
+zs::device_profile h100() { return made_up_device("Made-up H100-like", 132, 9, 0); }
+
+zs::tuning_entry entry(const zs::device_profile& d, kernel_id kernel, std::optional<value_type> type,
+                       size_class size, launch_params params) {
+  return {{d.name, d.compute_major, d.compute_minor, kernel, type, size}, params};
+}
+
+// Sets (or unsets) environment variables for one test and puts the old values back.
+class scoped_env {
+ public:
+  void set(const char* name, const std::optional<std::string>& value) {
+    if (saved_.find(name) == saved_.end()) {
+      const char* old = std::getenv(name);
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~scoped_env() {
+    for (auto const& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+    zs::reload_tuning();
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// A fresh folder under the system's temp folder, removed afterwards.
+class temp_dir {
+ public:
+  temp_dir() {
+    path_ = fs::temp_directory_path() / ("zs_tuning_test_" + std::to_string(::getpid()) + "_" + std::to_string(count_++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  static inline int count_ = 0;
+  fs::path path_;
+};
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  ASSERT_TRUE(out.good()) << "cannot write " << path;
+}
+
+int count_of(const std::string& text, const std::string& word) {
+  int n = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+// --- kernels and params ------------------------------------------------------------------------
+
+TEST(KernelSpecs, NamesRoundTripAndSpecsAreInKernelOrderWithValidDefaults) {
+  ASSERT_EQ(zs::kernel_specs().size(), zs::kernel_count);
+  for (std::size_t i = 0; i < zs::kernel_count; ++i) {
+    auto const k = static_cast<kernel_id>(i);
+    EXPECT_EQ(zs::kernel_specs()[i].kernel, k);
+    EXPECT_EQ(zs::parse_kernel_id(zs::to_string(k)), k);
+    EXPECT_TRUE(zs::valid_params(k, zs::spec_of(k).defaults)) << zs::check_params(k, zs::spec_of(k).defaults);
+    EXPECT_GT(zs::spec_of(k).defaults.waves, 0u) << "defaults must size the grid from the device";
+  }
+  EXPECT_EQ(zs::parse_kernel_id("no_such_kernel"), std::nullopt);
+}
+
+TEST(KernelSpecs, CheckParamsNamesWhatIsWrong) {
+  EXPECT_NE(zs::check_params(kernel_id::checksum, {100, 4, 4096}).find("threads 100"), std::string::npos);
+  EXPECT_NE(zs::check_params(kernel_id::checksum, {256, 4, 3000}).find("items 3000"), std::string::npos);
+  EXPECT_NE(zs::check_params(kernel_id::bitpack_analyze, {64, 4, 16}).find("items must be 0"), std::string::npos);
+  EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {128, 65, 16}).find("waves 65"), std::string::npos);
+  EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {128, 4, 6}).find("items 6"), std::string::npos);
+  EXPECT_TRUE(zs::valid_params(kernel_id::bitpack_decode, {256, 0, 12}));
+  EXPECT_TRUE(zs::valid_params(kernel_id::raw_offsets, {1024, 64, 512}));
+}
+
+TEST(KernelSpecs, DefaultsFitTheDevicesLargestBlock) {
+  zs::device_profile small_blocks = h100();
+  small_blocks.max_threads_per_block = 128;
+  for (auto const& s : zs::kernel_specs()) {
+    launch_params const p = zs::default_params(s.kernel, small_blocks);
+    EXPECT_LE(p.threads, 128u) << zs::to_string(s.kernel);
+    EXPECT_TRUE(zs::valid_params(s.kernel, p)) << zs::to_string(s.kernel);
+  }
+  // A device that runs every block size keeps the spec's defaults.
+  EXPECT_EQ(zs::default_params(kernel_id::checksum, h100()), zs::spec_of(kernel_id::checksum).defaults);
+}
+
+TEST(SizeClasses, BoundariesAndNames) {
+  EXPECT_EQ(zs::size_class_of(0), size_class::small);
+  EXPECT_EQ(zs::size_class_of(zs::small_batch_bytes - 1), size_class::small);
+  EXPECT_EQ(zs::size_class_of(zs::small_batch_bytes), size_class::medium);
+  EXPECT_EQ(zs::size_class_of(zs::medium_batch_bytes - 1), size_class::medium);
+  EXPECT_EQ(zs::size_class_of(zs::medium_batch_bytes), size_class::large);
+  for (auto c : {size_class::small, size_class::medium, size_class::large}) {
+    EXPECT_EQ(zs::parse_size_class(zs::to_string(c)), c);
+  }
+  EXPECT_EQ(zs::parse_size_class("huge"), std::nullopt);
+}
+
+// --- the policy --------------------------------------------------------------------------------
+
+TEST(LaunchPolicy, GridIsOccupancyTimesSmsTimesWavesOnEachDevice) {
+  launch_params const p{256, 4, 0};
+  std::uint64_t const work = 1'000'000;
+  EXPECT_EQ(zs::launch_policy(a100(), p, 8, work).grid, 108u * 8 * 4);
+  EXPECT_EQ(zs::launch_policy(h100(), p, 8, work).grid, 132u * 8 * 4);
+  EXPECT_EQ(zs::launch_policy(h100(), p, 8, work).threads, 256u);
+  EXPECT_EQ(zs::launch_policy(h100(), p, 8, work).blocks_per_sm, 8);
+  // Occupancy and waves scale the cap.
+  EXPECT_EQ(zs::launch_policy(h100(), p, 3, work).grid, 132u * 3 * 4);
+  EXPECT_EQ(zs::launch_policy(h100(), {256, 1, 0}, 8, work).grid, 132u * 8);
+}
+
+TEST(LaunchPolicy, SmallWorkGetsOneBlockPerUnit) {
+  EXPECT_EQ(zs::launch_policy(a100(), {128, 4, 0}, 16, 100).grid, 100u);
+  EXPECT_EQ(zs::launch_policy(h100(), {128, 4, 0}, 16, 1).grid, 1u);
+  EXPECT_EQ(zs::launch_policy(h100(), {128, 4, 0}, 16, 0).grid, 0u) << "no work, no launch";
+}
+
+TEST(LaunchPolicy, NoCapAndTheGridLimit) {
+  EXPECT_EQ(zs::launch_policy(h100(), {128, 0, 0}, 16, 5'000'000).grid, 5'000'000u);
+  EXPECT_EQ(zs::launch_policy(h100(), {128, 0, 0}, 16, std::uint64_t{1} << 40).grid, zs::max_grid_blocks);
+  EXPECT_EQ(zs::launch_policy(h100(), {128, 64, 0}, 1 << 20, std::uint64_t{1} << 40).grid, zs::max_grid_blocks);
+}
+
+TEST(LaunchPolicy, AnOccupancyBelowOneCountsAsOne) {
+  auto const g = zs::launch_policy(a100(), {256, 2, 0}, 0, 1'000'000);
+  EXPECT_EQ(g.grid, 108u * 2);
+  EXPECT_EQ(g.blocks_per_sm, 1);
+  EXPECT_EQ(zs::launch_policy(a100(), {256, 2, 0}, -5, 1'000'000).grid, 108u * 2);
+}
+
+// --- tables ------------------------------------------------------------------------------------
+
+TEST(TuningTable, SetReplacesTheEntryOfTheSameKeyAndRejectsBadParams) {
+  zs::tuning_table t;
+  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {256, 4, 4096}));
+  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 2, 8192}));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.entries()[0].params, (launch_params{512, 2, 8192}));
+  EXPECT_THROW(t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {100, 2, 8192})),
+               zs::error);
+  EXPECT_EQ(t.size(), 1u);
+}
+
+TEST(TuningTable, FindPrefersTheSameTypeThenTheSameWidthThenAnyType) {
+  zs::tuning_table t;
+  t.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {128, 4, 8}));
+  t.set(entry(h100(), kernel_id::bitpack_decode, std::nullopt, size_class::large, {256, 4, 32}));
+  auto find = [&](std::optional<value_type> type) {
+    return t.find(h100().name, 9, 0, kernel_id::bitpack_decode, type, size_class::large);
+  };
+  ASSERT_NE(find(value_type::int32), nullptr);
+  EXPECT_EQ(find(value_type::int32)->params.items, 8u);
+  ASSERT_NE(find(value_type::uint32), nullptr);
+  EXPECT_EQ(find(value_type::uint32)->params.items, 8u) << "uint32 takes the int32 entry (same width)";
+  ASSERT_NE(find(value_type::int64), nullptr);
+  EXPECT_EQ(find(value_type::int64)->params.items, 32u) << "int64 takes the entry for any type";
+  ASSERT_NE(find(std::nullopt), nullptr);
+  EXPECT_EQ(find(std::nullopt)->params.items, 32u);
+
+  zs::tuning_table typed_only;
+  typed_only.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {128, 4, 8}));
+  EXPECT_EQ(typed_only.find(h100().name, 9, 0, kernel_id::bitpack_decode, value_type::int64, size_class::large),
+            nullptr);
+  EXPECT_EQ(typed_only.find(h100().name, 9, 0, kernel_id::bitpack_decode, value_type::float32, size_class::large),
+            nullptr)
+      << "a float is not an integer of the same width";
+}
+
+TEST(TuningTable, FindTakesTheNearestSizeClassAndTheLargerOnATie) {
+  zs::tuning_table t;
+  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::small, {128, 4, 1024}));
+  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 4, 16384}));
+  auto items = [&](size_class c) {
+    auto const* e = t.find(h100().name, 9, 0, kernel_id::checksum, std::nullopt, c);
+    return e ? e->params.items : 0u;
+  };
+  EXPECT_EQ(items(size_class::small), 1024u);
+  EXPECT_EQ(items(size_class::medium), 16384u);
+  EXPECT_EQ(items(size_class::large), 16384u);
+
+  zs::tuning_table small_only;
+  small_only.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::small, {128, 4, 1024}));
+  auto const* e = small_only.find(h100().name, 9, 0, kernel_id::checksum, std::nullopt, size_class::large);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->params.items, 1024u);
+}
+
+TEST(TuningTable, FindIgnoresOtherDevicesCapabilitiesAndKernels) {
+  zs::tuning_table t;
+  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 4, 16384}));
+  EXPECT_NE(t.find(h100().name, 9, 0, kernel_id::checksum, std::nullopt, size_class::large), nullptr);
+  EXPECT_EQ(t.find(a100().name, 8, 0, kernel_id::checksum, std::nullopt, size_class::large), nullptr);
+  EXPECT_EQ(t.find(h100().name, 9, 1, kernel_id::checksum, std::nullopt, size_class::large), nullptr);
+  EXPECT_EQ(t.find(h100().name, 9, 0, kernel_id::raw_offsets, std::nullopt, size_class::large), nullptr);
+}
+
+TEST(ChooseLaunch, TakesAMatchingEntryElseTheDefaults) {
+  zs::tuning_table t;
+  t.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {256, 2, 16}));
+  std::uint64_t const large = std::uint64_t{512} << 20;
+
+  auto const tuned = zs::choose_launch(t, h100(), kernel_id::bitpack_decode, value_type::int32, large);
+  EXPECT_TRUE(tuned.from_table);
+  EXPECT_EQ(tuned.params, (launch_params{256, 2, 16}));
+  EXPECT_EQ(tuned.size, size_class::large);
+  EXPECT_EQ(tuned.batch_bytes, large);
+
+  auto const other = zs::choose_launch(t, a100(), kernel_id::bitpack_decode, value_type::int32, large);
+  EXPECT_FALSE(other.from_table) << "an unknown device runs with the defaults";
+  EXPECT_EQ(other.params, zs::default_params(kernel_id::bitpack_decode, a100()));
+
+  // The same entry for a device whose blocks are smaller than the entry's is passed over.
+  zs::device_profile small_blocks = h100();
+  small_blocks.max_threads_per_block = 128;
+  auto const refused = zs::choose_launch(t, small_blocks, kernel_id::bitpack_decode, value_type::int32, large);
+  EXPECT_FALSE(refused.from_table);
+  EXPECT_EQ(refused.params.threads, 128u);
+}
+
+TEST(ChooseLaunch, TheSameTableGivesDifferentGridsOnDifferentDevices) {
+  zs::tuning_table t;
+  t.set(entry(a100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 8, 16384}));
+  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {256, 2, 4096}));
+  std::uint64_t const bytes = std::uint64_t{1} << 30;
+  auto const on_a = zs::choose_launch(t, a100(), kernel_id::checksum, std::nullopt, bytes);
+  auto const on_h = zs::choose_launch(t, h100(), kernel_id::checksum, std::nullopt, bytes);
+  EXPECT_NE(on_a.params, on_h.params);
+  std::uint64_t const chunks_a = bytes / 8 / on_a.params.items, chunks_h = bytes / 8 / on_h.params.items;
+  EXPECT_EQ(zs::launch_policy(a100(), on_a.params, 4, chunks_a).grid, 108u * 4 * 8);
+  EXPECT_EQ(zs::launch_policy(h100(), on_h.params, 8, chunks_h).grid, 132u * 8 * 2);
+}
+
+zs::tuning_table sample_table() {
+  zs::tuning_table t;
+  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 2, 16384}));
+  t.set(entry(h100(), kernel_id::raw_offsets, value_type::string, size_class::medium, {1024, 0, 8192}));
+  t.set(entry(a100(), kernel_id::bitpack_decode, value_type::uint64, size_class::small, {256, 16, 12}));
+  zs::tuning_entry measured = entry(h100(), kernel_id::bitpack_pack, value_type::int32, size_class::large, {128, 4, 0});
+  measured.tuned_gbs = 1234.5;
+  measured.default_gbs = 1100.25;
+  t.set(measured);
+  return t;
+}
+
+void expect_same(const zs::tuning_table& a, const zs::tuning_table& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a.entries()[i].key, b.entries()[i].key) << "entry " << i;
+    EXPECT_EQ(a.entries()[i].params, b.entries()[i].params) << "entry " << i;
+    EXPECT_DOUBLE_EQ(a.entries()[i].tuned_gbs, b.entries()[i].tuned_gbs) << "entry " << i;
+    EXPECT_DOUBLE_EQ(a.entries()[i].default_gbs, b.entries()[i].default_gbs) << "entry " << i;
+  }
+}
+
+TEST(TuningTableJson, RoundTripsThroughTextAndFiles) {
+  zs::tuning_table const t = sample_table();
+  std::string const text = t.to_json();
+  EXPECT_NE(text.find("\"schema\": \"zshuffle-tuning\""), std::string::npos);
+  EXPECT_NE(text.find("\"compute_capability\": \"9.0\""), std::string::npos);
+  EXPECT_NE(text.find("\"type\": \"any\""), std::string::npos);
+  expect_same(zs::tuning_table::from_json(text), t);
+
+  temp_dir dir;
+  fs::path const path = dir.path() / "nested" / "folder" / "tuning.json";
+  t.save(path);
+  expect_same(zs::tuning_table::load(path), t);
+  EXPECT_EQ(zs::tuning_table::load(path).to_json(), text) << "saving is deterministic";
+  // Nothing but the table is left behind.
+  int files = 0;
+  for (auto const& f : fs::directory_iterator(path.parent_path())) files += f.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 1);
+}
+
+TEST(TuningTableJson, MergeLetsTheOtherTableWin) {
+  zs::tuning_table base = sample_table();
+  zs::tuning_table over;
+  over.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {128, 1, 1024}));
+  over.set(entry(h100(), kernel_id::gather, value_type::int64, size_class::small, {1024, 1, 0}));
+  base.merge(over);
+  EXPECT_EQ(base.size(), sample_table().size() + 1);
+  auto const* e = base.find(h100().name, 9, 0, kernel_id::checksum, std::nullopt, size_class::large);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->params, (launch_params{128, 1, 1024}));
+}
+
+// A valid document with `entry_json` as its only entry.
+std::string one_entry(const std::string& entry_json) {
+  return R"({"schema": "zshuffle-tuning", "version": 1, "entries": [)" + entry_json + "]}";
+}
+std::string good_entry(const std::string& replace_from = "", const std::string& replace_to = "") {
+  std::string e =
+      R"({"device": "NVIDIA H200", "compute_capability": "9.0", "kernel": "bitpack_decode", "type": "int32",)"
+      R"( "size_class": "large", "params": {"threads": 128, "waves": 4, "items": 16}})";
+  if (!replace_from.empty()) {
+    auto const at = e.find(replace_from);
+    EXPECT_NE(at, std::string::npos) << replace_from;
+    if (at != std::string::npos) e.replace(at, replace_from.size(), replace_to);
+  }
+  return e;
+}
+
+void expect_rejected(const std::string& text, const std::string& reason) {
+  SCOPED_TRACE(text);
+  try {
+    zs::tuning_table::from_json(text);
+    ADD_FAILURE() << "accepted a table that is " << reason;
+  } catch (const zs::error& e) {
+    EXPECT_EQ(e.code(), zs::error_code::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+  }
+}
+
+TEST(TuningTableJson, AcceptsTheGoodEntryUsedBelow) {
+  auto const t = zs::tuning_table::from_json(one_entry(good_entry()));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.entries()[0].key.device, "NVIDIA H200");
+  EXPECT_EQ(t.entries()[0].params, (launch_params{128, 4, 16}));
+  // Unknown extra keys are allowed at both levels.
+  EXPECT_EQ(zs::tuning_table::from_json(R"({"schema": "zshuffle-tuning", "version": 1, "note": "x", "entries": [)" +
+                                        good_entry("\"size_class\"", "\"comment\": \"y\", \"size_class\"") + "]}")
+                .size(),
+            1u);
+}
+
+TEST(TuningTableJson, RejectsCorruptTruncatedAndForeignDocuments) {
+  std::string const good = one_entry(good_entry());
+  expect_rejected("this is not json", "not JSON");
+  expect_rejected(good.substr(0, good.size() / 2), "not JSON");
+  expect_rejected("", "not JSON");
+  expect_rejected("[1, 2, 3]", "not a JSON object");
+  expect_rejected(R"({"schema": "something-else", "version": 1, "entries": []})", "\"schema\"");
+  expect_rejected(R"({"version": 1, "entries": []})", "\"schema\"");
+  expect_rejected(R"({"schema": "zshuffle-tuning", "version": 2, "entries": []})", "version 2");
+  expect_rejected(R"({"schema": "zshuffle-tuning", "version": "1", "entries": []})", "version");
+  expect_rejected(R"({"schema": "zshuffle-tuning", "version": 1})", "\"entries\"");
+  expect_rejected(R"({"schema": "zshuffle-tuning", "version": 1, "entries": {}})", "\"entries\"");
+}
+
+TEST(TuningTableJson, RejectsEntriesOfTheWrongSchema) {
+  expect_rejected(one_entry("42"), "entry 0 is not an object");
+  expect_rejected(one_entry(good_entry("\"device\": \"NVIDIA H200\", ", "")), "no \"device\"");
+  expect_rejected(one_entry(good_entry("\"NVIDIA H200\"", "\"\"")), "empty device");
+  expect_rejected(one_entry(good_entry("\"9.0\"", "\"9\"")), "MAJOR.MINOR");
+  expect_rejected(one_entry(good_entry("\"9.0\"", "9.0")), "not a string");
+  expect_rejected(one_entry(good_entry("bitpack_decode", "warp_drive")), "unknown kernel");
+  expect_rejected(one_entry(good_entry("\"int32\"", "\"int128\"")), "unknown type");
+  expect_rejected(one_entry(good_entry("\"large\"", "\"huge\"")), "unknown size class");
+  expect_rejected(one_entry(good_entry("\"threads\": 128", "\"threads\": 100")), "threads 100");
+  expect_rejected(one_entry(good_entry("\"threads\": 128", "\"threads\": -128")), "whole number");
+  expect_rejected(one_entry(good_entry("\"threads\": 128", "\"threads\": \"128\"")), "whole number");
+  expect_rejected(one_entry(good_entry("\"items\": 16", "\"items\": 6")), "items 6");
+  expect_rejected(one_entry(good_entry(", \"items\": 16", "")), "no \"items\"");
+  expect_rejected(one_entry(good_entry("\"waves\": 4", "\"waves\": 1000")), "waves 1000");
+  expect_rejected(one_entry(good_entry("}}", "}, \"tuned_gbs\": -1}")), "tuned_gbs");
+  expect_rejected(one_entry(good_entry() + ", " + good_entry()), "repeats the key");
+}
+
+TEST(TuningTableJson, LoadNamesTheFileAndFailsOnAMissingOne) {
+  temp_dir dir;
+  try {
+    zs::tuning_table::load(dir.path() / "absent.json");
+    ADD_FAILURE() << "loaded a missing file";
+  } catch (const zs::error& e) {
+    EXPECT_EQ(e.code(), zs::error_code::io_error);
+  }
+  write_file(dir.path() / "bad.json", "{\"schema\": \"zshuffle-tuning\", \"vers");
+  try {
+    zs::tuning_table::load(dir.path() / "bad.json");
+    ADD_FAILURE() << "loaded a truncated file";
+  } catch (const zs::error& e) {
+    EXPECT_EQ(e.code(), zs::error_code::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+  }
+}
+
+// --- shipped tables ----------------------------------------------------------------------------
+
+TEST(ShippedTuning, EveryShippedTableParsesAndNamesItsDevice) {
+  ASSERT_FALSE(zs::detail::shipped_table_texts().empty()) << "the tuning/ tables are compiled in";
+  std::size_t entries = 0;
+  for (auto const& t : zs::detail::shipped_table_texts()) {
+    SCOPED_TRACE(std::string(t.file));
+    zs::tuning_table table;
+    ASSERT_NO_THROW(table = zs::tuning_table::from_json(t.json));
+    entries += table.size();
+    // nvidia-h200.json holds H200 entries only, and so on.
+    std::string model(t.file.substr(0, t.file.find('.')));
+    if (model.rfind("nvidia-", 0) == 0) model = model.substr(7);
+    for (char& c : model) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (auto const& e : table.entries()) EXPECT_NE(e.key.device.find(model), std::string::npos) << e.key.device;
+  }
+  EXPECT_EQ(zs::shipped_tuning().size(), entries) << "shipped tables do not share keys";
+}
+
+// --- the process-wide table --------------------------------------------------------------------
+
+TEST(TuningFilePath, SearchOrderIsVariableThenXdgCacheThenHome) {
+  scoped_env env;
+  env.set("ZS_TUNING_FILE", "/some/where/table.json");
+  env.set("XDG_CACHE_HOME", "/xdg/cache");
+  env.set("HOME", "/home/someone");
+  EXPECT_EQ(zs::tuning_file_path(), fs::path("/some/where/table.json"));
+  env.set("ZS_TUNING_FILE", std::nullopt);
+  EXPECT_EQ(zs::tuning_file_path(), fs::path("/xdg/cache/zshuffle/tuning.json"));
+  env.set("XDG_CACHE_HOME", "");
+  EXPECT_EQ(zs::tuning_file_path(), fs::path("/home/someone/.cache/zshuffle/tuning.json"));
+  env.set("HOME", std::nullopt);
+  EXPECT_EQ(zs::tuning_file_path(), std::nullopt);
+}
+
+// Reloads the process-wide table under `env` and returns what it printed to stderr.
+std::string reload_and_capture_stderr() {
+  testing::internal::CaptureStderr();
+  EXPECT_NO_THROW(zs::reload_tuning());
+  EXPECT_NO_THROW(zs::tuning());
+  return testing::internal::GetCapturedStderr();
+}
+
+TEST(ProcessTuning, ACorruptFileCostsOneWarningAndLeavesTheShippedTables) {
+  temp_dir dir;
+  scoped_env env;
+  env.set("ZS_TUNING", std::nullopt);
+  for (std::string const& text : {std::string("{ not json"), one_entry(good_entry()).substr(0, 40),
+                                 std::string(R"({"schema": "zshuffle-tuning", "version": 99, "entries": []})"),
+                                 std::string(R"({"schema": "other", "version": 1, "entries": []})"),
+                                 one_entry(good_entry("\"threads\": 128", "\"threads\": 3"))}) {
+    SCOPED_TRACE(text);
+    write_file(dir.path() / "tuning.json", text);
+    env.set("ZS_TUNING_FILE", (dir.path() / "tuning.json").string());
+    std::string const err = reload_and_capture_stderr();
+    EXPECT_EQ(count_of(err, "warning"), 1) << err;
+    EXPECT_NE(err.find("tuning.json"), std::string::npos) << err;
+    EXPECT_EQ(zs::tuning()->to_json(), zs::shipped_tuning().to_json());
+  }
+}
+
+TEST(ProcessTuning, AMissingNamedFileWarnsOnceAndAMissingCacheFileIsSilent) {
+  temp_dir dir;
+  scoped_env env;
+  env.set("ZS_TUNING", std::nullopt);
+  env.set("ZS_TUNING_FILE", (dir.path() / "absent.json").string());
+  std::string err = reload_and_capture_stderr();
+  EXPECT_EQ(count_of(err, "warning"), 1) << err;
+  EXPECT_EQ(zs::tuning()->to_json(), zs::shipped_tuning().to_json());
+
+  env.set("ZS_TUNING_FILE", std::nullopt);
+  env.set("XDG_CACHE_HOME", dir.path().string());
+  err = reload_and_capture_stderr();
+  EXPECT_EQ(err, "") << "no tuning file yet is the normal case";
+  EXPECT_EQ(zs::tuning()->to_json(), zs::shipped_tuning().to_json());
+}
+
+TEST(ProcessTuning, TheUsersFileIsMergedOverTheShippedTables) {
+  temp_dir dir;
+  scoped_env env;
+  env.set("ZS_TUNING", std::nullopt);
+  env.set("ZS_TUNING_FILE", std::nullopt);
+  env.set("XDG_CACHE_HOME", dir.path().string());
+  zs::tuning_table const mine = sample_table();
+  mine.save(dir.path() / "zshuffle" / "tuning.json");
+  std::string const err = reload_and_capture_stderr();
+  EXPECT_EQ(err, "");
+  zs::tuning_table expected = zs::shipped_tuning();
+  expected.merge(mine);
+  EXPECT_EQ(zs::tuning()->to_json(), expected.to_json());
+  auto const choice = zs::choose_launch(*zs::tuning(), h100(), kernel_id::checksum, std::nullopt, std::uint64_t{1} << 30);
+  EXPECT_TRUE(choice.from_table);
+  EXPECT_EQ(choice.params, (launch_params{512, 2, 16384}));
+}
+
+TEST(ProcessTuning, TuningOffMeansDefaultsEverywhere) {
+  temp_dir dir;
+  scoped_env env;
+  sample_table().save(dir.path() / "t.json");
+  env.set("ZS_TUNING_FILE", (dir.path() / "t.json").string());
+  env.set("ZS_TUNING", "off");
+  EXPECT_EQ(reload_and_capture_stderr(), "");
+  EXPECT_TRUE(zs::tuning()->empty());
+}
+
+TEST(ProcessTuning, SetTuningReplacesTheTableForLaterLookups) {
+  scoped_env env;  // reloads the environment's table afterwards
+  zs::set_tuning({});
+  auto const before = zs::tuning();
+  zs::set_tuning(sample_table());
+  EXPECT_EQ(zs::tuning()->to_json(), sample_table().to_json());
+  EXPECT_TRUE(before->empty()) << "holders of the old table keep it as it was";
+}
+
+// --- observing launches ------------------------------------------------------------------------
+
+class counting_observer final : public zs::launch_observer {
+ public:
+  void before_launch(const zs::launch_record&, cudaStream_t) override { ++before; }
+  void after_launch(const zs::launch_record&, cudaStream_t) override { ++after; }
+  int before = 0, after = 0;
+};
+
+TEST(LaunchObserver, ScopedInstallationPutsThePreviousOneBack) {
+  counting_observer outer, inner;
+  EXPECT_EQ(zs::current_launch_observer(), nullptr);
+  {
+    zs::scoped_launch_observer const a(outer);
+    EXPECT_EQ(zs::current_launch_observer(), &outer);
+    {
+      zs::scoped_launch_observer const b(inner);
+      EXPECT_EQ(zs::current_launch_observer(), &inner);
+    }
+    EXPECT_EQ(zs::current_launch_observer(), &outer);
+  }
+  EXPECT_EQ(zs::current_launch_observer(), nullptr);
+}
+
+TEST(LaunchRecord, DescribeSaysKernelShapeAndSource) {
+  zs::launch_record r;
+  r.choice = zs::choose_launch(sample_table(), h100(), kernel_id::checksum, std::nullopt, std::uint64_t{1} << 30);
+  r.geometry = zs::launch_policy(h100(), r.choice.params, 4, 100000);
+  r.work_units = 100000;
+  std::string const s = zs::describe(r);
+  EXPECT_NE(s.find("checksum any/large"), std::string::npos) << s;
+  EXPECT_NE(s.find("512 threads x 1056 blocks"), std::string::npos) << s;
+  EXPECT_NE(s.find("2 waves of 4/SM"), std::string::npos) << s;
+  EXPECT_NE(s.find("16384 items"), std::string::npos) << s;
+  EXPECT_NE(s.find("table"), std::string::npos) << s;
+  r.choice = zs::choose_launch(zs::tuning_table{}, a100(), kernel_id::bitpack_pack, value_type::int64, 1000);
+  EXPECT_NE(zs::describe(r).find("bitpack_pack int64/small"), std::string::npos) << zs::describe(r);
+  EXPECT_NE(zs::describe(r).find("default"), std::string::npos) << zs::describe(r);
+  EXPECT_EQ(zs::describe(r).find("items"), std::string::npos) << "bitpack_pack has no items knob";
+}
+
+}  // namespace
