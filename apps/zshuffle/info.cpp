@@ -12,6 +12,7 @@
 #include "zs/device.hpp"
 #include "zs/error.hpp"
 #include "zs/memory.hpp"
+#include "zs/tuning.hpp"
 
 namespace {
 
@@ -45,6 +46,10 @@ void print_gpus(bool measure_bandwidth) {
                 d.ordinal, d.name.c_str(), d.sm_count, d.compute_major, d.compute_minor,
                 static_cast<double>(d.global_memory_bytes) / gib,
                 static_cast<double>(d.l2_bytes) / (1024.0 * 1024.0), d.theoretical_bandwidth / 1e9);
+    std::size_t tuned = 0;
+    for (auto const& e : zs::tuning()->entries()) tuned += e.key.device == d.name ? 1 : 0;
+    std::printf("      launch tuning: %zu table entries for this model%s\n", tuned,
+                tuned == 0 ? " (occupancy-derived defaults; `zshuffle tune` measures a table)" : "");
     if (measure_bandwidth) {
       ZS_CUDA_TRY(cudaSetDevice(d.ordinal));
       zs::cuda_stream stream;
