@@ -19,6 +19,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "geometry.hpp"
 #include "zs/codec.hpp"
 #include "zs/device.hpp"
 #include "zs/io.hpp"
@@ -75,41 +76,6 @@ struct result {
   std::vector<std::string> geometry;  // launch geometry of each kernel (zs::describe)
 };
 
-// Keeps the first launch of each kernel that a codec call makes (the per-frame helpers aside),
-// so the output says which geometry each kernel ran with.
-class geometry_recorder final : public zs::launch_observer {
- public:
-  void before_launch(const zs::launch_record&, cudaStream_t) override {}
-  void after_launch(const zs::launch_record& r, cudaStream_t) override {
-    if (r.choice.kernel == zs::kernel_id::frame_ops) return;
-    for (auto const& seen : records_) {
-      if (seen.choice.kernel == r.choice.kernel && seen.choice.type == r.choice.type) return;
-    }
-    records_.push_back(r);
-  }
-  void append_to(std::vector<std::string>& out) const {
-    for (auto const& r : records_) {
-      std::string line = zs::describe(r);
-      if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(std::move(line));
-    }
-  }
-
- private:
-  std::vector<zs::launch_record> records_;
-};
-
-// Runs `call` once more with a geometry_recorder installed and adds what it saw to `out`.
-template <typename Call>
-void record_geometry(std::vector<std::string>& out, cudaStream_t stream, Call call) {
-  geometry_recorder recorder;
-  {
-    zs::scoped_launch_observer const observe(recorder);
-    call();
-  }
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  recorder.append_to(out);
-}
-
 // The CPU reference frame of the whole column, and whether the GPU writes the same bytes.
 void reference(const zs::column& host, result& r, cudaStream_t stream) {
   std::vector<zs::encode_source> sources{{host.type(), host.size(), host.view().data}};
@@ -165,7 +131,7 @@ result measure(const std::filesystem::path& file, std::uint64_t bytes, std::uint
   r.encode_ms = time_ms(warmup, repeat, stream, [&] {
     bitpack().encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
   });
-  record_geometry(r.geometry, stream, [&] {
+  zs::cli::record_geometry(r.geometry, stream, [&] {
     bitpack().encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
   });
 
@@ -196,7 +162,7 @@ result measure(const std::filesystem::path& file, std::uint64_t bytes, std::uint
   r.decode_ms = time_ms(warmup, repeat, stream, [&] {
     bitpack().decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
   });
-  record_geometry(r.geometry, stream, [&] {
+  zs::cli::record_geometry(r.geometry, stream, [&] {
     bitpack().decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
   });
 

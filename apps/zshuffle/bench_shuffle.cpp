@@ -19,6 +19,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "geometry.hpp"
 #include "zs/comm/mpi_communicator.hpp"
 #include "zs/comm/mpi_device_communicator.hpp"
 #include "zs/comm/nccl_communicator.hpp"
@@ -77,6 +78,7 @@ struct measurement {
   double raw_s = 0, compressed_s = 0;
   std::uint64_t raw_bytes = 0, wire_bytes = 0;  // this rank's, sent
   std::uint64_t rounds = 0;
+  std::vector<std::string> geometry;  // the launch geometry of each kernel of the compressed run
 };
 
 // Times `run` (which must leave the device idle when it returns) on every rank: the slowest
@@ -146,6 +148,10 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
   });
   m.wire_bytes = stats.wire_bytes;
   m.rounds = stats.rounds;
+  zs::cli::record_geometry(m.geometry, stream, [&] {
+    auto out = zs::shuffle(device, inputs, options, stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  });
   return m;
 }
 
@@ -240,14 +246,18 @@ int run_bench_shuffle(int argc, char** argv) {
     if (me == 0) {
       std::printf("%-42s %10.2f %10.2f %7.2f %10.1f %10.1f %8.2f %6llu\n", m.transport.c_str(), m.raw_s * 1e3,
                   m.compressed_s * 1e3, ratio, raw_bw, zs_bw, speedup, static_cast<unsigned long long>(m.rounds));
+      for (auto const& g : m.geometry) std::printf("    geometry: %s\n", g.c_str());
     }
-    char line[512];
-    std::snprintf(line, sizeof line,
+    std::string geometry;
+    for (auto const& g : m.geometry) geometry += (geometry.empty() ? "\"" : ", \"") + g + "\"";
+    std::vector<char> line(1024 + geometry.size());
+    std::snprintf(line.data(), line.size(),
                   "    {\"transport\": \"%s\", \"raw_s\": %.6f, \"compressed_s\": %.6f, \"ratio\": %.4f, "
-                  "\"raw_algbw_gbs\": %.3f, \"compressed_algbw_gbs\": %.3f, \"speedup\": %.4f, \"rounds\": %llu}%s\n",
+                  "\"raw_algbw_gbs\": %.3f, \"compressed_algbw_gbs\": %.3f, \"speedup\": %.4f, \"rounds\": %llu, "
+                  "\"geometry\": [%s]}%s\n",
                   m.transport.c_str(), m.raw_s, m.compressed_s, ratio, raw_bw, zs_bw, speedup,
-                  static_cast<unsigned long long>(m.rounds), i + 1 < results.size() ? "," : "");
-    json += line;
+                  static_cast<unsigned long long>(m.rounds), geometry.c_str(), i + 1 < results.size() ? "," : "");
+    json += line.data();
   }
   json += "  ]\n}\n";
   if (me == 0) {

@@ -1,0 +1,50 @@
+// Records which launch geometry each kernel ran with, for the benchmarks' output.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "zs/error.hpp"
+#include "zs/tuning.hpp"
+
+namespace zs::cli {
+
+// Keeps the first launch of each kernel that a call makes (the per-frame helpers aside),
+// so the output says which geometry each kernel ran with.
+class geometry_recorder final : public zs::launch_observer {
+ public:
+  void before_launch(const zs::launch_record&, cudaStream_t) override {}
+  void after_launch(const zs::launch_record& r, cudaStream_t) override {
+    if (r.choice.kernel == zs::kernel_id::frame_ops) return;
+    for (auto const& seen : records_) {
+      if (seen.choice.kernel == r.choice.kernel && seen.choice.type == r.choice.type) return;
+    }
+    records_.push_back(r);
+  }
+  void append_to(std::vector<std::string>& out) const {
+    for (auto const& r : records_) {
+      std::string line = zs::describe(r);
+      if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(std::move(line));
+    }
+  }
+
+ private:
+  std::vector<zs::launch_record> records_;
+};
+
+// Runs `call` once more with a geometry_recorder installed and adds what it saw to `out`.
+template <typename Call>
+inline void record_geometry(std::vector<std::string>& out, cudaStream_t stream, Call call) {
+  geometry_recorder recorder;
+  {
+    zs::scoped_launch_observer const observe(recorder);
+    call();
+  }
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  recorder.append_to(out);
+}
+
+}  // namespace zs::cli
