@@ -26,19 +26,7 @@ struct encoded {
 
 encoded encode_partitions(const zs::column& c, std::size_t parts) {
   encoded e;
-  auto v = c.view();
-  for (std::size_t p = 0; p < parts; ++p) {
-    std::uint64_t const begin = c.size() * p / parts, end = c.size() * (p + 1) / parts;
-    zs::encode_source s{c.type(), end - begin, nullptr};
-    if (c.type() == zs::value_type::string) {
-      s.values = v.data;
-      s.offsets = v.offsets + begin;
-      s.chars_bytes = static_cast<std::uint64_t>(v.offsets[end] - v.offsets[begin]);
-    } else {
-      s.values = static_cast<const std::byte*>(v.data) + begin * zs::value_width(c.type());
-    }
-    e.sources.push_back(s);
-  }
+  e.sources = zs::test::partition_sources(c.view(), c.view(), parts);
   e.offsets = zs::layout_frames(raw(), e.sources);
   e.frames.assign(e.offsets.back(), std::byte{0xEE});
   e.frame_bytes.assign(parts, 0);
@@ -48,39 +36,11 @@ encoded encode_partitions(const zs::column& c, std::size_t parts) {
 
 // Decodes every frame of `e` into one column shaped like `like` and returns it with statuses.
 std::pair<zs::column, std::vector<zs::frame_status>> decode_all(const encoded& e, const zs::column& like) {
-  zs::column out = zs::column::allocate(like.type(), like.size(), zs::memory_kind::host, nullptr,
-                                        like.type() == zs::value_type::string ? like.data_bytes() : 0);
-  auto o = out.mutable_view();
-  std::vector<zs::decode_target> targets;
-  std::uint64_t row = 0, chars = 0;
-  for (auto const& s : e.sources) {
-    zs::decode_target t{s.type, s.count, nullptr};
-    if (s.type == zs::value_type::string) {
-      t.values = o.data;
-      t.offsets = o.offsets + row;
-      t.chars_begin = chars;
-      t.chars_bytes = s.chars_bytes;
-      chars += s.chars_bytes;
-    } else {
-      t.values = static_cast<std::byte*>(o.data) + row * zs::value_width(s.type);
-    }
-    row += s.count;
-    targets.push_back(t);
-  }
+  zs::column out = zs::test::empty_like(like, zs::memory_kind::host);
+  auto const targets = zs::test::partition_targets(e.sources, out.mutable_view());
   std::vector<zs::frame_status> status(targets.size(), zs::frame_status::not_decoded);
   raw().decode_host({e.frames.data(), e.offsets, targets, status.data()});
   return {std::move(out), std::move(status)};
-}
-
-void expect_same(const zs::column& a, const zs::column& b) {
-  ASSERT_EQ(a.type(), b.type());
-  ASSERT_EQ(a.size(), b.size());
-  ASSERT_EQ(a.data_bytes(), b.data_bytes());
-  auto va = a.view(), vb = b.view();
-  EXPECT_EQ(std::memcmp(va.data, vb.data, a.data_bytes()), 0);
-  if (a.type() == zs::value_type::string) {
-    EXPECT_EQ(std::memcmp(va.offsets, vb.offsets, (a.size() + 1) * 8), 0);
-  }
 }
 
 void expect_round_trip(const zs::column& c, std::size_t parts) {
@@ -92,7 +52,7 @@ void expect_round_trip(const zs::column& c, std::size_t parts) {
   }
   auto [out, status] = decode_all(e, c);
   for (auto s : status) ASSERT_EQ(s, zs::frame_status::ok) << zs::to_string(s);
-  expect_same(c, out);
+  zs::test::expect_same_column(c, out);
 }
 
 }  // namespace

@@ -12,49 +12,12 @@
 
 namespace {
 
+using zs::test::empty_like;
+using zs::test::expect_same_column;
+using zs::test::partition_sources;
+using zs::test::partition_targets;
+
 const zs::codec& raw() { return zs::get_codec(zs::codec_id::raw); }
-
-// Partition p of `parts` of a column, described for encoding from memory `v` (host or device);
-// row ranges and character counts come from the host copy `h`.
-std::vector<zs::encode_source> partition_sources(const zs::column_view& h, const zs::column_view& v,
-                                                 std::size_t parts) {
-  std::vector<zs::encode_source> sources;
-  for (std::size_t p = 0; p < parts; ++p) {
-    std::uint64_t const begin = h.count * p / parts, end = h.count * (p + 1) / parts;
-    zs::encode_source s{h.type, end - begin, nullptr};
-    if (h.type == zs::value_type::string) {
-      s.values = v.data;
-      s.offsets = v.offsets + begin;
-      s.chars_bytes = static_cast<std::uint64_t>(h.offsets[end] - h.offsets[begin]);
-    } else {
-      s.values = static_cast<const std::byte*>(v.data) + begin * zs::value_width(h.type);
-    }
-    sources.push_back(s);
-  }
-  return sources;
-}
-
-// Targets that place every partition back where it came from in column `out`.
-std::vector<zs::decode_target> partition_targets(const std::vector<zs::encode_source>& sources,
-                                                 const zs::mutable_column_view& out) {
-  std::vector<zs::decode_target> targets;
-  std::uint64_t row = 0, chars = 0;
-  for (auto const& s : sources) {
-    zs::decode_target t{s.type, s.count, nullptr};
-    if (s.type == zs::value_type::string) {
-      t.values = out.data;
-      t.offsets = out.offsets + row;
-      t.chars_begin = chars;
-      t.chars_bytes = s.chars_bytes;
-      chars += s.chars_bytes;
-    } else {
-      t.values = static_cast<std::byte*>(out.data) + row * zs::value_width(s.type);
-    }
-    row += s.count;
-    targets.push_back(t);
-  }
-  return targets;
-}
 
 template <typename T>
 std::vector<T> to_host(const zs::device_buffer& d, std::size_t count, cudaStream_t stream) {
@@ -62,20 +25,6 @@ std::vector<T> to_host(const zs::device_buffer& d, std::size_t count, cudaStream
   zs::copy_async(h.data(), d.data(), count * sizeof(T), stream);
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   return h;
-}
-
-zs::column empty_like(const zs::column& c, zs::memory_kind memory, cudaStream_t stream) {
-  return zs::column::allocate(c.type(), c.size(), memory, stream,
-                              c.type() == zs::value_type::string ? c.data_bytes() : 0);
-}
-
-void expect_same_column(const zs::column& a, const zs::column& b) {
-  ASSERT_EQ(a.size(), b.size());
-  ASSERT_EQ(a.data_bytes(), b.data_bytes());
-  EXPECT_EQ(std::memcmp(a.view().data, b.view().data, a.data_bytes()), 0);
-  if (a.type() == zs::value_type::string) {
-    EXPECT_EQ(std::memcmp(a.view().offsets, b.view().offsets, (a.size() + 1) * 8), 0);
-  }
 }
 
 // Encodes `c` in `parts` frames on the GPU and on the CPU; checks the frames are identical,

@@ -3,9 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "zs/codec.hpp"
 #include "zs/column.hpp"
 #include "zs/io.hpp"
 #include "zs/memory.hpp"
@@ -30,6 +33,63 @@ inline column data_column(const std::string& file_name) {
     throw std::runtime_error("missing data file " + path.string());
   }
   return io::read_column(path);
+}
+
+/// `parts` even partitions of a column, described for encoding from memory `v` (host or device;
+/// same shape as `h`). Row ranges and character counts come from the host view `h`.
+inline std::vector<encode_source> partition_sources(const column_view& h, const column_view& v, std::size_t parts) {
+  std::vector<encode_source> sources;
+  for (std::size_t p = 0; p < parts; ++p) {
+    std::uint64_t const begin = h.count * p / parts, end = h.count * (p + 1) / parts;
+    encode_source s{h.type, end - begin, nullptr};
+    if (h.type == value_type::string) {
+      s.values = v.data;
+      s.offsets = v.offsets + begin;
+      s.chars_bytes = static_cast<std::uint64_t>(h.offsets[end] - h.offsets[begin]);
+    } else {
+      s.values = static_cast<const std::byte*>(v.data) + begin * value_width(h.type);
+    }
+    sources.push_back(s);
+  }
+  return sources;
+}
+
+/// Decode targets that put each partition of `sources` back in place in column `out`.
+inline std::vector<decode_target> partition_targets(const std::vector<encode_source>& sources,
+                                                    const mutable_column_view& out) {
+  std::vector<decode_target> targets;
+  std::uint64_t row = 0, chars = 0;
+  for (auto const& s : sources) {
+    decode_target t{s.type, s.count, nullptr};
+    if (s.type == value_type::string) {
+      t.values = out.data;
+      t.offsets = out.offsets + row;
+      t.chars_begin = chars;
+      t.chars_bytes = s.chars_bytes;
+      chars += s.chars_bytes;
+    } else {
+      t.values = static_cast<std::byte*>(out.data) + row * value_width(s.type);
+    }
+    row += s.count;
+    targets.push_back(t);
+  }
+  return targets;
+}
+
+/// An uninitialised column of the same type and size as `c`, in `memory`.
+inline column empty_like(const column& c, memory_kind memory, cudaStream_t stream = nullptr) {
+  return column::allocate(c.type(), c.size(), memory, stream, c.type() == value_type::string ? c.data_bytes() : 0);
+}
+
+/// Two host columns hold the same bytes (values, and offsets of strings).
+inline void expect_same_column(const column& a, const column& b) {
+  ASSERT_EQ(a.type(), b.type());
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_EQ(a.data_bytes(), b.data_bytes());
+  EXPECT_EQ(std::memcmp(a.view().data, b.view().data, a.data_bytes()), 0);
+  if (a.type() == value_type::string) {
+    EXPECT_EQ(std::memcmp(a.view().offsets, b.view().offsets, (a.size() + 1) * 8), 0);
+  }
 }
 
 }  // namespace zs::test
