@@ -442,7 +442,6 @@ class tuner {
     // Stage 1: block shapes at the default waves.
     std::vector<unsigned> items = spec.items.empty() ? std::vector<unsigned>{0}
                                                      : std::vector<unsigned>(spec.items.begin(), spec.items.end());
-    if (k.kernel == kernel_id::bitpack_decode) items = {4, 8, 16, 24, 32};  // the in-between Ds add little
     for (unsigned t : spec.threads) {
       for (unsigned i : items) consider({t, defaults.waves, i});
     }
@@ -470,7 +469,7 @@ void print_usage() {
       "  --bytes SIZE    batch size of the large class (default 512M; medium 64M, small 4M)\n"
       "  --classes LIST  size classes to tune (default small,medium,large)\n"
       "  --kernels LIST  kernels to tune (default every swept kernel: checksum,raw_offsets,bitpack_analyze,\n"
-      "                  bitpack_pack,bitpack_validate,bitpack_decode)\n"
+      "                  bitpack_pack,bitpack_decode)\n"
       "  --types LIST    integer types for the bitpack kernels (default int32,uint32,int64,uint64)\n"
       "  --frames N      frames per batch (default 64)\n"
       "  --repeat N      timed runs per candidate; the median counts (default 5)\n"

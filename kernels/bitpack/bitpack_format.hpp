@@ -232,16 +232,15 @@ ZS_HD inline U read_field_window(const std::uint32_t* words, std::uint64_t bitpo
 }
 
 /// Word `k` of a stream of `count` fields of `bits` bits (bits >= 1), with field(i) giving
-/// field i (already below 2^bits). Bits past the last field are zero.
+/// field i (already below 2^bits). Bits past the last field are zero. For the streams of one
+/// segment or block (k and count below 2^26): 32-bit arithmetic and a single division, which
+/// GPU encoders run for every word they write.
 template <typename F>
-ZS_HD inline std::uint32_t gather_word(std::uint64_t k, std::uint32_t bits, std::uint64_t count,
-                                       F field) noexcept {
-  std::uint64_t const lo = (32 * k) / bits;
-  std::uint64_t hi = (32 * k + 31) / bits;
-  if (hi > count - 1) hi = count - 1;
+ZS_HD inline std::uint32_t gather_word(std::uint32_t k, std::uint32_t bits, std::uint32_t count, F field) noexcept {
+  std::uint32_t const first_bit = 32 * k;
   std::uint32_t word = 0;
-  for (std::uint64_t i = lo; i <= hi; ++i) {
-    auto const shift = static_cast<std::int64_t>(i * bits) - static_cast<std::int64_t>(32 * k);
+  for (std::uint32_t i = first_bit / bits; i < count && i * bits < first_bit + 32; ++i) {
+    auto const shift = static_cast<std::int32_t>(i * bits) - static_cast<std::int32_t>(first_bit);
     auto const v = static_cast<std::uint64_t>(field(i));
     word |= static_cast<std::uint32_t>(shift >= 0 ? v << shift : v >> -shift);
   }
@@ -249,6 +248,70 @@ ZS_HD inline std::uint32_t gather_word(std::uint64_t k, std::uint32_t bits, std:
 }
 
 // --- block validation ------------------------------------------------------------------------
+// The rules are stated per block, so that a CPU loop over a segment's blocks and GPU lanes that
+// check one block each apply the same code.
+
+/// Whether a block starting at data word `start` has room for its reference and its widths (or
+/// rfor header) word inside the data section: the check before that word is read.
+ZS_HD constexpr bool block_has_room(const frame_layout& f, std::uint64_t start) noexcept {
+  return start <= f.data_words && f.data_words - start >= reference_words(f.width_bits) + 1;
+}
+
+/// Where the data word after block `i` must be, from the start of block i + 1 as the block
+/// starts give it (`next_start`; the data words after the frame's last block): dfor keeps the
+/// next tile's first value between the two. UINT64_MAX where that cannot be.
+ZS_HD constexpr std::uint64_t block_end_from(const frame_layout& f, std::uint64_t i, std::uint64_t next_start) noexcept {
+  std::uint32_t const rw = reference_words(f.width_bits);
+  if (f.kind == scheme::dfor && i + 1 < f.blocks && (i + 1) % tile_blocks == 0) {
+    return next_start < rw ? ~std::uint64_t{0} : next_start - rw;
+  }
+  return next_start;
+}
+
+/// The rules for block i of a frame whose layout passed read_layout (for, dfor: blocks of 128
+/// values; rfor: of 512): its start (block_has_room held), `word` (its widths word, or its rfor
+/// header), and where the next block starts. For rfor the run lengths are checked apart
+/// (rfor_lengths_are_valid).
+ZS_HD inline bool block_is_valid(const frame_layout& f, std::uint64_t i, std::uint64_t start, std::uint32_t word,
+                                 std::uint64_t next_start) noexcept {
+  std::uint32_t const rw = reference_words(f.width_bits);
+  std::uint64_t size = 0;
+  if (f.kind == scheme::for_ || f.kind == scheme::dfor) {
+    if (i == 0 && start != (f.kind == scheme::dfor ? rw : 0)) return false;
+    for (std::uint32_t j = 0; j < miniblocks; ++j) {
+      if (width_of(word, j) > f.width_bits) return false;
+    }
+    size = rw + 1 + widths_sum(word);
+  } else if (f.kind == scheme::rfor) {
+    if (i == 0 && start != 0) return false;
+    if ((word >> 31) != 0) return false;
+    rfor_header const h = unpack_rfor_header(word);
+    std::uint64_t const first = i * rfor_block_values;
+    std::uint64_t const values = f.count - first < rfor_block_values ? f.count - first : rfor_block_values;
+    if (h.runs > values || h.value_bits > f.width_bits || h.length_bits > rfor_max_length_width) return false;
+    size = rfor_block_words(h, f.width_bits);
+  } else {
+    return false;
+  }
+  std::uint64_t const end = block_end_from(f, i, next_start);
+  return end >= start && end - start == size;
+}
+
+/// Whether the run lengths of the valid rfor block i starting at `start` cover its values
+/// exactly (every run is at least min_length >= 1 long).
+ZS_HD inline bool rfor_lengths_are_valid(const frame_layout& f, const std::uint32_t* data, std::uint64_t i,
+                                         std::uint64_t start) noexcept {
+  std::uint32_t const rw = reference_words(f.width_bits);
+  rfor_header const h = unpack_rfor_header(data[start]);
+  std::uint64_t const first = i * rfor_block_values;
+  std::uint64_t const values = f.count - first < rfor_block_values ? f.count - first : rfor_block_values;
+  const std::uint32_t* lengths = data + start + 1 + rw + field_words(h.runs, h.value_bits);
+  std::uint64_t total = 0;
+  for (std::uint32_t k = 0; k < h.runs; ++k) {
+    total += h.min_length + read_field(lengths, static_cast<std::uint64_t>(k) * h.length_bits, h.length_bits);
+  }
+  return total == values;
+}
 
 /// Checks the blocks of segment `seg` (values [512 seg, 512 seg + 512)) of a frame whose layout
 /// passed read_layout: block starts, widths, sizes that tile the data section exactly, and for
@@ -256,67 +319,18 @@ ZS_HD inline std::uint32_t gather_word(std::uint64_t k, std::uint32_t bits, std:
 /// Together over all segments these guarantee that every block lies inside the data section.
 ZS_HD inline bool segment_is_valid(const frame_layout& f, const std::uint32_t* starts,
                                    const std::uint32_t* data, std::uint64_t seg) noexcept {
-  std::uint32_t const rw = reference_words(f.width_bits);
-  std::uint64_t const dw = f.data_words;
-  if (f.kind == scheme::for_ || f.kind == scheme::dfor) {
-    bool const delta = f.kind == scheme::dfor;
-    std::uint64_t const first = seg * tile_blocks;
-    std::uint64_t const count = first + tile_blocks < f.blocks ? tile_blocks : f.blocks - first;
-    // All loads first, none depending on another's check, so that a GPU thread issues them
-    // together; a start out of range reads nothing and fails below.
-    // Loops of a fixed length keep these arrays in registers on the GPU.
-    std::uint64_t st[tile_blocks + 1];
-    std::uint32_t widths[tile_blocks];
-    for (std::uint64_t k = 0; k <= tile_blocks; ++k) {
-      st[k] = k <= count && first + k < f.blocks ? starts[first + k] : dw;
-    }
-    bool ok = true;
-    for (std::uint64_t k = 0; k < tile_blocks; ++k) {
-      bool const room = st[k] <= dw && dw - st[k] >= rw + 1;
-      widths[k] = k < count && room ? data[st[k] + rw] : 0;
-      ok = ok && (k >= count || room);
-    }
-    if (first == 0 && st[0] != (delta ? rw : 0)) ok = false;
-    for (std::uint64_t k = 0; k < tile_blocks; ++k) {
-      if (k >= count) break;
-      for (std::uint32_t j = 0; j < miniblocks; ++j) {
-        if (width_of(widths[k], j) > f.width_bits) ok = false;
-      }
-      std::uint64_t const i = first + k;
-      std::uint64_t const size = rw + 1 + widths_sum(widths[k]);
-      std::uint64_t next = st[k + 1];
-      if (delta && i + 1 < f.blocks && (i + 1) % tile_blocks == 0) {
-        // The next tile's first value sits between the two blocks.
-        next = next < rw ? 0 : next - rw;
-        if (st[k + 1] < rw) ok = false;
-      }
-      if (next < st[k] || next - st[k] != size) ok = false;
-    }
-    return ok;
+  std::uint64_t const per = f.kind == scheme::rfor ? 1 : tile_blocks;
+  std::uint64_t const first = seg * per;
+  std::uint64_t const last = first + per < f.blocks ? first + per : f.blocks;
+  for (std::uint64_t i = first; i < last; ++i) {
+    std::uint64_t const start = starts[i];
+    if (!block_has_room(f, start)) return false;
+    std::uint32_t const word = data[start + (f.kind == scheme::rfor ? 0 : reference_words(f.width_bits))];
+    std::uint64_t const next = i + 1 < f.blocks ? starts[i + 1] : f.data_words;
+    if (!block_is_valid(f, i, start, word, next)) return false;
+    if (f.kind == scheme::rfor && !rfor_lengths_are_valid(f, data, i, start)) return false;
   }
-  if (f.kind != scheme::rfor) return false;
-  std::uint64_t const st = starts[seg];
-  if (seg == 0 && st != 0) return false;
-  if (st > dw || dw - st < 1 + rw) return false;
-  std::uint32_t const word = data[st];
-  if ((word >> 31) != 0) return false;
-  rfor_header const h = unpack_rfor_header(word);
-  std::uint64_t const values = f.count - seg * rfor_block_values < rfor_block_values
-                                   ? f.count - seg * rfor_block_values
-                                   : rfor_block_values;
-  if (h.runs > values || h.value_bits > f.width_bits || h.length_bits > rfor_max_length_width) {
-    return false;
-  }
-  std::uint64_t const size = rfor_block_words(h, f.width_bits);
-  std::uint64_t const next = seg + 1 < f.blocks ? starts[seg + 1] : dw;
-  if (next < st || next - st != size) return false;
-  // Every run is at least min_length >= 1 long; together they must cover the block exactly.
-  const std::uint32_t* lengths = data + st + 1 + rw + field_words(h.runs, h.value_bits);
-  std::uint64_t total = 0;
-  for (std::uint32_t k = 0; k < h.runs; ++k) {
-    total += h.min_length + read_field(lengths, static_cast<std::uint64_t>(k) * h.length_bits, h.length_bits);
-  }
-  return total == values;
+  return true;
 }
 
 // --- scheme choice ---------------------------------------------------------------------------

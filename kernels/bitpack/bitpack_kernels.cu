@@ -1,13 +1,13 @@
-// The bitpack codec's kernels: thin CUDA wrappers around the thread-block programs of
-// bitpack_programs.hpp, the device-wide scan between the encoder's passes, and the launchers.
-#include <cub/block/block_scan.cuh>
+// The bitpack codec's kernels: thin CUDA wrappers around the warp programs of
+// warp_programs.hpp, the device-wide scan between the encoder's passes, and the launchers.
 #include <cub/device/device_scan.cuh>
+#include <cuda_pipeline.h>
 
 #include <string>
 #include <type_traits>
 
 #include "bitpack/bitpack_kernels.hpp"
-#include "bitpack/bitpack_programs.hpp"
+#include "bitpack/warp_programs.hpp"
 #include "common/launch.hpp"
 #include "zs/error.hpp"
 
@@ -17,52 +17,65 @@ namespace {
 namespace prog = zs::bitpack::gpu;
 using zs::bitpack::frame_layout;
 
-// The Block of bitpack_programs.hpp on the GPU.
-template <int Threads>
-struct cuda_block {
-  static constexpr unsigned threads = Threads;
-  unsigned tid;
+constexpr unsigned full_mask = 0xffffffffU;
 
-  __device__ cuda_block() : tid(threadIdx.x) {}
-  __device__ void sync() const { __syncthreads(); }
+// The Warp of warp_programs.hpp on the GPU.
+struct cuda_warp {
+  unsigned lane;
 
-  __device__ std::uint32_t warp_min(std::uint32_t v) const { return __reduce_min_sync(0xffffffffU, v); }
-  __device__ std::uint32_t warp_max(std::uint32_t v) const { return __reduce_max_sync(0xffffffffU, v); }
-  __device__ std::uint64_t warp_min(std::uint64_t v) const {
-    for (int lane_mask = 16; lane_mask > 0; lane_mask >>= 1) {
-      std::uint64_t const other = __shfl_xor_sync(0xffffffffU, v, lane_mask);
-      v = other < v ? other : v;
+  __device__ cuda_warp() : lane(threadIdx.x % 32) {}
+  __device__ void sync() const { __syncwarp(); }
+
+  template <typename T>
+  __device__ T shfl(T v, unsigned src) const { return __shfl_sync(full_mask, v, src); }
+  template <typename T>
+  __device__ T shfl_up(T v, unsigned d) const { return __shfl_up_sync(full_mask, v, d); }
+  template <typename T>
+  __device__ T shfl_down(T v, unsigned d) const { return __shfl_down_sync(full_mask, v, d); }
+  template <typename T>
+  __device__ T shfl_xor(T v, unsigned m) const { return __shfl_xor_sync(full_mask, v, m); }
+
+  __device__ void copy4(std::uint32_t* dst, const std::uint32_t* src) const { __pipeline_memcpy_async(dst, src, 4); }
+  __device__ void copy16(prog::word4* dst, const prog::word4* src) const { __pipeline_memcpy_async(dst, src, 16); }
+  __device__ void commit() const { __pipeline_commit(); }
+  __device__ void wait_copies(unsigned pending) const {
+    if (pending == 0) {
+      __pipeline_wait_prior(0);
+    } else {
+      __pipeline_wait_prior(1);
     }
-    return v;
-  }
-  __device__ std::uint64_t warp_max(std::uint64_t v) const {
-    for (int lane_mask = 16; lane_mask > 0; lane_mask >>= 1) {
-      std::uint64_t const other = __shfl_xor_sync(0xffffffffU, v, lane_mask);
-      v = other > v ? other : v;
-    }
-    return v;
+    __syncwarp();
   }
 
-  __device__ std::uint32_t exclusive_sum(std::uint32_t v, std::uint32_t& total) const { return scan(v, total); }
-  __device__ std::uint64_t exclusive_sum(std::uint64_t v, std::uint64_t& total) const { return scan(v, total); }
-
-  // Other thread blocks may set a frame's status while this one reads it.
+  // Other warps may set a frame's status while this one reads it.
   __device__ frame_status load_status(const frame_status* p) const {
     return *static_cast<const volatile frame_status*>(p);
   }
   __device__ void store_status(frame_status* p, frame_status s) const { *p = s; }
-
- private:
-  template <typename T>
-  __device__ T scan(T v, T& total) const {
-    using block_scan = cub::BlockScan<T, Threads>;
-    __shared__ typename block_scan::TempStorage storage;
-    T out;
-    block_scan(storage).ExclusiveSum(v, out, total);
-    __syncthreads();  // the storage is reused by the next call
-    return out;
+  __device__ void add(std::uint64_t* p, std::uint64_t v) const {
+    atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
   }
 };
+
+// The warp kernels are latency-bound: capping their registers (at 128 a thread with 2 blocks of
+// 256 threads per SM) keeps enough warps in flight to hide memory latency without spilling
+// much; measured against 85 and 64 registers, which spill and run slower.
+#ifndef ZS_WARP_KERNEL_MIN_BLOCKS
+#define ZS_WARP_KERNEL_MIN_BLOCKS 2
+#endif
+#define ZS_WARP_KERNEL_BOUNDS __launch_bounds__(256, ZS_WARP_KERNEL_MIN_BLOCKS)
+
+// Each warp takes a contiguous range of the work units (segments or tiles).
+struct warp_range {
+  std::uint64_t begin, end;
+};
+__device__ inline warp_range range_of_warp(std::uint64_t units) {
+  std::uint64_t const warps = std::uint64_t{gridDim.x} * blockDim.x / 32;
+  std::uint64_t const warp = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32;
+  std::uint64_t const per = (units + warps - 1) / warps;
+  std::uint64_t const begin = warp * per < units ? warp * per : units;
+  return {begin, begin + per < units ? begin + per : units};
+}
 
 struct add_words {
   __host__ __device__ prog::scheme_words operator()(const prog::scheme_words& a,
@@ -71,10 +84,6 @@ struct add_words {
   }
 };
 
-// Kernels loop over their work units with a grid stride: the grid comes from the device
-// (common/launch.hpp). Programs that use shared memory finish each unit with a barrier, since
-// the next unit of the same block reuses it.
-
 __global__ void index_kernel(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t num_chunks,
                              std::uint32_t* chunk_frame) {
   for (std::uint64_t c = first_item(); c < num_chunks; c += item_stride()) {
@@ -82,23 +91,50 @@ __global__ void index_kernel(const std::uint64_t* chunks, std::uint64_t num_fram
   }
 }
 
-template <typename U, int Threads>
-__global__ void __launch_bounds__(Threads) analyze_kernel(prog::encode_args a, std::uint64_t segments) {
-  __shared__ prog::analyze_smem<U> sm;
-  cuda_block<Threads> blk;
-  for (std::uint64_t s = blockIdx.x; s < segments; s += gridDim.x) {
-    prog::analyze_program(blk, a, s, sm);
-    __syncthreads();
-  }
+template <typename U>
+__global__ void ZS_WARP_KERNEL_BOUNDS analyze_kernel(prog::encode_args a, std::uint64_t segments) {
+  extern __shared__ __align__(16) unsigned char encode_shared[];
+  auto& sm = reinterpret_cast<prog::encode_smem<U>*>(encode_shared)[threadIdx.x / 32];
+  cuda_warp w;
+  warp_range const r = range_of_warp(segments);
+  prog::analyze_range(w, a, r.begin, r.end, sm);
 }
 
-template <typename U, int Threads>
-__global__ void __launch_bounds__(Threads) pack_kernel(prog::encode_args a, std::uint64_t segments) {
-  __shared__ prog::pack_smem<U> sm;
-  cuda_block<Threads> blk;
-  for (std::uint64_t s = blockIdx.x; s < segments; s += gridDim.x) {
-    prog::pack_program(blk, a, s, sm);
-    __syncthreads();
+template <typename U>
+__global__ void ZS_WARP_KERNEL_BOUNDS pack_kernel(prog::encode_args a, std::uint64_t segments) {
+  cuda_warp w;
+  prog::sum_carrier carrier;
+  warp_range const r = range_of_warp(segments);
+  prog::pack_range<cuda_warp, U>(w, a, r.begin, r.end, carrier);
+  carrier.flush(w, a.sums);
+}
+
+template <typename U>
+__global__ void ZS_WARP_KERNEL_BOUNDS repack_kernel(prog::encode_args a, std::uint64_t segments) {
+  extern __shared__ __align__(16) unsigned char encode_shared[];
+  auto& sm = reinterpret_cast<prog::encode_smem<U>*>(encode_shared)[threadIdx.x / 32];
+  cuda_warp w;
+  prog::sum_carrier carrier;
+  warp_range const r = range_of_warp(segments);
+  prog::repack_range(w, a, r.begin, r.end, sm, carrier);
+  carrier.flush(w, a.sums);
+}
+
+// One thread per segment; a warp whose segments share a frame adds its terms in one atomic.
+template <typename U>
+__global__ void seams_kernel(prog::encode_args a, std::uint64_t segments) {
+  for (std::uint64_t first = blockIdx.x * std::uint64_t{blockDim.x}; first < segments; first += item_stride()) {
+    std::uint64_t const c = first + threadIdx.x;
+    std::uint32_t f = 0xffffffffU;
+    std::uint64_t sum = 0;
+    if (c < segments) sum = prog::seam_sum<U>(a, c, f);
+    std::uint32_t const f0 = __shfl_sync(full_mask, f, 0);
+    if (__all_sync(full_mask, f == f0 || c >= segments)) {
+      for (unsigned m = 16; m > 0; m >>= 1) sum += __shfl_xor_sync(full_mask, sum, m);
+      if (threadIdx.x % 32 == 0 && sum != 0) atomicAdd(reinterpret_cast<unsigned long long*>(a.sums + f0), sum);
+    } else if (sum != 0) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(a.sums + f), sum);
+    }
   }
 }
 
@@ -110,24 +146,15 @@ __global__ void check_frames_kernel(prog::decode_args a) {
   for (std::uint64_t f = first_item(); f < a.num_frames; f += item_stride()) prog::check_frame(a, f);
 }
 
-template <int Threads>
-__global__ void __launch_bounds__(Threads) validate_kernel(prog::decode_args a, std::uint64_t num_checks) {
-  cuda_block<Threads> blk;
-  for (std::uint64_t c = blockIdx.x; c < num_checks; c += gridDim.x) prog::validate_program(blk, a, c);
-}
-
-__global__ void plan_kernel(prog::decode_args a, std::uint64_t num_chunks) {
-  for (std::uint64_t c = first_item(); c < num_chunks; c += item_stride()) prog::plan_chunk(a, c);
-}
-
-template <typename U, int Threads>
-__global__ void __launch_bounds__(Threads) decode_kernel(prog::decode_args a, std::uint64_t num_chunks) {
+template <typename U>
+__global__ void ZS_WARP_KERNEL_BOUNDS decode_kernel(prog::decode_args a, std::uint64_t tiles, std::uint32_t warp_words) {
   extern __shared__ __align__(16) unsigned char decode_shared[];
-  cuda_block<Threads> blk;
-  for (std::uint64_t c = blockIdx.x; c < num_chunks; c += gridDim.x) {
-    prog::decode_program<cuda_block<Threads>, U>(blk, a, c, reinterpret_cast<std::byte*>(decode_shared));
-    __syncthreads();
-  }
+  auto* smem = reinterpret_cast<std::uint32_t*>(decode_shared) + (threadIdx.x / 32) * warp_words;
+  cuda_warp w;
+  prog::sum_carrier carrier;
+  warp_range const r = range_of_warp(tiles);
+  prog::decode_range<cuda_warp, U>(w, a, r.begin, r.end, smem, carrier);
+  carrier.flush(w, a.sums);
 }
 
 template <class Kernel, class... Args>
@@ -142,60 +169,53 @@ void expect_params(const launch_choice& choice, kernel_id kernel) {
              std::string(to_string(kernel)) + " launch params (" + check_params(kernel, choice.params) + ")");
 }
 
-// Calls f(std::integral_constant<int, T>{}) for the block size T = threads, one of the sizes the
-// kernels are built for.
-template <class F>
-void with_threads(unsigned threads, F&& f) {
-  switch (threads) {
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    case 128: f(std::integral_constant<int, 128>{}); break;
-    case 256: f(std::integral_constant<int, 256>{}); break;
-    default: ZS_FAIL(error_code::internal, "bitpack kernels not built for " + std::to_string(threads) + " threads");
-  }
+// A launch of a warp kernel: `units` warps' worth of work, `warp_bytes` of dynamic shared
+// memory per warp. The limit is raised before the occupancy query, which counts against it.
+template <class Kernel, class... Args>
+void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t units, std::size_t warp_bytes,
+                  cudaStream_t stream, Args... args) {
+  if (units == 0) return;
+  unsigned const threads = choice.params.threads;
+  ZS_EXPECTS(threads % 32 == 0 && threads > 0, "warp kernels take whole warps");
+  std::size_t const bytes = warp_bytes * (threads / 32);
+  ZS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  std::uint64_t const per_block = threads / 32;
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, (units + per_block - 1) / per_block, bytes);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, threads, bytes, stream>>>(args...); });
 }
 
 template <typename U>
-void launch_encode_pass(bool analyze, const launch_choice& choice, const prog::encode_args& a,
-                        std::uint64_t segments, cudaStream_t stream) {
+void encode_class(const launch_choice& analyze, const launch_choice& pack, const prog::encode_args& a,
+                  std::uint64_t segments, cudaStream_t stream, bool second_pass) {
   if (segments == 0) return;
-  expect_params(choice, analyze ? kernel_id::bitpack_analyze : kernel_id::bitpack_pack);
-  with_threads(choice.params.threads, [&](auto threads) {
-    constexpr int T = decltype(threads)::value;
-    auto const kernel = analyze ? analyze_kernel<U, T> : pack_kernel<U, T>;
-    launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, segments);
-    observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, T, 0, stream>>>(a, segments); });
-  });
+  if (!second_pass) {
+    expect_params(analyze, kernel_id::bitpack_analyze);
+    launch_warps(analyze_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
+    return;
+  }
+  expect_params(pack, kernel_id::bitpack_pack);
+  launch_warps(pack_kernel<U>, pack, segments, 0, stream, a, segments);
+  // Segments whose slot does not hold their frame's scheme are few; their launch is part of
+  // pass 2 and shares its geometry.
+  launch_warps(repack_kernel<U>, pack, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
+  launch_per_item(seams_kernel<U>, segments, stream, a, segments);
 }
 
 template <typename U>
-void launch_decode(const launch_choice& choice, prog::decode_args a, std::uint64_t chunks, cudaStream_t stream) {
-  if (chunks == 0) return;
-  launch_per_item(plan_kernel, chunks, stream, a, chunks);
-  std::uint32_t const bytes = prog::decode_smem_layout<U>(a.segments_per_chunk).bytes;
-  auto const launch = [&](auto threads) {
-    constexpr int T = decltype(threads)::value;
-    auto const kernel = decode_kernel<U, T>;
-    // The kernel's own static shared memory (the block scans) comes on top of `bytes`, so the
-    // limit is raised for every size rather than from 48 KiB of dynamic memory on; before the
-    // occupancy query, which counts against it.
-    ZS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, chunks, bytes);
-    observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, T, bytes, stream>>>(a, chunks); });
-  };
-  if (choice.params.threads == 256) {
-    launch(std::integral_constant<int, 256>{});
-  } else {
-    launch(std::integral_constant<int, 128>{});
-  }
+void decode_class(const launch_choice& choice, prog::decode_args a, std::uint64_t tiles, cudaStream_t stream) {
+  if (tiles == 0) return;
+  expect_params(choice, kernel_id::bitpack_decode);
+  a.tile_segments = tile_segments(config_of(choice.params));
+  std::uint32_t const warp_words = prog::decode_smem_words(8 * sizeof(U), a.tile_segments);
+  launch_warps(decode_kernel<U>, choice, tiles, 4 * std::size_t{warp_words}, stream, a, tiles, warp_words);
 }
 
 }  // namespace
 
 void check_config(const decode_config& config) {
-  ZS_EXPECTS(config.blocks_per_cta % zs::bitpack::tile_blocks == 0 && config.blocks_per_cta >= 4 &&
-                 config.blocks_per_cta <= 32,
-             "blocks per thread block a multiple of 4 from 4 to 32");
-  ZS_EXPECTS(config.threads == 128 || config.threads == 256, "128 or 256 threads per thread block");
+  ZS_EXPECTS(config.blocks_per_tile == 4 || config.blocks_per_tile == 8, "blocks per tile 4 or 8");
+  ZS_EXPECTS(config.threads == 64 || config.threads == 128 || config.threads == 256,
+             "64, 128 or 256 threads per thread block");
 }
 
 launch_choice fixed_decode_choice(const decode_config& config, std::optional<value_type> type,
@@ -208,14 +228,13 @@ launch_choice fixed_decode_choice(const decode_config& config, std::optional<val
   c.batch_bytes = batch_bytes;
   c.params = spec_of(kernel_id::bitpack_decode).defaults;
   c.params.threads = config.threads;
-  c.params.items = config.blocks_per_cta;
+  c.params.items = config.blocks_per_tile;
   return c;
 }
 
 std::uint32_t slot_words(std::uint32_t width_bits) { return prog::slot_words(width_bits); }
 std::size_t scheme_words_bytes() { return sizeof(prog::scheme_words); }
 std::size_t frame_layout_bytes() { return sizeof(frame_layout); }
-std::size_t chunk_plan_bytes() { return sizeof(prog::chunk_plan); }
 
 std::size_t scan_temp_bytes(std::uint64_t segments) {
   if (segments == 0) return 0;
@@ -228,9 +247,9 @@ std::size_t scan_temp_bytes(std::uint64_t segments) {
 void encode(const encode_plan& plan, cudaStream_t stream) {
   auto const& b = plan.batch;
   if (b.num_frames == 0) return;
-  prog::encode_args a{b.sources,      b.frames,     b.frame_offsets,      b.num_frames,
-                      nullptr,        nullptr,      plan.seg_first,       plan.sizes,
-                      plan.offsets,   plan.segment_scheme, plan.choice,   nullptr};
+  prog::encode_args a{b.sources,     b.frames,      b.frame_offsets,     b.num_frames, nullptr,
+                      nullptr,       plan.seg_first, plan.sizes,         plan.offsets, plan.segment_scheme,
+                      plan.layouts,  plan.choice,   nullptr,             b.sums};
   prog::encode_args a32 = a, a64 = a;
   a32.chunks = plan.chunks32;
   a32.chunk_frame = plan.chunk_frame32;
@@ -244,8 +263,8 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
                   plan.segments64, plan.chunk_frame64);
 
-  launch_encode_pass<std::uint32_t>(true, plan.analyze32, a32, plan.segments32, stream);
-  launch_encode_pass<std::uint64_t>(true, plan.analyze64, a64, plan.segments64, stream);
+  encode_class<std::uint32_t>(plan.analyze32, plan.pack32, a32, plan.segments32, stream, false);
+  encode_class<std::uint64_t>(plan.analyze64, plan.pack64, a64, plan.segments64, stream, false);
 
   // offsets[0] = 0, offsets[1 + s] = sizes[0] + ... + sizes[s]: per-frame totals and each
   // segment's place inside its frame's data section come out of one scan.
@@ -259,39 +278,19 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
 
   launch_per_item(choose_kernel, b.num_frames, stream, a);
 
-  launch_encode_pass<std::uint32_t>(false, plan.pack32, a32, plan.segments32, stream);
-  launch_encode_pass<std::uint64_t>(false, plan.pack64, a64, plan.segments64, stream);
+  encode_class<std::uint32_t>(plan.analyze32, plan.pack32, a32, plan.segments32, stream, true);
+  encode_class<std::uint64_t>(plan.analyze64, plan.pack64, a64, plan.segments64, stream, true);
 }
 
 void decode(const decode_plan& plan, cudaStream_t stream) {
   auto const& b = plan.batch;
   if (b.num_frames == 0) return;
-  expect_params(plan.validate, kernel_id::bitpack_validate);
-  expect_params(plan.decode32, kernel_id::bitpack_decode);
-  expect_params(plan.decode64, kernel_id::bitpack_decode);
-  prog::decode_args a{b.frames, b.frame_offsets, b.targets, b.status, b.num_frames, plan.layouts, nullptr, 0, nullptr};
-
+  prog::decode_args a{b.frames, b.frame_offsets, b.targets, b.status, b.num_frames, plan.layouts, nullptr, 1, b.sums};
   launch_per_item(check_frames_kernel, b.num_frames, stream, a);
-
-  if (plan.num_checks > 0) {
-    prog::decode_args v = a;
-    v.chunks = plan.checks;
-    with_threads(plan.validate.params.threads, [&](auto threads) {
-      constexpr int T = decltype(threads)::value;
-      auto const kernel = validate_kernel<T>;
-      launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), plan.validate, plan.num_checks);
-      observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, T, 0, stream>>>(v, plan.num_checks); });
-    });
-  }
-
-  a.chunks = plan.chunks32;
-  a.plans = plan.plans32;
-  a.segments_per_chunk = segments_per_cta(config_of(plan.decode32.params), 32);
-  launch_decode<std::uint32_t>(plan.decode32, a, plan.num_chunks32, stream);
-  a.chunks = plan.chunks64;
-  a.plans = plan.plans64;
-  a.segments_per_chunk = segments_per_cta(config_of(plan.decode64.params), 64);
-  launch_decode<std::uint64_t>(plan.decode64, a, plan.num_chunks64, stream);
+  a.tiles = plan.tiles32;
+  decode_class<std::uint32_t>(plan.decode32, a, plan.num_tiles32, stream);
+  a.tiles = plan.tiles64;
+  decode_class<std::uint64_t>(plan.decode64, a, plan.num_tiles64, stream);
 }
 
 }  // namespace zs::kernels::bitpack

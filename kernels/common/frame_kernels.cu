@@ -147,29 +147,31 @@ void begin_headers(const encode_source* sources, std::byte* frames, const std::u
   launch_per_frame(begin_headers_kernel, num_frames, stream, sources, frames, offsets, num_frames, codec);
 }
 
-void finish_headers(std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
-                    const launch_choice& checksum, const std::uint64_t* chunk_begin,
-                    std::uint64_t num_chunks, std::uint64_t* sums, std::uint64_t* frame_bytes,
-                    cudaStream_t stream) {
+void add_checksums(const std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
+                   const launch_choice& checksum, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                   const frame_status* status, std::uint64_t* sums, cudaStream_t stream) {
   if (num_frames == 0) return;
-  ZS_CUDA_TRY(cudaMemsetAsync(sums, 0, num_frames * sizeof(std::uint64_t), stream));
-  launch_checksum(checksum, frames, offsets, num_frames, chunk_begin, num_chunks, nullptr, sums, stream);
-  launch_per_frame(finish_headers_kernel, num_frames, stream, frames, offsets, num_frames,
-                   static_cast<const std::uint64_t*>(sums), frame_bytes);
+  launch_checksum(checksum, frames, offsets, num_frames, chunk_begin, num_chunks, status, sums, stream);
 }
 
-void validate_frames(const std::byte* frames, const std::uint64_t* offsets,
-                     const decode_target* targets, std::size_t num_frames,
-                     std::uint32_t accepted_codecs, const launch_choice& checksum,
-                     const std::uint64_t* chunk_begin, std::uint64_t num_chunks, std::uint64_t* sums,
-                     frame_status* status, cudaStream_t stream) {
+void finish_headers(std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
+                    const std::uint64_t* sums, std::uint64_t* frame_bytes, cudaStream_t stream) {
+  if (num_frames == 0) return;
+  launch_per_frame(finish_headers_kernel, num_frames, stream, frames, offsets, num_frames, sums, frame_bytes);
+}
+
+void validate_headers(const std::byte* frames, const std::uint64_t* offsets, const decode_target* targets,
+                      std::size_t num_frames, std::uint32_t accepted_codecs, frame_status* status,
+                      cudaStream_t stream) {
   if (num_frames == 0) return;
   launch_per_frame(validate_headers_kernel, num_frames, stream, frames, offsets, targets, num_frames,
                    accepted_codecs, status);
-  ZS_CUDA_TRY(cudaMemsetAsync(sums, 0, num_frames * sizeof(std::uint64_t), stream));
-  launch_checksum(checksum, frames, offsets, num_frames, chunk_begin, num_chunks, status, sums, stream);
-  launch_per_frame(compare_checksums_kernel, num_frames, stream, frames, offsets, num_frames,
-                   static_cast<const std::uint64_t*>(sums), status);
+}
+
+void compare_checksums(const std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
+                       const std::uint64_t* sums, frame_status* status, cudaStream_t stream) {
+  if (num_frames == 0) return;
+  launch_per_frame(compare_checksums_kernel, num_frames, stream, frames, offsets, num_frames, sums, status);
 }
 
 }  // namespace zs::kernels

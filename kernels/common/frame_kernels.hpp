@@ -17,22 +17,27 @@ namespace zs::kernels {
 void begin_headers(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
                    std::size_t num_frames, codec_id codec, cudaStream_t stream);
 
-/// Checksums each payload and completes each header; writes frame_bytes[f] = header + payload.
-/// checksum: the checksum kernel's launch (kernel_id::checksum); chunk_begin: frames cut into
-/// chunks of checksum.params.items 64-bit words of their capacity. sums: num_frames words of
-/// scratch.
-void finish_headers(std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
-                    const launch_choice& checksum, const std::uint64_t* chunk_begin,
-                    std::uint64_t num_chunks, std::uint64_t* sums, std::uint64_t* frame_bytes,
-                    cudaStream_t stream);
+/// Adds the checksum terms of each payload into sums[f] (zeroed by the caller), skipping frames
+/// whose status is not ok when `status` is given. checksum: the kernel's launch
+/// (kernel_id::checksum); chunk_begin: frames cut into chunks of checksum.params.items 64-bit
+/// words of their room.
+void add_checksums(const std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
+                   const launch_choice& checksum, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                   const frame_status* status, std::uint64_t* sums, cudaStream_t stream);
 
-/// Validates every header (validate_header) and verifies the payload checksum of each frame that
-/// passed; writes one status per frame. chunk_begin: frames cut into chunks of
-/// checksum.params.items words of their available bytes. sums: num_frames words of scratch.
-void validate_frames(const std::byte* frames, const std::uint64_t* offsets,
-                     const decode_target* targets, std::size_t num_frames,
-                     std::uint32_t accepted_codecs, const launch_choice& checksum,
-                     const std::uint64_t* chunk_begin, std::uint64_t num_chunks, std::uint64_t* sums,
-                     frame_status* status, cudaStream_t stream);
+/// Completes each header from its payload's checksum terms in sums[f]; writes
+/// frame_bytes[f] = header + payload.
+void finish_headers(std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
+                    const std::uint64_t* sums, std::uint64_t* frame_bytes, cudaStream_t stream);
+
+/// Validates every header (validate_header); writes one status per frame.
+void validate_headers(const std::byte* frames, const std::uint64_t* offsets, const decode_target* targets,
+                      std::size_t num_frames, std::uint32_t accepted_codecs, frame_status* status,
+                      cudaStream_t stream);
+
+/// Sets bad_payload_checksum on each frame still ok whose payload's terms (sums[f]) do not give
+/// the checksum in its header.
+void compare_checksums(const std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
+                       const std::uint64_t* sums, frame_status* status, cudaStream_t stream);
 
 }  // namespace zs::kernels

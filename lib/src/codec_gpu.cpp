@@ -85,11 +85,15 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
   copy_async(s.chunk_begin, checksums.chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
 
+  ZS_CUDA_TRY(cudaMemsetAsync(s.sums, 0, n * sizeof(std::uint64_t), stream));
   kernels::begin_headers(s.descriptors, batch.frames, s.offsets, n, id(), stream);
-  encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n}, batch.sources,
+  encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n, s.sums}, batch.sources,
                         s.payload, s.payload_bytes, stream);
-  kernels::finish_headers(batch.frames, s.offsets, n, checksums.choice, s.chunk_begin,
-                          checksums.chunk_begin.back(), s.sums, batch.frame_bytes, stream);
+  if (!sums_payloads()) {
+    kernels::add_checksums(batch.frames, s.offsets, n, checksums.choice, s.chunk_begin, checksums.chunk_begin.back(),
+                           nullptr, s.sums, stream);
+  }
+  kernels::finish_headers(batch.frames, s.offsets, n, s.sums, batch.frame_bytes, stream);
 }
 
 std::size_t codec::decode_temp_bytes(std::span<const decode_target> targets) const {
@@ -111,9 +115,18 @@ void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp
   copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
   copy_async(s.chunk_begin, checksums.chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
 
-  kernels::validate_frames(batch.frames, s.offsets, s.descriptors, n, decodes(), checksums.choice,
-                           s.chunk_begin, checksums.chunk_begin.back(), s.sums, batch.status, stream);
-  decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n},
+  ZS_CUDA_TRY(cudaMemsetAsync(s.sums, 0, n * sizeof(std::uint64_t), stream));
+  kernels::validate_headers(batch.frames, s.offsets, s.descriptors, n, decodes(), batch.status, stream);
+  if (sums_payloads()) {
+    decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n, s.sums},
+                          batch.targets, s.payload, s.payload_bytes, stream);
+    kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
+    return;
+  }
+  kernels::add_checksums(batch.frames, s.offsets, n, checksums.choice, s.chunk_begin, checksums.chunk_begin.back(),
+                         batch.status, s.sums, stream);
+  kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
+  decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n, s.sums},
                         batch.targets, s.payload, s.payload_bytes, stream);
 }
 

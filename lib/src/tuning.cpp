@@ -27,9 +27,8 @@ constexpr std::array<unsigned, 3> checksum_threads{128, 256, 512};
 constexpr std::array<unsigned, 5> checksum_items{1024, 2048, 4096, 8192, 16384};
 constexpr std::array<unsigned, 4> offsets_threads{128, 256, 512, 1024};
 constexpr std::array<unsigned, 5> offsets_items{512, 1024, 2048, 4096, 8192};
-constexpr std::array<unsigned, 3> segment_threads{64, 128, 256};
-constexpr std::array<unsigned, 2> decode_threads{128, 256};
-constexpr std::array<unsigned, 8> decode_items{4, 8, 12, 16, 20, 24, 28, 32};
+constexpr std::array<unsigned, 3> warp_kernel_threads{64, 128, 256};
+constexpr std::array<unsigned, 2> decode_items{4, 8};
 constexpr std::array<unsigned, 4> gather_threads{128, 256, 512, 1024};
 
 // The default cap of four waves keeps every SM busy to the end of a launch while blocks still
@@ -46,21 +45,18 @@ const std::array<kernel_spec, kernel_count> specs{{
      "payload checksums on encode and validation; items = 64-bit words per chunk"},
     {kernel_id::raw_offsets, {256, default_waves, 2048}, offsets_threads, offsets_items, max_waves, true,
      "raw codec string offsets (encode, check, decode); items = offsets per chunk"},
-    {kernel_id::bitpack_analyze, {64, default_waves, 0}, segment_threads, {}, max_waves, true,
-     "bitpack encode pass 1: scheme sizes of each 512-value segment"},
-    {kernel_id::bitpack_pack, {64, default_waves, 0}, segment_threads, {}, max_waves, true,
-     "bitpack encode pass 2: packing each segment in its frame's scheme"},
-    {kernel_id::bitpack_validate, {128, default_waves, 0}, segment_threads, {}, max_waves, true,
-     "bitpack decode: validation, one segment per thread"},
-    {kernel_id::bitpack_decode, {128, default_waves, 32}, decode_threads, decode_items, max_waves, true,
-     "bitpack decode: items = 128-value blocks per chunk (D)"},
+    {kernel_id::bitpack_analyze, {128, default_waves, 0}, warp_kernel_threads, {}, max_waves, true,
+     "bitpack encode pass 1: scheme sizes of each 512-value segment, a warp per segment"},
+    {kernel_id::bitpack_pack, {128, default_waves, 0}, warp_kernel_threads, {}, max_waves, true,
+     "bitpack encode pass 2: each segment in its frame's scheme, a warp per segment"},
+    {kernel_id::bitpack_decode, {128, default_waves, 4}, warp_kernel_threads, decode_items, max_waves, true,
+     "bitpack decode, a warp per tile: items = 128-value blocks per tile (D)"},
     {kernel_id::gather, {256, default_waves, 0}, gather_threads, {}, max_waves, false,
      "64-bit gather by index (the shuffle's offset reads)"},
 }};
 
 constexpr std::array<std::string_view, kernel_count> kernel_names{
-    "frame_ops",        "checksum",       "raw_offsets", "bitpack_analyze", "bitpack_pack",
-    "bitpack_validate", "bitpack_decode", "gather"};
+    "frame_ops", "checksum", "raw_offsets", "bitpack_analyze", "bitpack_pack", "bitpack_decode", "gather"};
 constexpr std::array<std::string_view, size_class_count> size_names{"small", "medium", "large"};
 
 bool contains(std::span<const unsigned> set, unsigned v) {

@@ -124,9 +124,11 @@ TEST(KernelSpecs, CheckParamsNamesWhatIsWrong) {
   EXPECT_NE(zs::check_params(kernel_id::checksum, {100, 4, 4096}).find("threads 100"), std::string::npos);
   EXPECT_NE(zs::check_params(kernel_id::checksum, {256, 4, 3000}).find("items 3000"), std::string::npos);
   EXPECT_NE(zs::check_params(kernel_id::bitpack_analyze, {64, 4, 16}).find("items must be 0"), std::string::npos);
-  EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {128, 65, 16}).find("waves 65"), std::string::npos);
+  EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {128, 65, 8}).find("waves 65"), std::string::npos);
   EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {128, 4, 6}).find("items 6"), std::string::npos);
-  EXPECT_TRUE(zs::valid_params(kernel_id::bitpack_decode, {256, 0, 12}));
+  EXPECT_TRUE(zs::valid_params(kernel_id::bitpack_decode, {256, 0, 8}));
+  EXPECT_FALSE(zs::valid_params(kernel_id::bitpack_decode, {256, 0, 12}));
+  EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {512, 4, 4}).find("threads 512"), std::string::npos);
   EXPECT_TRUE(zs::valid_params(kernel_id::raw_offsets, {1024, 64, 512}));
 }
 
@@ -203,7 +205,7 @@ TEST(TuningTable, SetReplacesTheEntryOfTheSameKeyAndRejectsBadParams) {
 TEST(TuningTable, FindPrefersTheSameTypeThenTheSameWidthThenAnyType) {
   zs::tuning_table t;
   t.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {128, 4, 8}));
-  t.set(entry(h100(), kernel_id::bitpack_decode, std::nullopt, size_class::large, {256, 4, 32}));
+  t.set(entry(h100(), kernel_id::bitpack_decode, std::nullopt, size_class::large, {256, 4, 4}));
   auto find = [&](std::optional<value_type> type) {
     return t.find(h100().name, 9, 0, kernel_id::bitpack_decode, type, size_class::large);
   };
@@ -212,9 +214,9 @@ TEST(TuningTable, FindPrefersTheSameTypeThenTheSameWidthThenAnyType) {
   ASSERT_NE(find(value_type::uint32), nullptr);
   EXPECT_EQ(find(value_type::uint32)->params.items, 8u) << "uint32 takes the int32 entry (same width)";
   ASSERT_NE(find(value_type::int64), nullptr);
-  EXPECT_EQ(find(value_type::int64)->params.items, 32u) << "int64 takes the entry for any type";
+  EXPECT_EQ(find(value_type::int64)->params.items, 4u) << "int64 takes the entry for any type";
   ASSERT_NE(find(std::nullopt), nullptr);
-  EXPECT_EQ(find(std::nullopt)->params.items, 32u);
+  EXPECT_EQ(find(std::nullopt)->params.items, 4u);
 
   zs::tuning_table typed_only;
   typed_only.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {128, 4, 8}));
@@ -255,12 +257,12 @@ TEST(TuningTable, FindIgnoresOtherDevicesCapabilitiesAndKernels) {
 
 TEST(ChooseLaunch, TakesAMatchingEntryElseTheDefaults) {
   zs::tuning_table t;
-  t.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {256, 2, 16}));
+  t.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {256, 2, 8}));
   std::uint64_t const large = std::uint64_t{512} << 20;
 
   auto const tuned = zs::choose_launch(t, h100(), kernel_id::bitpack_decode, value_type::int32, large);
   EXPECT_TRUE(tuned.from_table);
-  EXPECT_EQ(tuned.params, (launch_params{256, 2, 16}));
+  EXPECT_EQ(tuned.params, (launch_params{256, 2, 8}));
   EXPECT_EQ(tuned.size, size_class::large);
   EXPECT_EQ(tuned.batch_bytes, large);
 
@@ -273,7 +275,7 @@ TEST(ChooseLaunch, TakesAMatchingEntryElseTheDefaults) {
   small_blocks.max_threads_per_block = 128;
   auto const refused = zs::choose_launch(t, small_blocks, kernel_id::bitpack_decode, value_type::int32, large);
   EXPECT_FALSE(refused.from_table);
-  EXPECT_EQ(refused.params.threads, 128u);
+  EXPECT_EQ(refused.params, zs::default_params(kernel_id::bitpack_decode, small_blocks));
 }
 
 TEST(ChooseLaunch, TheSameTableGivesDifferentGridsOnDifferentDevices) {
@@ -293,7 +295,7 @@ zs::tuning_table sample_table() {
   zs::tuning_table t;
   t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 2, 16384}));
   t.set(entry(h100(), kernel_id::raw_offsets, value_type::string, size_class::medium, {1024, 0, 8192}));
-  t.set(entry(a100(), kernel_id::bitpack_decode, value_type::uint64, size_class::small, {256, 16, 12}));
+  t.set(entry(a100(), kernel_id::bitpack_decode, value_type::uint64, size_class::small, {256, 16, 8}));
   zs::tuning_entry measured = entry(h100(), kernel_id::bitpack_pack, value_type::int32, size_class::large, {128, 4, 0});
   measured.tuned_gbs = 1234.5;
   measured.default_gbs = 1100.25;
@@ -349,7 +351,7 @@ std::string one_entry(const std::string& entry_json) {
 std::string good_entry(const std::string& replace_from = "", const std::string& replace_to = "") {
   std::string e =
       R"({"device": "NVIDIA H200", "compute_capability": "9.0", "kernel": "bitpack_decode", "type": "int32",)"
-      R"( "size_class": "large", "params": {"threads": 128, "waves": 4, "items": 16}})";
+      R"( "size_class": "large", "params": {"threads": 128, "waves": 4, "items": 8}})";
   if (!replace_from.empty()) {
     auto const at = e.find(replace_from);
     EXPECT_NE(at, std::string::npos) << replace_from;
@@ -373,7 +375,7 @@ TEST(TuningTableJson, AcceptsTheGoodEntryUsedBelow) {
   auto const t = zs::tuning_table::from_json(one_entry(good_entry()));
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t.entries()[0].key.device, "NVIDIA H200");
-  EXPECT_EQ(t.entries()[0].params, (launch_params{128, 4, 16}));
+  EXPECT_EQ(t.entries()[0].params, (launch_params{128, 4, 8}));
   // Unknown extra keys are allowed at both levels.
   EXPECT_EQ(zs::tuning_table::from_json(R"({"schema": "zshuffle-tuning", "version": 1, "note": "x", "entries": [)" +
                                         good_entry("\"size_class\"", "\"comment\": \"y\", \"size_class\"") + "]}")
@@ -407,8 +409,8 @@ TEST(TuningTableJson, RejectsEntriesOfTheWrongSchema) {
   expect_rejected(one_entry(good_entry("\"threads\": 128", "\"threads\": 100")), "threads 100");
   expect_rejected(one_entry(good_entry("\"threads\": 128", "\"threads\": -128")), "whole number");
   expect_rejected(one_entry(good_entry("\"threads\": 128", "\"threads\": \"128\"")), "whole number");
-  expect_rejected(one_entry(good_entry("\"items\": 16", "\"items\": 6")), "items 6");
-  expect_rejected(one_entry(good_entry(", \"items\": 16", "")), "no \"items\"");
+  expect_rejected(one_entry(good_entry("\"items\": 8", "\"items\": 6")), "items 6");
+  expect_rejected(one_entry(good_entry(", \"items\": 8", "")), "no \"items\"");
   expect_rejected(one_entry(good_entry("\"waves\": 4", "\"waves\": 1000")), "waves 1000");
   expect_rejected(one_entry(good_entry("}}", "}, \"tuned_gbs\": -1}")), "tuned_gbs");
   expect_rejected(one_entry(good_entry() + ", " + good_entry()), "repeats the key");

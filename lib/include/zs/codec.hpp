@@ -122,6 +122,8 @@ class codec {
     std::byte* frames;
     const std::uint64_t* frame_offsets;  // num_frames + 1 entries
     std::size_t num_frames;
+    /// Per frame, zeroed: where a codec that sums_payloads() adds its checksum terms.
+    std::uint64_t* sums;
   };
   struct device_decode_batch {
     const std::byte* frames;
@@ -129,6 +131,8 @@ class codec {
     const decode_target* targets;
     frame_status* status;
     std::size_t num_frames;
+    /// Per frame, zeroed: where a codec that sums_payloads() adds its checksum terms.
+    std::uint64_t* sums;
   };
 
  protected:
@@ -143,9 +147,16 @@ class codec {
   virtual void encode_payload_host(const encode_source& source, std::byte* frame,
                                    std::uint64_t capacity) const = 0;
 
-  // Payload decoders see only frames whose status is ok after validation (header and payload
-  // checksum), must leave the others alone, and set corrupt_payload where a payload does not
-  // decode within its bounds. Frames they decode keep status ok.
+  /// Whether the GPU payload kernels add each payload's checksum terms (zs/hash.hpp) into
+  /// batch.sums as they write or read it, sparing the base class a pass over every payload.
+  /// Such a decoder runs before the checksum is compared: it writes frames that may then be
+  /// refused (within their targets), so their targets' contents are unspecified.
+  virtual bool sums_payloads() const noexcept { return false; }
+
+  // Payload decoders see only frames whose status is ok after validation (header, and payload
+  // checksum unless they sum payloads themselves), must not read or write outside any frame or
+  // target, and set corrupt_payload where a payload does not decode within its bounds. Frames
+  // they decode keep status ok.
   virtual std::size_t decode_payloads_temp_bytes(std::span<const decode_target> targets) const;
   virtual void decode_payloads_async(const device_decode_batch& batch,
                                      std::span<const decode_target> host_targets, void* temp,

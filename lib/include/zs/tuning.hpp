@@ -43,13 +43,12 @@ enum class kernel_id : std::uint8_t {
                      //   checks, chunk plans, copy lists)
   checksum,          // "checksum": payload checksums, on encode and on validation
   raw_offsets,       // "raw_offsets": the raw codec's string offsets (encode, check, decode)
-  bitpack_analyze,   // "bitpack_analyze": bitpack encode, pass 1 (one segment per block step)
-  bitpack_pack,      // "bitpack_pack": bitpack encode, pass 2
-  bitpack_validate,  // "bitpack_validate": bitpack decode, validation of every segment
-  bitpack_decode,    // "bitpack_decode": bitpack decode proper
+  bitpack_analyze,   // "bitpack_analyze": bitpack encode, pass 1 (a warp per segment)
+  bitpack_pack,      // "bitpack_pack": bitpack encode, pass 2 (a warp per segment)
+  bitpack_decode,    // "bitpack_decode": bitpack decode (a warp per tile)
   gather,            // "gather": 64-bit gather by index (the shuffle's offset reads)
 };
-inline constexpr std::size_t kernel_count = 8;
+inline constexpr std::size_t kernel_count = 7;
 
 std::string_view to_string(kernel_id kernel) noexcept;
 /// The kernel named `name`; nullopt for an unknown name.
@@ -63,8 +62,8 @@ struct launch_params {
   /// block per work unit. Work beyond the grid is covered by the kernel's grid-stride loop.
   unsigned waves = 0;
   /// Work one block takes at a time, for kernels that have that knob: checksum, 64-bit words
-  /// per chunk; raw_offsets, offsets per chunk; bitpack_decode, 128-value blocks per chunk (the
-  /// D of the GPU-FOR paper). 0 for the other kernels.
+  /// per chunk; raw_offsets, offsets per chunk; bitpack_decode, 128-value blocks per warp tile
+  /// (the D of the GPU-FOR paper). 0 for the other kernels.
   unsigned items = 0;
 
   friend bool operator==(const launch_params&, const launch_params&) = default;

@@ -13,9 +13,11 @@
 //
 // GPU costs: the encoder reads its input once, keeps each 512-value segment's best encoding
 // between its two passes when that is at most half the raw size, and reads the input again
-// only for the others; so encode_temp_bytes is about half the batch's raw bytes. The decoder
-// validates every block of a frame before writing any of its values, then decodes in one pass.
-// kernels/bitpack/bitpack_programs.hpp describes the passes.
+// only for the others; so encode_temp_bytes is about half the batch's raw bytes. The payload
+// kernels add the checksum terms as they go (sums_payloads), so no pass reads a payload twice.
+// The decoder is one pass: a warp checks a tile's blocks, loads it into shared memory and
+// writes its values; a frame refused by its checksum afterwards leaves its target unspecified.
+// kernels/bitpack/warp_programs.hpp describes the passes.
 #pragma once
 
 #include <array>
@@ -30,7 +32,7 @@ class bitpack_codec final : public codec {
  public:
   /// GPU launch shapes come from the tuning table for each batch (zs/tuning.hpp).
   bitpack_codec() = default;
-  /// A fixed shape for the GPU decoder (blocks of 128 values per thread block and threads per
+  /// A fixed shape for the GPU decoder (blocks of 128 values per warp tile and threads per
   /// block) for every batch, in place of the table's: for tests and experiments.
   explicit bitpack_codec(kernels::bitpack::decode_config decode) : fixed_decode_(decode) {}
 
@@ -52,6 +54,7 @@ class bitpack_codec final : public codec {
   static std::array<std::uint64_t, 4> scheme_payload_bytes(const encode_source& source);
 
  protected:
+  bool sums_payloads() const noexcept override { return true; }
   std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const override;
   void encode_payloads_async(const device_encode_batch& batch,
                              std::span<const encode_source> host_sources, void* temp,

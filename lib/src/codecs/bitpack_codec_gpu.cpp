@@ -92,6 +92,7 @@ struct encode_scratch {
   void* sizes;
   void* offsets;
   std::uint8_t* segment_scheme;
+  std::uint64_t* layouts;
   std::uint8_t* choice;
   std::uint32_t* slots32;
   std::uint32_t* slots64;
@@ -110,6 +111,7 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   s.sizes = layout.take<std::byte>(segments * kb::scheme_words_bytes());
   s.offsets = layout.take<std::byte>((segments + 1) * kb::scheme_words_bytes());
   s.segment_scheme = layout.take<std::uint8_t>(segments);
+  s.layouts = layout.take<std::uint64_t>(segments);
   s.choice = layout.take<std::uint8_t>(frames);
   s.slots32 = layout.take<std::uint32_t>(m.segments32 * kb::slot_words(32));
   s.slots64 = layout.take<std::uint32_t>(m.segments64 * kb::slot_words(64));
@@ -118,19 +120,18 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   return s;
 }
 
-// --- decode ----------------------------------------------------------------------------------
+// --- decode ---------------------------------------------------------------------------------
 
-// The decoder's launches for a batch: validation over every integer frame, decoding per width
-// class. The chunk maps below follow from them, and so does the scratch size.
+// The decoder's launch per width class; the tile maps follow from them, and so does the
+// scratch size.
 struct decode_choices {
-  launch_choice validate, decode32, decode64;
+  launch_choice decode32, decode64;
 };
 
 decode_choices choose_decode(std::span<const decode_target> targets,
                              const std::optional<kb::decode_config>& fixed) {
-  class_work const all = work_of(targets, 0), w32 = work_of(targets, 4), w64 = work_of(targets, 8);
+  class_work const w32 = work_of(targets, 4), w64 = work_of(targets, 8);
   decode_choices c;
-  c.validate = choose_launch(kernel_id::bitpack_validate, all.type, all.bytes);
   if (fixed) {
     c.decode32 = kb::fixed_decode_choice(*fixed, w32.type, w32.bytes);
     c.decode64 = kb::fixed_decode_choice(*fixed, w64.type, w64.bytes);
@@ -142,7 +143,7 @@ decode_choices choose_decode(std::span<const decode_target> targets,
 }
 
 struct decode_maps {
-  std::vector<std::uint64_t> chunks32, chunks64, checks;
+  std::vector<std::uint64_t> tiles32, tiles64;
 };
 
 decode_maps plan_decode(std::span<const decode_target> targets, const decode_choices& choices) {
@@ -156,29 +157,22 @@ decode_maps plan_decode(std::span<const decode_target> targets, const decode_cho
     widths[f] = integer ? value_width(targets[f].type) : 0;
   }
   decode_maps m;
-  m.chunks32 = class_map(segments, widths, 4, kb::segments_per_cta(kb::config_of(choices.decode32.params), 32));
-  m.chunks64 = class_map(segments, widths, 8, kb::segments_per_cta(kb::config_of(choices.decode64.params), 64));
-  m.checks = kernels::chunk_prefix(segments, kb::validate_segments_per_chunk(choices.validate));
+  m.tiles32 = class_map(segments, widths, 4, kb::tile_segments(kb::config_of(choices.decode32.params)));
+  m.tiles64 = class_map(segments, widths, 8, kb::tile_segments(kb::config_of(choices.decode64.params)));
   return m;
 }
 
 struct decode_scratch {
   void* layouts;
-  std::uint64_t* chunks32;
-  std::uint64_t* chunks64;
-  std::uint64_t* checks;
-  void* plans32;
-  void* plans64;
+  std::uint64_t* tiles32;
+  std::uint64_t* tiles64;
 };
 
-decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames, const decode_maps& m) {
+decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames) {
   decode_scratch s{};
   s.layouts = layout.take<std::byte>(frames * kb::frame_layout_bytes());
-  s.chunks32 = layout.take<std::uint64_t>(frames + 1);
-  s.chunks64 = layout.take<std::uint64_t>(frames + 1);
-  s.checks = layout.take<std::uint64_t>(frames + 1);
-  s.plans32 = layout.take<std::byte>(m.chunks32.back() * kb::chunk_plan_bytes());
-  s.plans64 = layout.take<std::byte>(m.chunks64.back() * kb::chunk_plan_bytes());
+  s.tiles32 = layout.take<std::uint64_t>(frames + 1);
+  s.tiles64 = layout.take<std::uint64_t>(frames + 1);
   return s;
 }
 
@@ -216,6 +210,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              static_cast<bitpack::gpu::scheme_words*>(s.sizes),
                              static_cast<bitpack::gpu::scheme_words*>(s.offsets),
                              s.segment_scheme,
+                             s.layouts,
                              s.choice,
                              s.slots32,
                              s.slots64,
@@ -230,7 +225,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
 
 std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
   detail::temp_layout layout;
-  carve_decode(layout, targets.size(), plan_decode(targets, choose_decode(targets, fixed_decode_)));
+  carve_decode(layout, targets.size());
   return layout.bytes();
 }
 
@@ -240,21 +235,15 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
   decode_choices const choices = choose_decode(host_targets, fixed_decode_);
   decode_maps const m = plan_decode(host_targets, choices);
   detail::temp_layout layout(temp, temp_bytes);
-  decode_scratch const s = carve_decode(layout, host_targets.size(), m);
-  upload(s.chunks32, m.chunks32, stream);
-  upload(s.chunks64, m.chunks64, stream);
-  upload(s.checks, m.checks, stream);
+  decode_scratch const s = carve_decode(layout, host_targets.size());
+  upload(s.tiles32, m.tiles32, stream);
+  upload(s.tiles64, m.tiles64, stream);
   kb::decode_plan const plan{batch,
                              static_cast<bitpack::frame_layout*>(s.layouts),
-                             s.chunks32,
-                             s.chunks64,
-                             m.chunks32.back(),
-                             m.chunks64.back(),
-                             s.checks,
-                             m.checks.back(),
-                             static_cast<bitpack::gpu::chunk_plan*>(s.plans32),
-                             static_cast<bitpack::gpu::chunk_plan*>(s.plans64),
-                             choices.validate,
+                             s.tiles32,
+                             s.tiles64,
+                             m.tiles32.back(),
+                             m.tiles64.back(),
                              choices.decode32,
                              choices.decode64};
   kb::decode(plan, stream);

@@ -1,0 +1,1355 @@
+// What one warp of each bitpack kernel does, written once for two executors: the CUDA kernels
+// (bitpack_kernels.cu) and a CPU emulation of a warp (tests/codecs/warp_emulator.hpp), which
+// runs these very programs with one host thread per lane so that CI checks the GPU logic.
+//
+// The unit of work is a segment of 512 values (four for-blocks, one dfor tile, one rfor block),
+// and a segment belongs to one warp: lane l holds values [16 l, 16 l + 16) in registers, so
+// miniblocks, blocks, differences and runs are found with shuffles, and no program waits at a
+// thread-block barrier. Each warp takes a contiguous range of segments (or decode tiles), so it
+// looks its frame up once per frame, and it fetches the next unit's bytes into shared memory
+// with asynchronous copies while it works on the current one.
+//
+// A program takes a Warp, its lane's handle on the warp:
+//   unsigned lane;                               0..31
+//   void sync();                                 __syncwarp: lanes meet, shared memory settles
+//   T shfl(v, src), shfl_up(v, d), shfl_down(v, d), shfl_xor(v, m)
+//                                                u32 and u64; up/down give a lane its own value
+//                                                where the source lane is outside the warp
+//   copy4(dst, src), copy16(dst, src)            this lane's asynchronous copy of 4 or 16 bytes
+//                                                from global to shared memory
+//   commit();                                    closes this lane's group of copies
+//   wait_copies(pending);                        waits until at most `pending` of this lane's
+//                                                latest groups are in flight, then sync()
+//   load_status(p), store_status(p, s)           frame statuses, which other warps may write
+//   void add(std::uint64_t* p, std::uint64_t v)  atomic add (checksum sums)
+// Shared memory is handed in by the executor, one region per warp.
+//
+// Encoding, per batch (bitpack_kernels.cu has the launch sequence):
+//   index:   per segment, its frame;
+//   analyze: per segment, the exact data words of for, dfor and rfor, and one encoding kept in
+//            a slot when it takes at most half the raw size: the scheme the frame is likely to
+//            choose (scheme_guess);
+//   scan:    a device-wide sum over the segments' sizes (CUB);
+//   choose:  per frame, the smallest scheme and the header fields;
+//   pack:    per segment whose slot holds its frame's scheme (or of a raw frame): its words
+//            copied to their place, its block starts, and the checksum terms of the 64-bit
+//            payload words it owns;
+//   repack:  the other segments, encoded again from the input in their frame's scheme;
+//   seams:   per segment, the one checksum term that straddles its end and the next segment's
+//            start, which neither warp could compute alone.
+// Decoding: check each frame's layout; then per tile of 1 or 2 segments (4 or 8 blocks: the
+// paper's D), one warp loads the tile into shared memory, checks its blocks there, adds its
+// checksum terms and writes its values. The base class compares the checksums afterwards, so a
+// frame that fails them has been written (within its target) before it is refused.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "bitpack/bitpack_format.hpp"
+#include "common/work_map.hpp"
+#include "zs/codec.hpp"
+#include "zs/hash.hpp"
+
+#if defined(__CUDACC__)
+#define ZS_WARP_FN __device__
+#define ZS_UNROLL _Pragma("unroll")
+#else
+#define ZS_WARP_FN
+#define ZS_UNROLL
+#endif
+
+namespace zs::bitpack::gpu {
+
+inline constexpr std::uint32_t warp_lanes = 32;
+inline constexpr std::uint32_t lane_values = segment_values / warp_lanes;  // 16
+
+// --- sizes -----------------------------------------------------------------------------------
+
+/// The most data words one segment can take in any scheme, on an adversarial (but valid)
+/// frame: an rfor block of 512 runs with a full value width and a declared length width of 9.
+ZS_HD constexpr std::uint32_t max_segment_words(std::uint32_t width_bits) noexcept {
+  return 1 + reference_words(width_bits) + 16 * width_bits + 144;
+}
+
+/// A segment's encoding is kept between the passes when it takes at most this many words:
+/// half its raw size. Re-reading the input costs one raw size; keeping costs twice the kept
+/// size (written, then read), so keeping pays exactly below half.
+ZS_HD constexpr std::uint32_t slot_words(std::uint32_t width_bits) noexcept {
+  return segment_values * width_bits / 32 / 2;
+}
+
+/// Data words per segment of each scheme (for, dfor, rfor); the encoder scans these.
+struct scheme_words {
+  std::uint64_t w[3];
+};
+
+// --- small helpers ---------------------------------------------------------------------------
+
+template <typename T>
+ZS_HD constexpr T min_of(T a, T b) noexcept { return b < a ? b : a; }
+template <typename T>
+ZS_HD constexpr T max_of(T a, T b) noexcept { return a < b ? b : a; }
+
+template <typename U>
+ZS_HD constexpr U sign_bit() noexcept { return U{1} << (8 * sizeof(U) - 1); }
+
+template <typename U>
+ZS_HD inline U load_reference(const std::uint32_t* p) noexcept {
+  if constexpr (sizeof(U) == 8) return static_cast<U>(p[0]) | (static_cast<U>(p[1]) << 32);
+  return static_cast<U>(p[0]);
+}
+
+/// Word l of a reference (l < reference words).
+template <typename U>
+ZS_HD inline std::uint32_t reference_word(U ref, std::uint32_t l) noexcept {
+  if constexpr (sizeof(U) == 8) return static_cast<std::uint32_t>(ref >> (32 * l));
+  return static_cast<std::uint32_t>(ref);
+}
+
+ZS_HD inline std::uint32_t lowest_bit(std::uint32_t x) noexcept {  // x != 0
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__ffs(static_cast<int>(x))) - 1;
+#else
+  return static_cast<std::uint32_t>(__builtin_ctz(x));
+#endif
+}
+ZS_HD inline std::uint32_t bit_count(std::uint32_t x) noexcept {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__popc(x));
+#else
+  return static_cast<std::uint32_t>(__builtin_popcount(x));
+#endif
+}
+
+struct alignas(16) word4 {
+  std::uint32_t x, y, z, w;
+};
+
+/// The values of a 16-byte chunk into x[first ..].
+template <typename U>
+ZS_HD inline void unpack_word4(const word4& c, U* x) noexcept {
+  if constexpr (sizeof(U) == 4) {
+    x[0] = c.x;
+    x[1] = c.y;
+    x[2] = c.z;
+    x[3] = c.w;
+  } else {
+    x[0] = static_cast<U>(c.x) | (static_cast<U>(c.y) << 32);
+    x[1] = static_cast<U>(c.z) | (static_cast<U>(c.w) << 32);
+  }
+}
+
+template <typename U>
+ZS_HD inline bool aligned16(const U* p) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0;
+}
+
+template <typename U>
+ZS_HD constexpr U flip_of(value_type type) noexcept {
+  return is_signed_type(type) ? sign_bit<U>() : U{0};
+}
+
+// --- warp collectives ------------------------------------------------------------------------
+
+template <class Warp, typename T>
+ZS_WARP_FN T warp_min(Warp& w, T v) {
+  for (unsigned m = 16; m > 0; m >>= 1) v = min_of(v, w.shfl_xor(v, m));
+  return v;
+}
+template <class Warp, typename T>
+ZS_WARP_FN T warp_max(Warp& w, T v) {
+  for (unsigned m = 16; m > 0; m >>= 1) v = max_of(v, w.shfl_xor(v, m));
+  return v;
+}
+template <class Warp, typename T>
+ZS_WARP_FN T warp_sum(Warp& w, T v) {
+  for (unsigned m = 16; m > 0; m >>= 1) v = static_cast<T>(v + w.shfl_xor(v, m));
+  return v;
+}
+/// Over the 8 lanes of this lane's 128-value block.
+template <class Warp, typename T, class Op>
+ZS_WARP_FN T block_reduce(Warp& w, T v, Op op) {
+  for (unsigned m = 1; m < 8; m <<= 1) v = op(v, w.shfl_xor(v, m));
+  return v;
+}
+/// Inclusive prefix sum over the lanes (modulo 2^w).
+template <class Warp, typename T>
+ZS_WARP_FN T inclusive_sum(Warp& w, T v) {
+  for (unsigned d = 1; d < warp_lanes; d <<= 1) {
+    T const other = w.shfl_up(v, d);
+    if (w.lane >= d) v = static_cast<T>(v + other);
+  }
+  return v;
+}
+
+// --- checksum terms of a range of payload words ----------------------------------------------
+// The payload checksum (zs/hash.hpp) adds one term per 64-bit word k, made of the 32-bit words
+// 2k and 2k + 1. Warps own ranges [A, B) of 32-bit payload words (of T in all); a range owns
+// the 64-bit words whose first half it holds. The second half is then in the range, or is the
+// zero padding at T, or, when B is odd and below T, the first word of the next range.
+
+/// Writes words [A, B) of `payload` from word(q), q = index - A, and returns this lane's sum of
+/// the terms the range owns, all but the one that straddles B (see seam_term).
+template <class Warp, class WordFn>
+ZS_WARP_FN std::uint64_t emit_range(Warp& w, std::uint32_t* payload, std::uint64_t A, std::uint64_t B,
+                                    std::uint64_t T, WordFn word) {
+  std::uint64_t sum = 0;
+  for (std::uint64_t k = A / 2 + w.lane; 2 * k < B; k += warp_lanes) {
+    std::uint64_t const i = 2 * k;
+    std::uint32_t lo = 0, hi = 0;
+    if (i >= A) {
+      lo = word(i - A);
+      payload[i] = lo;
+    }
+    if (i + 1 < B) {
+      hi = word(i + 1 - A);
+      payload[i + 1] = hi;
+    }
+    if (i >= A && (i + 1 < B || i + 1 == T)) sum += hash::term(k, lo | (std::uint64_t{hi} << 32));
+  }
+  return sum;
+}
+
+/// The term straddling the end B of a range [A, B) of a payload of T words, or 0 where none does.
+ZS_HD inline std::uint64_t seam_term(const std::uint32_t* payload, std::uint64_t A, std::uint64_t B,
+                                     std::uint64_t T) noexcept {
+  if (B <= A || B % 2 == 0 || B >= T) return 0;
+  return hash::term((B - 1) / 2, payload[B - 1] | (std::uint64_t{payload[B]} << 32));
+}
+
+/// This lane's sum of every term the range [A, B) owns, the straddling one included, with
+/// word(q) giving word A + q for q < B - A and the payload giving the one after.
+template <class Warp, class WordFn>
+ZS_WARP_FN std::uint64_t range_sum(Warp& w, const std::uint32_t* payload, std::uint64_t A, std::uint64_t B,
+                                   std::uint64_t T, WordFn word) {
+  std::uint64_t sum = 0;
+  for (std::uint64_t k = (A + 1) / 2 + w.lane; 2 * k < B; k += warp_lanes) {
+    std::uint64_t const i = 2 * k;
+    std::uint32_t const lo = word(i - A);
+    std::uint32_t hi = 0;
+    if (i + 1 < B) {
+      hi = word(i + 1 - A);
+    } else if (i + 1 < T) {
+      hi = payload[i + 1];
+    }
+    sum += hash::term(k, lo | (std::uint64_t{hi} << 32));
+  }
+  return sum;
+}
+
+/// Adds the checksum terms of one segment into sums[frame], one atomic per run of segments of
+/// the same frame that a warp visits.
+struct sum_carrier {
+  std::uint64_t frame = ~std::uint64_t{0};
+  std::uint64_t sum = 0;
+
+  template <class Warp>
+  ZS_WARP_FN void add(Warp& w, std::uint64_t* sums, std::uint64_t f, std::uint64_t lane_sum) {
+    std::uint64_t const s = warp_sum(w, lane_sum);
+    if (f != frame) flush(w, sums);
+    frame = f;
+    sum += s;
+  }
+  template <class Warp>
+  ZS_WARP_FN void flush(Warp& w, std::uint64_t* sums) {
+    if (frame != ~std::uint64_t{0} && w.lane == 0) w.add(sums + frame, sum);
+    frame = ~std::uint64_t{0};
+    sum = 0;
+  }
+};
+
+// --- a lane's 16 values ----------------------------------------------------------------------
+
+/// Values [16 lane, 16 lane + 16) of the m at `in`; zero past m.
+template <class Warp, typename U>
+ZS_WARP_FN void load_lane(Warp& w, const U* in, std::uint32_t m, U (&x)[lane_values]) {
+  std::uint32_t const p0 = w.lane * lane_values;
+  if (m == segment_values && aligned16(in)) {
+    auto const* v = reinterpret_cast<const word4*>(in + p0);
+    constexpr unsigned per = 16 / sizeof(U);
+ZS_UNROLL
+    for (unsigned q = 0; q < lane_values / per; ++q) unpack_word4(v[q], x + per * q);
+    return;
+  }
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) x[k] = p0 + k < m ? in[p0 + k] : U{0};
+}
+
+/// Writes a lane's values [16 lane, 16 lane + 16) of the m at `out`.
+template <class Warp, typename U>
+ZS_WARP_FN void store_lane(Warp& w, U* out, std::uint32_t m, const U (&x)[lane_values]) {
+  std::uint32_t const p0 = w.lane * lane_values;
+  if (m == segment_values && aligned16(out)) {
+    auto* v = reinterpret_cast<word4*>(out + p0);
+    constexpr unsigned per = 16 / sizeof(U);
+ZS_UNROLL
+    for (unsigned q = 0; q < lane_values / per; ++q) {
+      word4 c;
+      if constexpr (sizeof(U) == 4) {
+        c = {x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]};
+      } else {
+        c = {static_cast<std::uint32_t>(x[2 * q]), static_cast<std::uint32_t>(x[2 * q] >> 32),
+             static_cast<std::uint32_t>(x[2 * q + 1]), static_cast<std::uint32_t>(x[2 * q + 1] >> 32)};
+      }
+      v[q] = c;
+    }
+    return;
+  }
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    if (p0 + k < m) out[p0 + k] = x[k];
+  }
+}
+
+// --- encoding: analysis ----------------------------------------------------------------------
+
+/// What the analysis finds in a segment, shared by the warp for packing.
+template <typename U>
+struct segment_stats {
+  std::uint32_t m;  // values in the segment
+  U for_ref[4];
+  std::uint32_t for_widths[4];
+  U dfor_first;
+  U dfor_ref[4];
+  std::uint32_t dfor_widths[4];
+  U rfor_ref;
+  std::uint32_t runs, min_length, value_bits, length_bits;
+  std::uint32_t words[3];         // data words of for, dfor, rfor
+  std::uint32_t block_offset[5];  // packing layout of the scheme being packed
+};
+
+/// Where position p of a segment sits in a staging array: a gap after every 16 values, so that
+/// lanes writing their 16 consecutive values hit different banks.
+ZS_HD constexpr std::uint32_t staged(std::uint32_t p) noexcept { return p + p / lane_values; }
+
+/// Per-warp shared memory of the encoder.
+template <typename U>
+struct encode_smem {
+  /// 16-byte chunks of a lane's 16 values; the input buffer keeps a spare chunk after each
+  /// lane's, for the same reason as staged().
+  static constexpr std::uint32_t lane_chunks = lane_values * sizeof(U) / 16;
+  // The next segment's values, fetched ahead; in pass 2, the words of an encoding.
+  static constexpr std::uint32_t input_chunks =
+      max_of<std::uint32_t>(warp_lanes * (lane_chunks + 1), (4 * max_segment_words(8 * sizeof(U)) + 15) / 16);
+  word4 input[input_chunks];
+  U stage[staged(segment_values)];              // values (for), differences (dfor), run values (rfor)
+  std::uint32_t lengths[segment_values];        // rfor run lengths
+  segment_stats<U> st;
+};
+
+/// What a lane keeps of the analysis for staging.
+template <typename U>
+struct lane_facts {
+  U before;                  // the value before the lane's first (lane 0: none)
+  std::uint32_t heads;       // bit k: position 16 lane + k starts a run
+  std::uint32_t runs_before; // runs starting in lower lanes
+  std::uint32_t next_head;   // first run start after the lane's positions, or m
+};
+
+/// Exact data words of for, dfor and rfor for the m values the lanes hold (words[0..3), the
+/// same in every lane), with the references and widths packing needs in sm.st. `flip` maps the
+/// type's order to the unsigned order; differences are always ordered as signed.
+template <class Warp, typename U>
+ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32_t m, U flip,
+                                 encode_smem<U>& sm, std::uint32_t (&words)[3]) {
+  constexpr U ones = static_cast<U>(~U{0});
+  constexpr U sign = sign_bit<U>();
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  std::uint32_t const lane = w.lane;
+  std::uint32_t const p0 = lane * lane_values;
+  lane_facts<U> lf;
+  lf.before = w.shfl_up(x[lane_values - 1], 1);
+
+  U lo = ones, hi = 0, dlo = ones, dhi = 0;
+  std::uint32_t has_diff = 0;
+  std::uint32_t heads = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    std::uint32_t const p = p0 + k;
+    bool const valid = p < m;
+    U const prev = k == 0 ? lf.before : x[k - 1];
+    U const key = static_cast<U>(x[k] ^ flip);
+    if (valid) {
+      lo = min_of(lo, key);
+      hi = max_of(hi, key);
+    }
+    if (valid && p >= 1) {
+      U const d = static_cast<U>(static_cast<U>(x[k] - prev) ^ sign);
+      dlo = min_of(dlo, d);
+      dhi = max_of(dhi, d);
+      has_diff = 1;
+    }
+    if (valid && (p == 0 || x[k] != prev)) heads |= 1U << k;
+  }
+  auto const umin = [](U a, U b) { return min_of(a, b); };
+  auto const bor = [](std::uint32_t a, std::uint32_t b) { return a | b; };
+  std::uint32_t const block = lane / 8;
+  std::uint32_t const mini = (lane / 2) % miniblocks;
+  bool const block_exists = block * block_values < m;
+  bool const mini_exists = (lane / 2) * miniblock_values < m;
+
+  // for: a miniblock is two lanes, a block eight.
+  U const mlo = min_of(lo, w.shfl_xor(lo, 1));
+  U const mhi = max_of(hi, w.shfl_xor(hi, 1));
+  U const key = block_reduce(w, mlo, umin);
+  std::uint32_t const fw = mini_exists ? bit_width(static_cast<U>(mhi - key)) : 0;
+  std::uint32_t const for_widths = block_reduce(w, lane % 2 == 0 ? fw << (8 * mini) : 0U, bor);
+  std::uint32_t const for_block = block_exists ? rw + 1 + widths_sum(for_widths) : 0;
+
+  // dfor: the same over differences; a block without any takes the reference 0.
+  U const mdlo = min_of(dlo, w.shfl_xor(dlo, 1));
+  U const mdhi = max_of(dhi, w.shfl_xor(dhi, 1));
+  std::uint32_t const mhas = has_diff | w.shfl_xor(has_diff, 1);
+  U const dkey0 = block_reduce(w, mdlo, umin);
+  std::uint32_t const bhas = block_reduce(w, mhas, bor);
+  U const dkey = bhas != 0 ? dkey0 : sign;
+  std::uint32_t const dw = mhas != 0 ? bit_width(static_cast<U>(mdhi - dkey)) : 0;
+  std::uint32_t const dfor_widths = block_reduce(w, lane % 2 == 0 ? dw << (8 * mini) : 0U, bor);
+  std::uint32_t const dfor_block = block_exists ? rw + 1 + widths_sum(dfor_widths) : 0;
+
+  // rfor: runs numbered by a scan of head counts; a run's length reaches the next head.
+  std::uint32_t const count = bit_count(heads);
+  std::uint32_t const through = inclusive_sum(w, count);
+  std::uint32_t const runs = w.shfl(through, warp_lanes - 1);
+  std::uint32_t suffix = heads != 0 ? p0 + lowest_bit(heads) : segment_values;  // first head at or after
+  for (unsigned d = 1; d < warp_lanes; d <<= 1) {
+    std::uint32_t const other = w.shfl_down(suffix, d);
+    if (lane + d < warp_lanes) suffix = min_of(suffix, other);
+  }
+  std::uint32_t next = w.shfl_down(suffix, 1);
+  if (lane == warp_lanes - 1) next = segment_values;
+  lf.heads = heads;
+  lf.runs_before = through - count;
+  lf.next_head = min_of(next, m);
+  std::uint32_t llo = 0xffffffffU, lhi = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    if ((heads >> k) & 1U) {
+      std::uint32_t const rest = heads >> k >> 1;
+      std::uint32_t const end = rest != 0 ? p0 + k + 1 + lowest_bit(rest) : lf.next_head;
+      std::uint32_t const length = end - (p0 + k);
+      llo = min_of(llo, length);
+      lhi = max_of(lhi, length);
+    }
+  }
+  llo = warp_min(w, llo);
+  lhi = warp_max(w, lhi);
+  U const glo = warp_min(w, lo);
+  U const ghi = warp_max(w, hi);
+  std::uint32_t const value_bits = bit_width(static_cast<U>(ghi - glo));
+  std::uint32_t const length_bits = bit_width(lhi - llo);
+
+  words[0] = w.shfl(for_block, 0) + w.shfl(for_block, 8) + w.shfl(for_block, 16) + w.shfl(for_block, 24);
+  words[1] = rw + w.shfl(dfor_block, 0) + w.shfl(dfor_block, 8) + w.shfl(dfor_block, 16) + w.shfl(dfor_block, 24);
+  words[2] = static_cast<std::uint32_t>(rfor_block_words({runs, llo, value_bits, length_bits}, 8 * sizeof(U)));
+
+  segment_stats<U>& st = sm.st;
+  if (lane % 8 == 0) {
+    st.for_ref[block] = static_cast<U>(key ^ flip);
+    st.for_widths[block] = for_widths;
+    st.dfor_ref[block] = static_cast<U>(dkey ^ sign);
+    st.dfor_widths[block] = dfor_widths;
+  }
+  if (lane == 0) {
+    st.m = m;
+    st.dfor_first = x[0];
+    st.rfor_ref = static_cast<U>(glo ^ flip);
+    st.runs = runs;
+    st.min_length = llo;
+    st.value_bits = value_bits;
+    st.length_bits = length_bits;
+    for (int i = 0; i < 3; ++i) st.words[i] = words[i];
+  }
+  w.sync();  // the stats are read by other lanes
+  return lf;
+}
+
+/// The scheme with the fewest data words (ties to the lower id) when it takes at most a slot,
+/// else raw (0): what the analysis pass keeps.
+ZS_HD inline std::uint32_t kept_scheme(const std::uint32_t (&words)[3], std::uint32_t width_bits) noexcept {
+  std::uint32_t best = 1;
+  for (std::uint32_t s = 2; s <= 3; ++s) {
+    if (words[s - 1] < words[best - 1]) best = s;
+  }
+  return words[best - 1] <= slot_words(width_bits) ? best : 0;
+}
+
+/// Blocks of a segment of m values in scheme `kind`.
+ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexcept {
+  return kind == scheme::rfor ? 1 : (m + block_values - 1) / block_values;
+}
+
+/// Offsets of a segment's blocks inside its encoding in `kind`, packed 16 bits each.
+template <typename U>
+ZS_HD inline std::uint64_t block_layout(const segment_stats<U>& st, scheme kind) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  if (kind == scheme::rfor) return 0;
+  bool const delta = kind == scheme::dfor;
+  std::uint32_t off = delta ? rw : 0;
+  std::uint64_t layout = 0;
+  for (std::uint32_t i = 0; i < segment_blocks(kind, st.m); ++i) {
+    layout |= std::uint64_t{off} << (16 * i);
+    off += rw + 1 + widths_sum(delta ? st.dfor_widths[i] : st.for_widths[i]);
+  }
+  return layout;
+}
+
+ZS_HD constexpr std::uint32_t layout_offset(std::uint64_t layout, std::uint32_t i) noexcept {
+  return static_cast<std::uint32_t>(layout >> (16 * i)) & 0xffffU;
+}
+
+/// Puts in shared memory what word() reads to encode in `kind`, then meets the warp.
+template <class Warp, typename U>
+ZS_WARP_FN void stage(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
+                      encode_smem<U>& sm, bool fields = true) {
+  std::uint32_t const p0 = w.lane * lane_values;
+  if (!fields) {
+    // Only the block layout.
+  } else if (kind == scheme::for_) {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) sm.stage[staged(p0 + k)] = x[k];
+  } else if (kind == scheme::dfor) {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) {
+      sm.stage[staged(p0 + k)] = static_cast<U>(x[k] - (k == 0 ? lf.before : x[k - 1]));
+    }
+  } else {
+    std::uint32_t r = lf.runs_before;
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) {
+      if ((lf.heads >> k) & 1U) {
+        std::uint32_t const rest = lf.heads >> k >> 1;
+        std::uint32_t const end = rest != 0 ? p0 + k + 1 + lowest_bit(rest) : lf.next_head;
+        sm.stage[r] = x[k];
+        sm.lengths[r] = end - (p0 + k);
+        ++r;
+      }
+    }
+  }
+  if (w.lane == 0) {
+    std::uint64_t const layout = block_layout(sm.st, kind);
+    for (std::uint32_t i = 0; i < 4; ++i) sm.st.block_offset[i] = layout_offset(layout, i);
+  }
+  w.sync();
+}
+
+/// Word q of the segment's encoding in `kind`, from what stage() put in shared memory.
+template <typename U>
+ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, std::uint32_t q) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  segment_stats<U> const& st = sm.st;
+  std::uint32_t const m = st.m;
+  if (kind == scheme::rfor) {
+    if (q == 0) return pack_rfor_header({st.runs, st.min_length, st.value_bits, st.length_bits});
+    if (q <= rw) return reference_word(st.rfor_ref, q - 1);
+    std::uint32_t const k = q - 1 - rw;
+    auto const vw = static_cast<std::uint32_t>(field_words(st.runs, st.value_bits));
+    if (k < vw) {
+      U const ref = st.rfor_ref;
+      return gather_word(k, st.value_bits, st.runs, [&](std::uint32_t r) { return static_cast<U>(sm.stage[r] - ref); });
+    }
+    std::uint32_t const shortest = st.min_length;
+    return gather_word(k - vw, st.length_bits, st.runs, [&](std::uint32_t r) { return sm.lengths[r] - shortest; });
+  }
+  bool const delta = kind == scheme::dfor;
+  if (delta && q < rw) return reference_word(st.dfor_first, q);
+  std::uint32_t const blocks = segment_blocks(kind, m);
+  std::uint32_t i = 0;
+  while (i + 1 < blocks && st.block_offset[i + 1] <= q) ++i;
+  std::uint32_t l = q - st.block_offset[i];
+  U const ref = delta ? st.dfor_ref[i] : st.for_ref[i];
+  std::uint32_t const widths = delta ? st.dfor_widths[i] : st.for_widths[i];
+  if (l < rw) return reference_word(ref, l);
+  if (l == rw) return widths;
+  l -= rw + 1;
+  std::uint32_t j = 0, before = 0;
+  while (l >= before + width_of(widths, j)) before += width_of(widths, j++);
+  std::uint32_t const first = i * block_values + j * miniblock_values;
+  std::uint32_t const low = delta && first == 0 ? 1 : 0;  // dfor: position 0 holds no difference
+  return gather_word(l - before, width_of(widths, j), miniblock_values, [&](std::uint32_t k) {
+    std::uint32_t const p = first + k;
+    return p >= low && p < m ? static_cast<U>(sm.stage[staged(p)] - ref) : U{0};
+  });
+}
+
+/// Packs the for or dfor encoding of a segment of 32-bit values straight from the lanes'
+/// registers into out (the layout from stage(), which ran): lane l packs its 16 fields into
+/// the words of its half miniblock, and where a width is odd, the word the two halves share
+/// is joined with a shuffle.
+template <class Warp>
+ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const lane_facts<std::uint32_t>& lf,
+                           scheme kind, const segment_stats<std::uint32_t>& st, std::uint32_t* out) {
+  std::uint32_t const lane = w.lane;
+  std::uint32_t const p0 = lane * lane_values;
+  std::uint32_t const block = lane / 8, j = (lane / 2) % miniblocks, half = lane % 2;
+  bool const delta = kind == scheme::dfor;
+  std::uint32_t const m = st.m;
+  bool const exists = (lane / 2) * miniblock_values < m;
+  std::uint32_t const ref = delta ? st.dfor_ref[block] : st.for_ref[block];
+  std::uint32_t const widths = delta ? st.dfor_widths[block] : st.for_widths[block];
+  std::uint32_t const bits = width_of(widths, j);
+  std::uint32_t const begin = st.block_offset[block] + 2 + widths_before(widths, j);
+  if (lane % 8 == 0 && exists) {
+    out[st.block_offset[block]] = ref;
+    out[st.block_offset[block] + 1] = widths;
+  }
+  if (delta && lane == 0) out[0] = st.dfor_first;
+  std::uint32_t word = begin + half * lane_values * bits / 32;
+  std::uint32_t const shared_word = word;
+  std::uint32_t have = half * lane_values * bits % 32;  // 16 when an odd width splits a word
+  bool pending = have != 0;  // the split word is written after the shuffle
+  std::uint32_t first = 0;
+  std::uint64_t acc = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    std::uint32_t const p = p0 + k;
+    std::uint32_t const v = delta ? x[k] - (k == 0 ? lf.before : x[k - 1]) : x[k];
+    std::uint32_t const field = p < m && !(delta && p == 0) ? v - ref : 0;
+    acc |= static_cast<std::uint64_t>(field) << have;
+    have += bits;
+    if (have >= 32) {
+      auto const value = static_cast<std::uint32_t>(acc);
+      if (pending) {
+        first = value;
+        pending = false;
+      } else if (exists) {
+        out[word] = value;
+      }
+      ++word;
+      acc >>= 32;
+      have -= 32;
+    }
+  }
+  std::uint32_t const left = w.shfl_up(static_cast<std::uint32_t>(acc), 1);
+  if (half == 1 && bits % 2 == 1 && exists) out[shared_word] = first | left;
+}
+
+/// Writes the segment's encoding in `kind` (n data words) to out[0..n), global or shared
+/// memory; the analysis (sm.st) ran. Ends with the warp met.
+template <class Warp, typename U>
+ZS_WARP_FN void write_encoding(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
+                               encode_smem<U>& sm, std::uint32_t n, std::uint32_t* out) {
+  if constexpr (sizeof(U) == 4) {
+    if (kind != scheme::rfor) {
+      stage(w, x, lf, kind, sm, false);
+      pack_lanes(w, x, lf, kind, sm.st, out);
+      w.sync();
+      return;
+    }
+  }
+  stage(w, x, lf, kind, sm);
+  for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = encoded_word(sm, kind, q);
+  w.sync();
+}
+
+// --- encoding: the passes --------------------------------------------------------------------
+
+struct encode_args {
+  const encode_source* sources;
+  std::byte* frames;
+  const std::uint64_t* frame_offsets;
+  std::uint64_t num_frames;
+  const std::uint64_t* chunks;       // chunk map of this width class: one chunk per segment
+  const std::uint32_t* chunk_frame;  // per chunk of this width class: its frame (index_chunk)
+  const std::uint64_t* seg_first;    // per frame: batch-wide index of its first segment
+  scheme_words* sizes;               // per segment (batch-wide)
+  const scheme_words* offsets;       // inclusive scan of sizes after a leading zero
+  std::uint8_t* segment_scheme;      // per segment: scheme kept in its slot, 0 for none
+  std::uint64_t* layouts;            // per segment: block_layout of the kept scheme
+  std::uint8_t* choice;              // per frame: the chosen scheme
+  std::uint32_t* slots;              // this width class: slot_words per chunk
+  std::uint64_t* sums;               // per frame: checksum terms (zeroed by the caller)
+};
+
+/// One thread per chunk: records the chunk's frame, so the passes look it up in one load.
+ZS_HD inline void index_chunk(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t chunk,
+                              std::uint32_t* chunk_frame) {
+  chunk_frame[chunk] = static_cast<std::uint32_t>(kernels::frame_of_chunk(chunks, num_frames, chunk));
+}
+
+/// Where a segment sits in its frame and its input.
+template <typename U>
+struct segment_place {
+  std::uint32_t f;
+  encode_source src;
+  std::uint64_t local;  // index inside the frame
+  std::uint64_t g;      // batch-wide index
+  std::uint32_t m;      // values
+  const U* in;
+};
+
+/// A warp's walk over consecutive segments: the frame is looked up when the walk enters it.
+template <typename U>
+struct segment_cursor {
+  std::uint32_t f = 0xffffffffU;
+  std::uint64_t first = 0, last = 0, seg_first = 0;
+  encode_source src{};
+
+  ZS_HD segment_place<U> at(const encode_args& a, std::uint64_t chunk) {
+    if (f == 0xffffffffU || chunk < first || chunk >= last) {
+      f = a.chunk_frame[chunk];
+      src = a.sources[f];
+      first = a.chunks[f];
+      last = a.chunks[f + 1];
+      seg_first = a.seg_first[f];
+    }
+    segment_place<U> s;
+    s.f = f;
+    s.src = src;
+    s.local = chunk - first;
+    s.g = seg_first + s.local;
+    std::uint64_t const v0 = s.local * segment_values;
+    s.m = static_cast<std::uint32_t>(min_of<std::uint64_t>(segment_values, src.count - v0));
+    s.in = static_cast<const U*>(src.values) + v0;
+    return s;
+  }
+};
+
+/// Starts the asynchronous copy of a segment's values into sm.input; the caller commits.
+template <class Warp, typename U>
+ZS_WARP_FN void fetch_input(Warp& w, const segment_place<U>& s, encode_smem<U>& sm) {
+  constexpr std::uint32_t per = encode_smem<U>::lane_chunks;
+  if (s.m == segment_values && aligned16(s.in)) {
+    // Chunk c goes to lane c / per's row: coalesced reads, rows padded in shared memory.
+    auto const* src = reinterpret_cast<const word4*>(s.in);
+    for (std::uint32_t c = w.lane; c < warp_lanes * per; c += warp_lanes) {
+      w.copy16(&sm.input[c / per * (per + 1) + c % per], &src[c]);
+    }
+    return;
+  }
+  constexpr std::uint32_t value_words = sizeof(U) / 4;
+  auto const* src = reinterpret_cast<const std::uint32_t*>(s.in);
+  auto* dst = reinterpret_cast<std::uint32_t*>(sm.input);
+  for (std::uint32_t e = w.lane; e < s.m * value_words; e += warp_lanes) {
+    std::uint32_t const p = e / value_words;
+    w.copy4(&dst[(p / lane_values) * (per + 1) * 4 + (p % lane_values) * value_words + e % value_words], &src[e]);
+  }
+}
+
+/// A lane's 16 values from sm.input (zero past m).
+template <class Warp, typename U>
+ZS_WARP_FN void read_input(Warp& w, std::uint32_t m, const encode_smem<U>& sm, U (&x)[lane_values]) {
+  constexpr std::uint32_t per = encode_smem<U>::lane_chunks;
+  constexpr std::uint32_t values_per_chunk = 16 / sizeof(U);
+  const word4* row = sm.input + w.lane * (per + 1);
+ZS_UNROLL
+  for (unsigned q = 0; q < per; ++q) unpack_word4(row[q], x + values_per_chunk * q);
+  std::uint32_t const p0 = w.lane * lane_values;
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    if (p0 + k >= m) x[k] = 0;
+  }
+}
+
+/// Which encoding pass 1 keeps. Pass 2 copies a slot only when it holds the frame's scheme, so
+/// the guess is the frame's: the scheme with the fewest words over the segments of the frame
+/// this warp has analysed so far, this one included (a warp's segments are consecutive, and
+/// real columns change character slowly). Kept when it fits a slot; else the segment's own
+/// best when that fits; else nothing.
+struct scheme_guess {
+  std::uint32_t frame = 0xffffffffU;
+  std::uint64_t words[3] = {0, 0, 0};
+
+  ZS_HD std::uint32_t keep(std::uint32_t f, const std::uint32_t (&seg)[3], std::uint32_t width_bits) {
+    if (f != frame) {
+      frame = f;
+      for (auto& t : words) t = 0;
+    }
+    for (int i = 0; i < 3; ++i) words[i] += seg[i];
+    std::uint32_t guess = 1;
+    for (std::uint32_t s = 2; s <= 3; ++s) {
+      if (words[s - 1] < words[guess - 1]) guess = s;
+    }
+    return seg[guess - 1] <= slot_words(width_bits) ? guess : kept_scheme(seg, width_bits);
+  }
+};
+
+/// Pass 1 over segment s (at place `at`, values in x): sizes, and the kept encoding in its slot.
+template <class Warp, typename U>
+ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t chunk, const segment_place<U>& at,
+                                const U (&x)[lane_values], encode_smem<U>& sm, scheme_guess& guess) {
+  constexpr std::uint32_t width_bits = 8 * sizeof(U);
+  std::uint32_t words[3];
+  lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
+  std::uint32_t const kept = guess.keep(at.f, words, width_bits);
+  if (w.lane == 0) {
+    a.sizes[at.g] = {{words[0], words[1], words[2]}};
+    a.segment_scheme[at.g] = static_cast<std::uint8_t>(kept);
+  }
+  if (kept != 0) {
+    auto const kind = static_cast<scheme>(kept);
+    if (w.lane == 0) a.layouts[at.g] = block_layout(sm.st, kind);
+    std::uint32_t const n = kind == scheme::for_ ? words[0] : (kind == scheme::dfor ? words[1] : words[2]);
+    write_encoding(w, x, lf, kind, sm, n, a.slots + chunk * slot_words(width_bits));
+  }
+  w.sync();  // the next segment reuses the shared memory
+}
+
+/// Pass 1 over the segments [begin, end) of this width class, one after the other; the next
+/// segment's values are on their way while this one is analysed.
+template <class Warp, typename U>
+ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
+                              encode_smem<U>& sm) {
+  if (begin >= end) return;
+  segment_cursor<U> cursor;
+  scheme_guess guess;
+  segment_place<U> next = cursor.at(a, begin);
+  fetch_input(w, next, sm);
+  w.commit();
+  for (std::uint64_t s = begin; s < end; ++s) {
+    w.wait_copies(0);
+    segment_place<U> const here = next;
+    U x[lane_values];
+    read_input(w, here.m, sm, x);
+    w.sync();  // every lane has read: the buffer takes the next segment
+    if (s + 1 < end) {
+      next = cursor.at(a, s + 1);
+      fetch_input(w, next, sm);
+    }
+    w.commit();
+    analyze_segment(w, a, s, here, x, sm, guess);
+  }
+}
+
+/// Between the passes, one thread per frame: totals from the scan, the smallest scheme, the
+/// header fields the payload encoder owns.
+ZS_HD inline void choose_frame(const encode_args& a, std::uint64_t f) {
+  encode_source const& src = a.sources[f];
+  std::byte* frame = a.frames + a.frame_offsets[f];
+  if (src.count == 0) {
+    a.choice[f] = static_cast<std::uint8_t>(scheme::raw);
+    store_scheme_fields(frame, scheme::raw, 0, 0);
+    return;
+  }
+  std::uint64_t const first = a.seg_first[f];
+  std::uint64_t const last = first + segment_count(src.count);
+  std::uint64_t words[3];
+  for (int i = 0; i < 3; ++i) words[i] = a.offsets[last].w[i] - a.offsets[first].w[i];
+  scheme const best = pick_scheme(src.count, src.raw_bytes(), words);
+  a.choice[f] = static_cast<std::uint8_t>(best);
+  if (best == scheme::raw) {
+    store_scheme_fields(frame, scheme::raw, src.raw_bytes(), 0);
+  } else {
+    std::uint64_t const dw = words[static_cast<int>(best) - 1];
+    store_scheme_fields(frame, best, scheme_payload_bytes(best, src.count, dw), dw);
+  }
+}
+
+/// The payload word ranges a segment writes in its frame's scheme: its block starts and its
+/// data words (raw: its values), and the payload's words in all.
+struct segment_ranges {
+  std::uint64_t starts_begin, starts_end;
+  std::uint64_t data_begin, data_end;
+  std::uint64_t total;
+  std::uint64_t base;  // the segment's first data word inside the data section
+};
+
+template <typename U>
+ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<U>& s, scheme kind) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  segment_ranges r{};
+  if (kind == scheme::raw) {
+    std::uint64_t const v0 = s.local * segment_values;
+    r.data_begin = v0 * rw;
+    r.data_end = (v0 + s.m) * rw;
+    r.total = s.src.count * rw;
+    return r;
+  }
+  int const i = static_cast<int>(kind) - 1;
+  std::uint64_t const first = s.g - s.local;
+  std::uint64_t const blocks = block_count(kind, s.src.count);
+  std::uint64_t const last = first + segment_count(s.src.count);
+  std::uint64_t const origin = a.offsets[first].w[i];
+  r.base = a.offsets[s.g].w[i] - origin;
+  std::uint64_t const per = kind == scheme::rfor ? 1 : tile_blocks;
+  r.starts_begin = s.local * per;
+  r.starts_end = min_of(r.starts_begin + per, blocks);
+  r.data_begin = blocks + r.base;
+  r.data_end = blocks + a.offsets[s.g + 1].w[i] - origin;
+  r.total = blocks + a.offsets[last].w[i] - origin;
+  return r;
+}
+
+/// Writes the n words at `src` (global memory) to payload words [A, A + n) of a payload of T
+/// words, and returns this lane's sum of the checksum terms that range owns but the one that
+/// straddles its end (seam_term). The words go through registers, 32 x Regs at a time, all
+/// loads of a round issued together.
+template <unsigned Regs, class Warp>
+ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint64_t n, std::uint32_t* payload,
+                                    std::uint64_t A, std::uint64_t T) {
+  std::uint64_t sum = 0;
+  std::uint32_t const lane = w.lane;
+  for (std::uint64_t base = 0; base < n; base += warp_lanes * Regs) {
+    std::uint32_t r[Regs];
+ZS_UNROLL
+    for (unsigned t = 0; t < Regs; ++t) {
+      std::uint64_t const q = base + lane + warp_lanes * t;
+      r[t] = q < n ? src[q] : 0;
+    }
+ZS_UNROLL
+    for (unsigned t = 0; t < Regs; ++t) {
+      std::uint64_t const q = base + lane + warp_lanes * t;
+      std::uint32_t const right = w.shfl_down(r[t], 1);                       // word q + 1, lanes 0..30
+      std::uint32_t const wrap = t + 1 < Regs ? w.shfl(r[t + 1 < Regs ? t + 1 : t], 0) : 0;  // lane 31's
+      if (q >= n) continue;
+      payload[A + q] = r[t];
+      std::uint64_t const i = A + q;
+      if (i % 2 != 0) continue;
+      std::uint32_t hi = 0;
+      if (q + 1 < n) {
+        hi = lane + 1 < warp_lanes ? right : (t + 1 < Regs ? wrap : src[q + 1]);
+      } else if (i + 1 != T) {
+        continue;  // straddles into the next range: a seam
+      }
+      sum += hash::term(i / 2, r[t] | (std::uint64_t{hi} << 32));
+    }
+  }
+  return sum;
+}
+
+/// Pass 2 over the segments [begin, end) of this width class that need no new encoding: those
+/// whose slot holds their frame's scheme, and those of raw frames. The others are left to
+/// repack_range.
+template <class Warp, typename U>
+ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, sum_carrier& carrier) {
+  constexpr std::uint32_t width_bits = 8 * sizeof(U);
+  segment_cursor<U> cursor;
+  std::uint32_t frame = 0xffffffffU;
+  scheme kind = scheme::raw;
+  std::uint32_t* payload = nullptr;
+  for (std::uint64_t s = begin; s < end; ++s) {
+    segment_place<U> const at = cursor.at(a, s);
+    if (at.f != frame) {
+      frame = at.f;
+      kind = static_cast<scheme>(a.choice[frame]);
+      payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[frame] + frame_header_bytes);
+    }
+    segment_ranges const r = ranges_of(a, at, kind);
+    std::uint64_t sum = 0;
+    if (kind == scheme::raw) {
+      sum = copy_range<8>(w, reinterpret_cast<const std::uint32_t*>(at.in), r.data_end - r.data_begin, payload,
+                          r.data_begin, r.total);
+    } else {
+      if (a.segment_scheme[at.g] != static_cast<std::uint8_t>(kind)) continue;
+      std::uint64_t const layout = a.layouts[at.g];
+      sum = copy_range<slot_words(width_bits) / warp_lanes>(w, a.slots + s * slot_words(width_bits),
+                                                            r.data_end - r.data_begin, payload, r.data_begin, r.total);
+      sum += emit_range(w, payload, r.starts_begin, r.starts_end, r.total, [&](std::uint64_t q) {
+        return static_cast<std::uint32_t>(r.base + layout_offset(layout, static_cast<std::uint32_t>(q)));
+      });
+    }
+    carrier.add(w, a.sums, at.f, sum);
+  }
+}
+
+/// Pass 2 for one segment that pack_range left: analysed again from the input and encoded in
+/// its frame's scheme.
+template <class Warp, typename U>
+ZS_WARP_FN void repack_segment(Warp& w, const encode_args& a, std::uint64_t s, segment_cursor<U>& cursor,
+                               encode_smem<U>& sm, sum_carrier& carrier) {
+  segment_place<U> const at = cursor.at(a, s);
+  auto const kind = static_cast<scheme>(a.choice[at.f]);
+  auto* payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
+  segment_ranges const r = ranges_of(a, at, kind);
+  U x[lane_values];
+  load_lane(w, at.in, at.m, x);
+  std::uint32_t words[3];
+  lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
+  std::uint64_t const layout = block_layout(sm.st, kind);
+  // The words go through shared memory (sm.input, free here: large enough for any segment's
+  // encoding) so that each lane can pair them for the checksum.
+  static_assert(sizeof(sm.input) >= 4 * max_segment_words(8 * sizeof(U)));
+  auto* words_out = reinterpret_cast<std::uint32_t*>(sm.input);
+  auto const n = static_cast<std::uint32_t>(r.data_end - r.data_begin);
+  write_encoding(w, x, lf, kind, sm, n, words_out);
+  std::uint64_t sum = emit_range(w, payload, r.data_begin, r.data_end, r.total, [&](std::uint64_t q) { return words_out[q]; });
+  sum += emit_range(w, payload, r.starts_begin, r.starts_end, r.total, [&](std::uint64_t q) {
+    return static_cast<std::uint32_t>(r.base + layout_offset(layout, static_cast<std::uint32_t>(q)));
+  });
+  carrier.add(w, a.sums, at.f, sum);
+  w.sync();  // the next segment reuses the shared memory
+}
+
+/// Pass 2 for the segments [begin, end) that pack_range left: their slot holds another scheme
+/// than their frame's, or nothing. Lanes check 32 segments at once, so a warp spends little
+/// on the many that need nothing here.
+template <class Warp, typename U>
+ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
+                             encode_smem<U>& sm, sum_carrier& carrier) {
+  segment_cursor<U> cursor;
+  for (std::uint64_t base = begin; base < end; base += warp_lanes) {
+    std::uint32_t need = 0;
+    if (base + w.lane < end) {
+      std::uint64_t const s = base + w.lane;
+      std::uint32_t const f = a.chunk_frame[s];
+      auto const kind = a.choice[f];
+      need = kind != static_cast<std::uint8_t>(scheme::raw) &&
+             a.segment_scheme[a.seg_first[f] + s - a.chunks[f]] != kind;
+    }
+    std::uint32_t mask = 0;
+    for (std::uint32_t l = 0; l < warp_lanes; ++l) mask |= w.shfl(need, l) << l;
+    for (; mask != 0; mask &= mask - 1) repack_segment(w, a, base + lowest_bit(mask), cursor, sm, carrier);
+  }
+}
+
+/// After pass 2, one thread per segment: the terms that straddle the ends of its ranges.
+/// Returns the segment's frame and the sum of those terms.
+template <typename U>
+ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, std::uint32_t& frame) {
+  segment_cursor<U> cursor;
+  segment_place<U> const s = cursor.at(a, chunk);
+  frame = s.f;
+  auto const kind = static_cast<scheme>(a.choice[s.f]);
+  auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
+  segment_ranges const r = ranges_of(a, s, kind);
+  std::uint64_t sum = seam_term(payload, r.data_begin, r.data_end, r.total);
+  if (kind != scheme::raw) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
+  return sum;
+}
+
+// --- decoding --------------------------------------------------------------------------------
+
+struct decode_args {
+  const std::byte* frames;
+  const std::uint64_t* frame_offsets;
+  const decode_target* targets;
+  frame_status* status;
+  std::uint64_t num_frames;
+  frame_layout* layouts;         // per frame, written by check_frame
+  const std::uint64_t* tiles;    // tile map (work_map.hpp) of this width class
+  std::uint32_t tile_segments;   // segments per tile: 1 or 2
+  std::uint64_t* sums;           // per frame: checksum terms (zeroed by the caller)
+};
+
+/// Frame-level rules for frame f (one thread per frame); records the layout for the others.
+ZS_HD inline void check_frame(const decode_args& a, std::uint64_t f) {
+  if (a.status[f] != frame_status::ok) return;
+  frame_layout layout;
+  frame_status const s = read_layout(load_header(a.frames + a.frame_offsets[f]), layout);
+  a.layouts[f] = layout;
+  if (s != frame_status::ok) a.status[f] = s;
+}
+
+inline constexpr std::uint32_t max_tile_segments = 2;
+
+/// Words of one tile buffer: the tile, then guard words for the fixed read window.
+ZS_HD constexpr std::uint32_t tile_buffer_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
+  return g * max_segment_words(width_bits) + 4;
+}
+/// Words of a decode warp's shared memory: two tile buffers (the current tile, and the next
+/// one arriving), each followed by its tile's block starts, then an rfor segment's run starts.
+ZS_HD constexpr std::uint32_t decode_smem_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
+  return 2 * (tile_buffer_words(width_bits, g) + tile_blocks * max_tile_segments + 4) + (segment_values + 1) / 2 + 1;
+}
+
+/// A tile as the warp sees it (the same in every lane but `start`).
+struct tile_job {
+  static constexpr std::uint32_t skip = 0xffU;
+  std::uint32_t kind = skip;  // scheme, or skip
+  std::uint32_t f = 0;
+  std::uint32_t g = 0;        // segments
+  std::uint32_t values = 0;
+  std::uint32_t starts = 0;   // block starts in the tile
+  std::uint64_t s0 = 0;       // first segment
+  std::uint64_t start = 0;    // lane j < starts: block j's start; lane `starts`: the next start
+  std::uint64_t w0 = 0, w1 = 0;
+  bool fits = false;          // w0 <= w1 <= data words, and the tile fits a buffer
+};
+
+/// A warp's walk over consecutive tiles: a frame's status and layout are read once.
+struct tile_cursor {
+  std::uint64_t f = ~std::uint64_t{0};
+  std::uint64_t first = 0, last = 0;
+  frame_layout layout{};
+  bool ok = false;
+  const std::uint32_t* payload = nullptr;
+
+  template <class Warp>
+  ZS_WARP_FN void enter(Warp& w, const decode_args& a, std::uint64_t t) {
+    if (f != ~std::uint64_t{0} && t >= first && t < last) return;
+    f = kernels::frame_of_chunk(a.tiles, a.num_frames, t);
+    first = a.tiles[f];
+    last = a.tiles[f + 1];
+    // One lane's reading for all: another warp may refuse the frame meanwhile.
+    auto const status = static_cast<std::uint32_t>(w.load_status(a.status + f));
+    ok = w.shfl(status, 0) == static_cast<std::uint32_t>(frame_status::ok);
+    if (ok) layout = a.layouts[f];
+    payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[f] + frame_header_bytes);
+  }
+};
+
+/// Tile t's job; starts the loads of its block starts (one per lane), which plan_copy uses.
+template <class Warp>
+ZS_WARP_FN tile_job prepare_tile(Warp& w, const decode_args& a, tile_cursor& c, std::uint64_t t) {
+  c.enter(w, a, t);
+  tile_job j;
+  if (!c.ok) return j;
+  frame_layout const& L = c.layout;
+  std::uint64_t const nseg = segment_count(L.count);
+  j.s0 = (t - c.first) * a.tile_segments;
+  if (j.s0 >= nseg) return j;
+  j.f = static_cast<std::uint32_t>(c.f);
+  j.g = static_cast<std::uint32_t>(min_of<std::uint64_t>(a.tile_segments, nseg - j.s0));
+  j.values = static_cast<std::uint32_t>(min_of<std::uint64_t>(std::uint64_t{j.g} * segment_values, L.count - j.s0 * segment_values));
+  j.kind = static_cast<std::uint32_t>(L.kind);
+  if (L.kind == scheme::raw) return j;
+  std::uint64_t const per = L.kind == scheme::rfor ? 1 : tile_blocks;
+  std::uint64_t const sb = j.s0 * per;
+  j.starts = static_cast<std::uint32_t>(min_of<std::uint64_t>(j.g * per, L.blocks - sb));
+  if (w.lane < j.starts) {
+    j.start = c.payload[sb + w.lane];
+  } else if (w.lane == j.starts) {
+    j.start = sb + j.starts < L.blocks ? c.payload[sb + j.starts] : L.data_words;
+  }
+  return j;
+}
+
+/// Where a segment starts, from the start of its first block.
+ZS_HD constexpr std::uint64_t segment_start_from(const frame_layout& L, std::uint64_t block_start) noexcept {
+  return L.kind == scheme::dfor ? block_start - reference_words(L.width_bits) : block_start;
+}
+
+/// Bounds the tile from its block starts and starts copying it into `buffer` (when it fits);
+/// the caller commits.
+template <class Warp, typename U>
+ZS_WARP_FN void plan_copy(Warp& w, const tile_cursor& c, tile_job& j, std::uint32_t* buffer) {
+  if (j.kind == tile_job::skip || j.kind == static_cast<std::uint32_t>(scheme::raw)) return;
+  frame_layout const& L = c.layout;
+  std::uint32_t const rw = reference_words(L.width_bits);
+  std::uint64_t const first = w.shfl(j.start, 0);
+  std::uint64_t const next = w.shfl(j.start, j.starts);
+  bool const last_tile = j.s0 + j.g >= segment_count(L.count);
+  j.w0 = L.kind == scheme::dfor && first < rw ? ~std::uint64_t{0} : segment_start_from(L, first);
+  j.w1 = last_tile ? L.data_words : (L.kind == scheme::dfor && next < rw ? 0 : segment_start_from(L, next));
+  j.fits = j.w0 <= j.w1 && j.w1 <= L.data_words && j.w1 - j.w0 <= tile_buffer_words(8 * sizeof(U), j.g) - 4;
+  if (!j.fits) return;
+  const std::uint32_t* data = c.payload + L.blocks;
+  auto const n = static_cast<std::uint32_t>(j.w1 - j.w0);
+  for (std::uint32_t q = w.lane; q < n; q += warp_lanes) w.copy4(&buffer[q], &data[j.w0 + q]);
+}
+
+/// Decodes the for or dfor segment whose blocks start at tile words block_off (lane 8 i + r
+/// for block i) into out; `first` is the dfor first value.
+template <class Warp, typename U>
+ZS_WARP_FN void decode_for_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
+                                   U first, std::uint32_t m, U* out) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  std::uint32_t const lane = w.lane;
+  std::uint32_t const p0 = lane * lane_values;
+  U x[lane_values];
+  if (p0 < m) {
+    std::uint32_t const off = block_off;
+    U const ref = load_reference<U>(tile + off);
+    std::uint32_t const widths = tile[off + rw];
+    std::uint32_t const j = (lane / 2) % miniblocks;
+    std::uint32_t const bits = width_of(widths, j);
+    std::uint64_t const bit = (std::uint64_t{off} + rw + 1 + widths_before(widths, j)) * 32 + (lane % 2) * lane_values * bits;
+    if constexpr (sizeof(U) == 4) {
+      // Each word of the lane's fields is read once, into a 64-bit window.
+      const std::uint32_t* p = tile + (bit >> 5);
+      std::uint32_t const shift = static_cast<std::uint32_t>(bit & 31);
+      std::uint64_t window = p[0] >> shift;
+      std::uint32_t have = 32 - shift;
+      std::uint32_t next = 1;
+      std::uint64_t const mask = low_mask(bits);
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) {
+        if (have < bits) {
+          window |= static_cast<std::uint64_t>(p[next++]) << have;
+          have += 32;
+        }
+        x[k] = static_cast<U>(ref + static_cast<U>(window & mask));
+        window >>= bits;
+        have -= bits;
+      }
+    } else {
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) {
+        x[k] = static_cast<U>(ref + read_field_window<U>(tile, bit + k * bits, bits));
+      }
+    }
+  } else {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = 0;
+  }
+  if (delta) {
+    if (lane == 0) x[0] = first;
+    U run = 0;
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) {
+      run = static_cast<U>(run + x[k]);
+      x[k] = run;
+    }
+    U const before = static_cast<U>(inclusive_sum(w, run) - run);
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
+  }
+  store_lane(w, out, m, x);
+}
+
+/// Decodes the rfor segment at tile word `off` (m values) into out; false, writing nothing,
+/// when its run lengths do not cover exactly m values.
+template <class Warp, typename U>
+ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint16_t* run_start, std::uint32_t off,
+                                    std::uint32_t m, U* out) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  std::uint32_t const lane = w.lane;
+  rfor_header const h = unpack_rfor_header(tile[off]);
+  U const ref = load_reference<U>(tile + off + 1);
+  std::uint64_t const value_bit = (std::uint64_t{off} + 1 + rw) * 32;
+  std::uint64_t const length_bit = (std::uint64_t{off} + 1 + rw + field_words(h.runs, h.value_bits)) * 32;
+  // Lane l reads the lengths of runs [16 l, 16 l + 16); a scan gives the run starts.
+  std::uint32_t const r0 = lane * lane_values;
+  std::uint32_t lengths[lane_values];
+  std::uint32_t total = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    lengths[k] = r0 + k < h.runs
+                     ? h.min_length + read_field_window<std::uint32_t>(tile, length_bit + std::uint64_t{r0 + k} * h.length_bits, h.length_bits)
+                     : 0;
+    total += lengths[k];
+  }
+  std::uint32_t const through = inclusive_sum(w, total);
+  if (w.shfl(through, warp_lanes - 1) != m) return false;
+  std::uint32_t start = through - total;
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    if (r0 + k < h.runs) run_start[r0 + k] = static_cast<std::uint16_t>(start);
+    start += lengths[k];
+  }
+  w.sync();
+  // Lane l writes positions [16 l, 16 l + 16): the run of its first by binary search, then on.
+  std::uint32_t const p0 = lane * lane_values;
+  U x[lane_values];
+  std::uint32_t lo = 0, hi = h.runs;
+  while (hi - lo > 1) {
+    std::uint32_t const mid = (lo + hi) / 2;
+    if (run_start[mid] <= p0) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    while (lo + 1 < h.runs && run_start[lo + 1] <= p0 + k) ++lo;
+    x[k] = static_cast<U>(ref + read_field_window<U>(tile, value_bit + std::uint64_t{lo} * h.value_bits, h.value_bits));
+  }
+  w.sync();  // run starts are reused by the next segment
+  store_lane(w, out, m, x);
+  return true;
+}
+
+/// Checks a tile in shared memory against the format's rules (lane j checks block j), adds its
+/// checksum terms and decodes it. Returns false for a tile that breaks the rules.
+template <class Warp, typename U>
+ZS_WARP_FN bool decode_tile(Warp& w, const decode_args& a, const tile_cursor& c, const tile_job& j,
+                            const std::uint32_t* tile, std::uint32_t* tile_starts, std::uint16_t* run_start,
+                            std::uint64_t& sum) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  frame_layout const& L = c.layout;
+  std::uint32_t const lane = w.lane;
+  U* out = static_cast<U*>(a.targets[j.f].values) + j.s0 * segment_values;
+  if (j.kind == static_cast<std::uint32_t>(scheme::raw)) {
+    std::uint64_t const A = j.s0 * segment_values * rw, n = std::uint64_t{j.values} * rw;
+    auto* words = reinterpret_cast<std::uint32_t*>(out);
+    std::uint64_t const T = L.count * rw;
+    for (std::uint64_t k = A / 2 + lane; 2 * k < A + n; k += warp_lanes) {
+      std::uint64_t const i = 2 * k;
+      std::uint32_t const lo = c.payload[i];
+      std::uint32_t const hi = i + 1 < T ? c.payload[i + 1] : 0;
+      words[i - A] = lo;
+      if (i + 1 < A + n) words[i + 1 - A] = hi;
+      sum += hash::term(k, lo | (std::uint64_t{hi} << 32));
+    }
+    return true;
+  }
+  if (!j.fits) return false;
+  auto const words = static_cast<std::uint32_t>(j.w1 - j.w0);
+  // Block j's rules, read from the tile; lane `starts` keeps the start after the tile.
+  bool ok = true;
+  std::uint32_t rel = 0;  // lane j: block j's first word in the tile
+  std::uint64_t const next = w.shfl_down(j.start, 1);
+  if (lane < j.starts) {
+    std::uint64_t const i = (L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks) + lane;
+    std::uint64_t const room = L.kind == scheme::rfor ? 1 + rw : rw + 1;
+    ok = j.start >= j.w0 && j.start - j.w0 + room <= words && block_has_room(L, j.start);
+    if (ok) {
+      rel = static_cast<std::uint32_t>(j.start - j.w0);
+      std::uint32_t const word = tile[rel + (L.kind == scheme::rfor ? 0 : rw)];
+      ok = block_is_valid(L, i, j.start, word, next);
+    }
+  }
+  if (lane <= j.starts) tile_starts[lane] = static_cast<std::uint32_t>(j.start);
+  if (warp_max(w, static_cast<std::uint32_t>(!ok)) != 0) return false;
+
+  // Checksum terms of the tile's data words and of its block starts.
+  std::uint64_t const T = L.blocks + L.data_words;
+  sum += range_sum(w, c.payload, L.blocks + j.w0, L.blocks + j.w1, T, [&](std::uint64_t q) { return tile[q]; });
+  std::uint64_t const sb = L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks;
+  sum += range_sum(w, c.payload, sb, sb + j.starts, T, [&](std::uint64_t q) { return tile_starts[q]; });
+
+  for (std::uint32_t i = 0; i < j.g; ++i) {
+    std::uint32_t const m = min_of(segment_values, j.values - i * segment_values);
+    U* seg_out = out + i * segment_values;
+    if (L.kind == scheme::rfor) {
+      if (!decode_rfor_segment(w, tile, run_start, w.shfl(rel, i), m, seg_out)) return false;
+    } else {
+      std::uint32_t const first_block = w.shfl(rel, tile_blocks * i);
+      U const first = L.kind == scheme::dfor ? load_reference<U>(tile + first_block - rw) : U{0};
+      std::uint32_t const mine = w.shfl(rel, tile_blocks * i + min_of<std::uint32_t>(lane / 8, j.starts - 1 - tile_blocks * i));
+      decode_for_segment(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out);
+    }
+  }
+  return true;
+}
+
+/// Decodes the tiles [begin, end) of this width class, one after the other: while a tile is
+/// decoded, the next one is on its way into the other buffer and the block starts of the one
+/// after are being read.
+template <class Warp, typename U>
+ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin, std::uint64_t end, std::uint32_t* smem,
+                             sum_carrier& carrier) {
+  if (begin >= end) return;
+  constexpr std::uint32_t width_bits = 8 * sizeof(U);
+  std::uint32_t const buffer_words = tile_buffer_words(width_bits, a.tile_segments) + tile_blocks * max_tile_segments + 4;
+  // Buffer b starts at smem + b * buffer_words (arithmetic, not a table of pointers, keeps the
+  // compiler aware that these are shared-memory addresses).
+  auto* run_start = reinterpret_cast<std::uint16_t*>(smem + 2 * buffer_words);
+  tile_cursor cursor_now, cursor_next;
+  tile_job now = prepare_tile(w, a, cursor_now, begin);
+  plan_copy<Warp, U>(w, cursor_now, now, smem);
+  w.commit();
+  cursor_next = cursor_now;
+  tile_job next;
+  if (begin + 1 < end) next = prepare_tile(w, a, cursor_next, begin + 1);
+  for (std::uint64_t t = begin; t < end; ++t) {
+    std::uint32_t const b = static_cast<std::uint32_t>((t - begin) % 2);
+    tile_cursor const cursor_after_now = cursor_next;
+    if (t + 1 < end) plan_copy<Warp, U>(w, cursor_next, next, smem + (b ^ 1) * buffer_words);
+    w.commit();
+    tile_job after;
+    tile_cursor cursor_after = cursor_next;
+    if (t + 2 < end) after = prepare_tile(w, a, cursor_after, t + 2);
+    w.wait_copies(1);  // this tile's copy has landed; the next one's may still be on its way
+    if (now.kind != tile_job::skip) {
+      std::uint32_t* tile = smem + b * buffer_words;
+      std::uint32_t const guard = now.fits ? static_cast<std::uint32_t>(now.w1 - now.w0) : 0;
+      if (w.lane < 4) tile[guard + w.lane] = 0;
+      w.sync();
+      std::uint64_t sum = 0;
+      bool const ok = decode_tile<Warp, U>(w, a, cursor_now, now, tile, tile + tile_buffer_words(width_bits, a.tile_segments),
+                                           run_start, sum);
+      if (!ok && w.lane == 0) w.store_status(a.status + now.f, frame_status::corrupt_payload);
+      carrier.add(w, a.sums, now.f, sum);
+    }
+    w.sync();  // this buffer takes the tile after next
+    now = next;
+    cursor_now = cursor_after_now;
+    next = after;
+    cursor_next = cursor_after;
+  }
+}
+
+}  // namespace zs::bitpack::gpu

@@ -1,0 +1,137 @@
+// Runs GPU warp programs (kernels/bitpack/warp_programs.hpp) on the CPU: the 32 lanes are
+// coroutines (ucontext) on the calling thread, switched at every __syncwarp and shuffle, so a
+// lane sees the others' writes exactly where a GPU lane would. Shared memory is refilled with
+// garbage between work units so that a program reading what it never wrote is caught by the
+// result checks, and lanes that reach different numbers of barriers fail the run.
+#pragma once
+
+#include <ucontext.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "zs/frame.hpp"
+
+namespace zs::test {
+
+class warp_emulator {
+  static constexpr std::size_t stack_bytes = 256 * 1024;
+
+  struct shared_state {
+    ucontext_t scheduler{};
+    std::array<ucontext_t, 32> contexts{};
+    std::array<std::array<std::uint64_t, 32>, 2> slots{};  // by exchange parity
+    std::array<std::uint64_t, 32> barriers{};
+    std::array<bool, 32> done{};
+    std::function<void(unsigned)> body;
+  };
+
+ public:
+  // The Warp of warp_programs.hpp.
+  struct warp {
+    unsigned lane;
+    shared_state* state;
+    std::uint64_t exchanges = 0;
+
+    void sync() {
+      ++state->barriers[lane];
+      swapcontext(&state->contexts[lane], &state->scheduler);
+    }
+
+    template <typename T>
+    T shfl(T v, unsigned src) { return exchange(v, src % 32); }
+    template <typename T>
+    T shfl_up(T v, unsigned d) { return exchange(v, lane >= d ? lane - d : lane); }
+    template <typename T>
+    T shfl_down(T v, unsigned d) { return exchange(v, lane + d < 32 ? lane + d : lane); }
+    template <typename T>
+    T shfl_xor(T v, unsigned m) { return exchange(v, (lane ^ m) % 32); }
+
+    // Copies land at once; the program must still wait before reading them.
+    void copy4(std::uint32_t* dst, const std::uint32_t* src) const { std::memcpy(dst, src, 4); }
+    template <typename Chunk>
+    void copy16(Chunk* dst, const Chunk* src) const {
+      static_assert(sizeof(Chunk) == 16);
+      std::memcpy(dst, src, 16);
+    }
+    void commit() const {}
+    void wait_copies(unsigned) { sync(); }
+
+    frame_status load_status(const frame_status* p) const { return *p; }
+    void store_status(frame_status* p, frame_status s) const { *p = s; }
+    void add(std::uint64_t* p, std::uint64_t v) const { *p += v; }
+
+   private:
+    // Every lane writes its slot, all meet, every lane reads. The next exchange writes the
+    // other buffer, so no lane overwrites a slot another has yet to read.
+    template <typename T>
+    T exchange(T v, unsigned src) {
+      static_assert(sizeof(T) <= 8);
+      auto& slots = state->slots[exchanges++ % 2];
+      slots[lane] = static_cast<std::uint64_t>(v);
+      sync();
+      return static_cast<T>(slots[src]);
+    }
+  };
+
+  /// Runs program(warp&, unit, shared memory) for units 0..units-1 in order on one warp, each
+  /// with `smem_bytes` of 16-byte aligned shared memory, then finish(warp&).
+  template <typename Program, typename Finish>
+  static void run(std::uint64_t units, std::size_t smem_bytes, Program program, Finish finish) {
+    if (units == 0) return;
+    auto state = std::make_unique<shared_state>();
+    std::vector<std::array<std::uint64_t, 2>> smem((smem_bytes + 15) / 16);
+    auto* base = reinterpret_cast<std::byte*>(smem.data());
+    state->body = [&, s = state.get()](unsigned l) {
+      warp w{l, s};
+      for (std::uint64_t u = 0; u < units; ++u) {
+        if (l == 0 && !smem.empty()) std::memset(base, 0xA5, smem.size() * 16);
+        w.sync();
+        program(w, u, base);
+        w.sync();
+      }
+      finish(w);
+    };
+    std::vector<std::unique_ptr<char[]>> stacks;
+    for (unsigned l = 0; l < 32; ++l) {
+      stacks.push_back(std::make_unique<char[]>(stack_bytes));
+      ucontext_t& c = state->contexts[l];
+      getcontext(&c);
+      c.uc_stack.ss_sp = stacks.back().get();
+      c.uc_stack.ss_size = stack_bytes;
+      c.uc_link = &state->scheduler;
+      auto const p = reinterpret_cast<std::uintptr_t>(state.get());
+      makecontext(&c, reinterpret_cast<void (*)()>(&lane_entry), 3, static_cast<unsigned>(p >> 32),
+                  static_cast<unsigned>(p & 0xffffffffU), l);
+    }
+    // Rounds: each lane runs to its next barrier (or its end); all must agree.
+    for (;;) {
+      unsigned finished = 0;
+      for (unsigned l = 0; l < 32; ++l) {
+        if (!state->done[l]) swapcontext(&state->scheduler, &state->contexts[l]);
+        finished += state->done[l] ? 1 : 0;
+      }
+      for (unsigned l = 1; l < 32; ++l) {
+        if (state->barriers[l] != state->barriers[0] || state->done[l] != state->done[0]) {
+          throw std::logic_error("warp emulator: lanes diverged at a barrier");
+        }
+      }
+      if (finished == 32) break;
+    }
+  }
+
+ private:
+  static void lane_entry(unsigned hi, unsigned lo, unsigned lane) {
+    auto* s = reinterpret_cast<shared_state*>((static_cast<std::uintptr_t>(hi) << 32) | lo);
+    s->body(lane);
+    s->done[lane] = true;
+  }
+};
+
+}  // namespace zs::test
