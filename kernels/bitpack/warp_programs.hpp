@@ -1146,18 +1146,22 @@ ZS_WARP_FN void decode_for_segment(Warp& w, bool delta, const std::uint32_t* til
     std::uint32_t const bits = width_of(widths, j);
     std::uint64_t const bit = (std::uint64_t{off} + rw + 1 + widths_before(widths, j)) * 32 + (lane % 2) * lane_values * bits;
     if constexpr (sizeof(U) == 4) {
-      // Each word of the lane's fields is read once, into a 64-bit window.
+      // Each word of the lane's fields is read once, into a 64-bit window; the word after is
+      // always already on its way (the tile's guard words cover the last one), so no field
+      // waits for a shared-memory load.
       const std::uint32_t* p = tile + (bit >> 5);
       std::uint32_t const shift = static_cast<std::uint32_t>(bit & 31);
       std::uint64_t window = p[0] >> shift;
       std::uint32_t have = 32 - shift;
       std::uint32_t next = 1;
+      std::uint32_t ahead = p[1];
       std::uint64_t const mask = low_mask(bits);
 ZS_UNROLL
       for (unsigned k = 0; k < lane_values; ++k) {
         if (have < bits) {
-          window |= static_cast<std::uint64_t>(p[next++]) << have;
+          window |= static_cast<std::uint64_t>(ahead) << have;
           have += 32;
+          ahead = p[++next];
         }
         x[k] = static_cast<U>(ref + static_cast<U>(window & mask));
         window >>= bits;
