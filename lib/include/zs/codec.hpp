@@ -83,6 +83,9 @@ struct decode_batch {
   std::span<const std::uint64_t> frame_offsets;  // host array, targets.size() + 1 entries
   std::span<const decode_target> targets;        // host array of descriptors
   /// Out: one status per frame. Device memory for decode_async, host memory for decode_host.
+  /// Nothing outside a frame's target is ever written. The target of a frame whose status is
+  /// not ok is left as it was by decode_host; after decode_async its contents are unspecified
+  /// for codecs that sum the checksum while decoding (codec::sums_payloads, e.g. bitpack).
   frame_status* status = nullptr;
 };
 
