@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "bitpack/warp_programs.hpp"
+#include "codecs/bitpack_codec.hpp"
 #include "bitpack_test_inputs.hpp"
 #include "warp_emulator.hpp"
 #include "zs/codec.hpp"
@@ -303,6 +305,38 @@ TEST(BitpackPrograms, DecoderReadsTheCpuFramesWithEveryTileSize) {
     SCOPED_TRACE("segments per tile " + std::to_string(g));
     expect_decodes_cpu_frames(b, g);
   }
+}
+
+// Segments whose own best scheme is not their frame's: pass 1 keeps the wrong encoding for
+// them (each emulated warp starts a range of 3 segments with its first segment's best), so
+// pass 2 must encode them again (repack) and the seams between repacked and copied segments
+// must still give the CPU's checksum.
+TEST(BitpackPrograms, SegmentsWhoseBestSchemeIsNotTheFramesAreEncodedAgain) {
+  batch b;
+  for (int variant = 0; variant < 2; ++variant) {
+    std::vector<std::int32_t> v;
+    std::mt19937_64 rng(40 + variant);
+    for (int seg = 0; seg < 9; ++seg) {
+      for (int i = 0; i < 512; ++i) {
+        if (seg % 3 == 0) {
+          v.push_back(static_cast<std::int32_t>(rng() % 64));  // small values: for wins
+        } else {
+          v.push_back(static_cast<std::int32_t>(1000000 * seg + 3 * i));  // steady steps: dfor wins
+        }
+      }
+    }
+    v.resize(v.size() - 37 * variant);  // and a partial last segment
+    b.add(v, 1);
+  }
+  cpu_frames const cpu = cpu_encode(b);
+  for (std::size_t f = 0; f < b.sources.size(); ++f) {
+    ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(bp::scheme::dfor)) << "frame " << f;
+    std::array<std::uint64_t, 4> first{};  // the first segment alone prefers for
+    first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
+    ASSERT_LT(first[static_cast<int>(bp::scheme::for_)], first[static_cast<int>(bp::scheme::dfor)]);
+  }
+  expect_same_frames_as_cpu(b);
+  expect_decodes_cpu_frames(b, 2);
 }
 
 TEST(BitpackPrograms, AdversarialInputsOfEveryTypeInOneBatch) {

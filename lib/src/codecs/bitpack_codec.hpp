@@ -11,9 +11,10 @@
 // Value types: int32, uint32, int64, uint64. The decoder refuses frames of other types with
 // frame_status::unsupported_type. docs/FORMAT.md ("Codec 1: for" and after) is the format.
 //
-// GPU costs: the encoder reads its input once, keeps each 512-value segment's best encoding
-// between its two passes when that is at most half the raw size, and reads the input again
-// only for the others; so encode_temp_bytes is about half the batch's raw bytes. The payload
+// GPU costs: the encoder reads its input once, keeps each 512-value segment's encoding in the
+// scheme its frame is likely to choose between its two passes when that takes at most half the
+// raw size, and reads the input again only for the segments where that guess or the room
+// failed; so encode_temp_bytes is about half the batch's raw bytes. The payload
 // kernels add the checksum terms as they go (sums_payloads), so no pass reads a payload twice.
 // The decoder is one pass: a warp checks a tile's blocks, loads it into shared memory and
 // writes its values; a frame refused by its checksum afterwards leaves its target unspecified.
