@@ -4,7 +4,6 @@
 #include <cuda_pipeline.h>
 
 #include <string>
-#include <type_traits>
 
 #include "bitpack/bitpack_kernels.hpp"
 #include "bitpack/warp_programs.hpp"
