@@ -364,23 +364,32 @@ ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32
   U lo = ones, hi = 0, dlo = ones, dhi = 0;
   std::uint32_t has_diff = 0;
   std::uint32_t heads = 0;
+  // The same loop twice: lanes whose 16 values are all in the segment (all but one lane of the
+  // last segment of a frame) skip the per-value bounds checks.
+  auto const scan = [&]<bool Whole>() {
 ZS_UNROLL
-  for (unsigned k = 0; k < lane_values; ++k) {
-    std::uint32_t const p = p0 + k;
-    bool const valid = p < m;
-    U const prev = k == 0 ? lf.before : x[k - 1];
-    U const key = static_cast<U>(x[k] ^ flip);
-    if (valid) {
-      lo = min_of(lo, key);
-      hi = max_of(hi, key);
+    for (unsigned k = 0; k < lane_values; ++k) {
+      std::uint32_t const p = p0 + k;
+      bool const valid = Whole || p < m;
+      U const prev = k == 0 ? lf.before : x[k - 1];
+      U const key = static_cast<U>(x[k] ^ flip);
+      if (valid) {
+        lo = min_of(lo, key);
+        hi = max_of(hi, key);
+      }
+      if (valid && (k != 0 || p != 0)) {
+        U const d = static_cast<U>(static_cast<U>(x[k] - prev) ^ sign);
+        dlo = min_of(dlo, d);
+        dhi = max_of(dhi, d);
+        has_diff = 1;
+      }
+      if (valid && ((k == 0 && p == 0) || x[k] != prev)) heads |= 1U << k;
     }
-    if (valid && p >= 1) {
-      U const d = static_cast<U>(static_cast<U>(x[k] - prev) ^ sign);
-      dlo = min_of(dlo, d);
-      dhi = max_of(dhi, d);
-      has_diff = 1;
-    }
-    if (valid && (p == 0 || x[k] != prev)) heads |= 1U << k;
+  };
+  if (p0 + lane_values <= m) {
+    scan.template operator()<true>();
+  } else {
+    scan.template operator()<false>();
   }
   auto const umin = [](U a, U b) { return min_of(a, b); };
   auto const bor = [](std::uint32_t a, std::uint32_t b) { return a | b; };
@@ -601,11 +610,13 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
   bool pending = have != 0;  // the split word is written after the shuffle
   std::uint32_t first = 0;
   std::uint64_t acc = 0;
+  bool const whole = p0 + lane_values <= m;  // no bounds checks per value
 ZS_UNROLL
   for (unsigned k = 0; k < lane_values; ++k) {
     std::uint32_t const p = p0 + k;
     std::uint32_t const v = delta ? x[k] - (k == 0 ? lf.before : x[k - 1]) : x[k];
-    std::uint32_t const field = p < m && !(delta && p == 0) ? v - ref : 0;
+    bool const no_difference = delta && k == 0 && p == 0;  // dfor: position 0 holds none
+    std::uint32_t const field = (whole || p < m) && !no_difference ? v - ref : 0;
     acc |= static_cast<std::uint64_t>(field) << have;
     have += bits;
     if (have >= 32) {
