@@ -1,6 +1,6 @@
 // What one warp of each bitpack kernel does, written once for two executors: the CUDA kernels
 // (bitpack_kernels.cu) and a CPU emulation of a warp (tests/codecs/warp_emulator.hpp), which
-// runs these very programs with one host thread per lane so that CI checks the GPU logic.
+// runs these very programs with one coroutine per lane so that CI checks the GPU logic.
 //
 // The unit of work is a segment of 512 values (four for-blocks, one dfor tile, one rfor block),
 // and a segment belongs to one warp: lane l holds values [16 l, 16 l + 16) in registers, so
