@@ -59,6 +59,20 @@ constexpr std::array<std::string_view, kernel_count> kernel_names{
     "frame_ops", "checksum", "raw_offsets", "bitpack_analyze", "bitpack_pack", "bitpack_decode", "gather"};
 constexpr std::array<std::string_view, size_class_count> size_names{"small", "medium", "large"};
 
+// An enumeration's name by its value from its table of names, and back.
+template <typename E, std::size_t N>
+std::string_view name_of(const std::array<std::string_view, N>& names, E value) noexcept {
+  auto const i = static_cast<std::size_t>(value);
+  return i < N ? names[i] : std::string_view("invalid");
+}
+template <typename E, std::size_t N>
+std::optional<E> parse_name(const std::array<std::string_view, N>& names, std::string_view name) noexcept {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
 bool contains(std::span<const unsigned> set, unsigned v) {
   return std::find(set.begin(), set.end(), v) != set.end();
 }
@@ -245,16 +259,10 @@ std::atomic<launch_observer*> observer{nullptr};
 
 // --- kernels -----------------------------------------------------------------------------------
 
-std::string_view to_string(kernel_id kernel) noexcept {
-  auto const i = static_cast<std::size_t>(kernel);
-  return i < kernel_count ? kernel_names[i] : std::string_view("invalid");
-}
+std::string_view to_string(kernel_id kernel) noexcept { return name_of(kernel_names, kernel); }
 
 std::optional<kernel_id> parse_kernel_id(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < kernel_count; ++i) {
-    if (kernel_names[i] == name) return static_cast<kernel_id>(i);
-  }
-  return std::nullopt;
+  return parse_name<kernel_id>(kernel_names, name);
 }
 
 const kernel_spec& spec_of(kernel_id kernel) noexcept {
@@ -315,16 +323,10 @@ size_class size_class_of(std::uint64_t bytes) noexcept {
   return size_class::large;
 }
 
-std::string_view to_string(size_class size) noexcept {
-  auto const i = static_cast<std::size_t>(size);
-  return i < size_class_count ? size_names[i] : std::string_view("invalid");
-}
+std::string_view to_string(size_class size) noexcept { return name_of(size_names, size); }
 
 std::optional<size_class> parse_size_class(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < size_class_count; ++i) {
-    if (size_names[i] == name) return static_cast<size_class>(i);
-  }
-  return std::nullopt;
+  return parse_name<size_class>(size_names, name);
 }
 
 // --- policy ------------------------------------------------------------------------------------
