@@ -184,18 +184,19 @@ void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t unit
 }
 
 template <typename U>
-void encode_class(const launch_choice& analyze, const launch_choice& pack, const prog::encode_args& a,
-                  std::uint64_t segments, cudaStream_t stream, bool second_pass) {
+void analyze_class(const launch_choice& analyze, const prog::encode_args& a, std::uint64_t segments,
+                   cudaStream_t stream) {
   if (segments == 0) return;
-  if (!second_pass) {
-    expect_params(analyze, kernel_id::bitpack_analyze);
-    launch_warps(analyze_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
-    return;
-  }
+  expect_params(analyze, kernel_id::bitpack_analyze);
+  launch_warps(analyze_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
+}
+
+template <typename U>
+void pack_class(const launch_choice& pack, const prog::encode_args& a, std::uint64_t segments, cudaStream_t stream) {
+  if (segments == 0) return;
   expect_params(pack, kernel_id::bitpack_pack);
   launch_warps(pack_kernel<U>, pack, segments, 0, stream, a, segments);
-  // Segments whose slot does not hold their frame's scheme are few; their launch is part of
-  // pass 2 and shares its geometry.
+  // The repack launch is part of pass 2 and shares its geometry.
   launch_warps(repack_kernel<U>, pack, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
   launch_per_item(seams_kernel<U>, segments, stream, a, segments);
 }
@@ -205,7 +206,7 @@ void decode_class(const launch_choice& choice, prog::decode_args a, std::uint64_
   if (tiles == 0) return;
   expect_params(choice, kernel_id::bitpack_decode);
   a.tile_segments = tile_segments(config_of(choice.params));
-  std::uint32_t const warp_words = prog::decode_smem_words(8 * sizeof(U), a.tile_segments);
+  std::uint32_t const warp_words = prog::decode_warp_words(8 * sizeof(U), a.tile_segments);
   launch_warps(decode_kernel<U>, choice, tiles, 4 * std::size_t{warp_words}, stream, a, tiles, warp_words);
 }
 
@@ -262,8 +263,8 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
                   plan.segments64, plan.chunk_frame64);
 
-  encode_class<std::uint32_t>(plan.analyze32, plan.pack32, a32, plan.segments32, stream, false);
-  encode_class<std::uint64_t>(plan.analyze64, plan.pack64, a64, plan.segments64, stream, false);
+  analyze_class<std::uint32_t>(plan.analyze32, a32, plan.segments32, stream);
+  analyze_class<std::uint64_t>(plan.analyze64, a64, plan.segments64, stream);
 
   // offsets[0] = 0, offsets[1 + s] = sizes[0] + ... + sizes[s]: per-frame totals and each
   // segment's place inside its frame's data section come out of one scan.
@@ -277,8 +278,8 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
 
   launch_per_item(choose_kernel, b.num_frames, stream, a);
 
-  encode_class<std::uint32_t>(plan.analyze32, plan.pack32, a32, plan.segments32, stream, true);
-  encode_class<std::uint64_t>(plan.analyze64, plan.pack64, a64, plan.segments64, stream, true);
+  pack_class<std::uint32_t>(plan.pack32, a32, plan.segments32, stream);
+  pack_class<std::uint64_t>(plan.pack64, a64, plan.segments64, stream);
 }
 
 void decode(const decode_plan& plan, cudaStream_t stream) {

@@ -315,8 +315,7 @@ struct segment_stats {
   std::uint32_t dfor_widths[4];
   U rfor_ref;
   std::uint32_t runs, min_length, value_bits, length_bits;
-  std::uint32_t words[3];         // data words of for, dfor, rfor
-  std::uint32_t block_offset[5];  // packing layout of the scheme being packed
+  std::uint32_t block_offset[4];  // packing layout of the scheme being packed
 };
 
 /// Where position p of a segment sits in a staging array: a gap after every 16 values, so that
@@ -468,19 +467,24 @@ ZS_UNROLL
     st.min_length = llo;
     st.value_bits = value_bits;
     st.length_bits = length_bits;
-    for (int i = 0; i < 3; ++i) st.words[i] = words[i];
   }
   w.sync();  // the stats are read by other lanes
   return lf;
 }
 
-/// The scheme with the fewest data words (ties to the lower id) when it takes at most a slot,
-/// else raw (0): what the analysis pass keeps.
-ZS_HD inline std::uint32_t kept_scheme(const std::uint32_t (&words)[3], std::uint32_t width_bits) noexcept {
+/// The scheme id (1 for, 2 dfor, 3 rfor) with the fewest data words; ties to the lower id.
+template <typename T>
+ZS_HD inline std::uint32_t fewest_words(const T (&words)[3]) noexcept {
   std::uint32_t best = 1;
   for (std::uint32_t s = 2; s <= 3; ++s) {
     if (words[s - 1] < words[best - 1]) best = s;
   }
+  return best;
+}
+
+/// The scheme with the fewest data words when it takes at most a slot, else raw (0).
+ZS_HD inline std::uint32_t kept_scheme(const std::uint32_t (&words)[3], std::uint32_t width_bits) noexcept {
+  std::uint32_t const best = fewest_words(words);
   return words[best - 1] <= slot_words(width_bits) ? best : 0;
 }
 
@@ -768,10 +772,7 @@ struct scheme_guess {
       for (auto& t : words) t = 0;
     }
     for (int i = 0; i < 3; ++i) words[i] += seg[i];
-    std::uint32_t guess = 1;
-    for (std::uint32_t s = 2; s <= 3; ++s) {
-      if (words[s - 1] < words[guess - 1]) guess = s;
-    }
+    std::uint32_t const guess = fewest_words(words);
     return seg[guess - 1] <= slot_words(width_bits) ? guess : kept_scheme(seg, width_bits);
   }
 };
@@ -882,13 +883,14 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
   return r;
 }
 
-/// Writes the n words at `src` (global memory) to payload words [A, A + n) of a payload of T
-/// words, and returns this lane's sum of the checksum terms that range owns but the one that
-/// straddles its end (seam_term). The words go through registers, 32 x Regs at a time, all
-/// loads of a round issued together.
+/// Copies the n words at `src` (global memory), words [A, A + n) of a payload of T words, to
+/// dst[0..n), and returns this lane's sum of the checksum terms that range owns. The term that
+/// straddles its end is included when `past_end` (src[n] may be read: decoding), else left to
+/// the seam pass (encoding, where the next range is still being written). The words go through
+/// registers, 32 x Regs at a time, all loads of a round issued together.
 template <unsigned Regs, class Warp>
-ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint64_t n, std::uint32_t* payload,
-                                    std::uint64_t A, std::uint64_t T) {
+ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint64_t n, std::uint32_t* dst,
+                                    std::uint64_t A, std::uint64_t T, bool past_end) {
   std::uint64_t sum = 0;
   std::uint32_t const lane = w.lane;
   for (std::uint64_t base = 0; base < n; base += warp_lanes * Regs) {
@@ -904,14 +906,15 @@ ZS_UNROLL
       std::uint32_t const right = w.shfl_down(r[t], 1);                       // word q + 1, lanes 0..30
       std::uint32_t const wrap = t + 1 < Regs ? w.shfl(r[t + 1 < Regs ? t + 1 : t], 0) : 0;  // lane 31's
       if (q >= n) continue;
-      payload[A + q] = r[t];
+      dst[q] = r[t];
       std::uint64_t const i = A + q;
       if (i % 2 != 0) continue;
       std::uint32_t hi = 0;
       if (q + 1 < n) {
         hi = lane + 1 < warp_lanes ? right : (t + 1 < Regs ? wrap : src[q + 1]);
-      } else if (i + 1 != T) {
-        continue;  // straddles into the next range: a seam
+      } else if (i + 1 < T) {
+        if (!past_end) continue;  // straddles into the next range: a seam
+        hi = src[q + 1];
       }
       sum += hash::term(i / 2, r[t] | (std::uint64_t{hi} << 32));
     }
@@ -939,13 +942,14 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
     segment_ranges const r = ranges_of(a, at, kind);
     std::uint64_t sum = 0;
     if (kind == scheme::raw) {
-      sum = copy_range<8>(w, reinterpret_cast<const std::uint32_t*>(at.in), r.data_end - r.data_begin, payload,
-                          r.data_begin, r.total);
+      sum = copy_range<8>(w, reinterpret_cast<const std::uint32_t*>(at.in), r.data_end - r.data_begin,
+                          payload + r.data_begin, r.data_begin, r.total, false);
     } else {
       if (a.segment_scheme[at.g] != static_cast<std::uint8_t>(kind)) continue;
       std::uint64_t const layout = a.layouts[at.g];
       sum = copy_range<slot_words(width_bits) / warp_lanes>(w, a.slots + s * slot_words(width_bits),
-                                                            r.data_end - r.data_begin, payload, r.data_begin, r.total);
+                                                            r.data_end - r.data_begin, payload + r.data_begin,
+                                                            r.data_begin, r.total, false);
       sum += emit_range(w, payload, r.starts_begin, r.starts_end, r.total, [&](std::uint64_t q) {
         return static_cast<std::uint32_t>(r.base + layout_offset(layout, static_cast<std::uint32_t>(q)));
       });
@@ -1048,10 +1052,14 @@ inline constexpr std::uint32_t max_tile_segments = 2;
 ZS_HD constexpr std::uint32_t tile_buffer_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
   return g * max_segment_words(width_bits) + 4;
 }
-/// Words of a decode warp's shared memory: two tile buffers (the current tile, and the next
-/// one arriving), each followed by its tile's block starts, then an rfor segment's run starts.
-ZS_HD constexpr std::uint32_t decode_smem_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
-  return 2 * (tile_buffer_words(width_bits, g) + tile_blocks * max_tile_segments + 4) + (segment_values + 1) / 2 + 1;
+/// Words of one tile buffer followed by its tile's block starts.
+ZS_HD constexpr std::uint32_t tile_and_starts_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
+  return tile_buffer_words(width_bits, g) + tile_blocks * max_tile_segments + 4;
+}
+/// Words of a decode warp's shared memory: two tiles with their starts (the current tile, and
+/// the next one arriving), then an rfor segment's run starts.
+ZS_HD constexpr std::uint32_t decode_warp_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
+  return 2 * tile_and_starts_words(width_bits, g) + (segment_values + 1) / 2 + 1;
 }
 
 /// A tile as the warp sees it (the same in every lane but `start`).
@@ -1267,17 +1275,9 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_args& a, const tile_cursor& c,
   std::uint32_t const lane = w.lane;
   U* out = static_cast<U*>(a.targets[j.f].values) + j.s0 * segment_values;
   if (j.kind == static_cast<std::uint32_t>(scheme::raw)) {
-    std::uint64_t const A = j.s0 * segment_values * rw, n = std::uint64_t{j.values} * rw;
-    auto* words = reinterpret_cast<std::uint32_t*>(out);
-    std::uint64_t const T = L.count * rw;
-    for (std::uint64_t k = A / 2 + lane; 2 * k < A + n; k += warp_lanes) {
-      std::uint64_t const i = 2 * k;
-      std::uint32_t const lo = c.payload[i];
-      std::uint32_t const hi = i + 1 < T ? c.payload[i + 1] : 0;
-      words[i - A] = lo;
-      if (i + 1 < A + n) words[i + 1 - A] = hi;
-      sum += hash::term(k, lo | (std::uint64_t{hi} << 32));
-    }
+    std::uint64_t const A = j.s0 * segment_values * rw;
+    sum += copy_range<8>(w, c.payload + A, std::uint64_t{j.values} * rw, reinterpret_cast<std::uint32_t*>(out), A,
+                         L.count * rw, true);
     return true;
   }
   if (!j.fits) return false;
@@ -1328,7 +1328,7 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
                              sum_carrier& carrier) {
   if (begin >= end) return;
   constexpr std::uint32_t width_bits = 8 * sizeof(U);
-  std::uint32_t const buffer_words = tile_buffer_words(width_bits, a.tile_segments) + tile_blocks * max_tile_segments + 4;
+  std::uint32_t const buffer_words = tile_and_starts_words(width_bits, a.tile_segments);
   // Buffer b starts at smem + b * buffer_words (arithmetic, not a table of pointers, keeps the
   // compiler aware that these are shared-memory addresses).
   auto* run_start = reinterpret_cast<std::uint16_t*>(smem + 2 * buffer_words);

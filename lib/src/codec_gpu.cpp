@@ -64,6 +64,17 @@ scratch<Descriptor> carve(detail::temp_layout& layout, std::size_t n, std::size_
   return s;
 }
 
+// The base class's own checksum pass, for codecs whose payload kernels do not sum: the chunk
+// map goes up, then every payload's terms are added into s.sums.
+template <typename Descriptor>
+void add_checksums(const std::byte* frames, std::span<const std::uint64_t> offsets, const scratch<Descriptor>& s,
+                   const frame_status* status, cudaStream_t stream) {
+  checksum_plan const checksums = plan_checksums(offsets);
+  copy_async(s.chunk_begin, checksums.chunk_begin.data(), offsets.size() * sizeof(std::uint64_t), stream);
+  kernels::add_checksums(frames, s.offsets, offsets.size() - 1, checksums.choice, s.chunk_begin,
+                         checksums.chunk_begin.back(), status, s.sums, stream);
+}
+
 }  // namespace
 
 std::size_t codec::encode_temp_bytes(std::span<const encode_source> sources) const {
@@ -80,19 +91,14 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<encode_source>(layout, n, encode_payloads_temp_bytes(batch.sources));
 
-  checksum_plan const checksums = plan_checksums(batch.frame_offsets);
   copy_async(s.descriptors, batch.sources.data(), n * sizeof(encode_source), stream);
   copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
-  copy_async(s.chunk_begin, checksums.chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
 
   ZS_CUDA_TRY(cudaMemsetAsync(s.sums, 0, n * sizeof(std::uint64_t), stream));
   kernels::begin_headers(s.descriptors, batch.frames, s.offsets, n, id(), stream);
   encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n, s.sums}, batch.sources,
                         s.payload, s.payload_bytes, stream);
-  if (!sums_payloads()) {
-    kernels::add_checksums(batch.frames, s.offsets, n, checksums.choice, s.chunk_begin, checksums.chunk_begin.back(),
-                           nullptr, s.sums, stream);
-  }
+  if (!sums_payloads()) add_checksums(batch.frames, batch.frame_offsets, s, nullptr, stream);
   kernels::finish_headers(batch.frames, s.offsets, n, s.sums, batch.frame_bytes, stream);
 }
 
@@ -110,24 +116,20 @@ void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<decode_target>(layout, n, decode_payloads_temp_bytes(batch.targets));
 
-  checksum_plan const checksums = plan_checksums(batch.frame_offsets);
   copy_async(s.descriptors, batch.targets.data(), n * sizeof(decode_target), stream);
   copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
-  copy_async(s.chunk_begin, checksums.chunk_begin.data(), (n + 1) * sizeof(std::uint64_t), stream);
 
   ZS_CUDA_TRY(cudaMemsetAsync(s.sums, 0, n * sizeof(std::uint64_t), stream));
   kernels::validate_headers(batch.frames, s.offsets, s.descriptors, n, decodes(), batch.status, stream);
-  if (sums_payloads()) {
-    decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n, s.sums},
-                          batch.targets, s.payload, s.payload_bytes, stream);
+  // Payload checksums are compared before the payload decoders run, unless the codec sums
+  // them as it decodes; then after.
+  if (!sums_payloads()) {
+    add_checksums(batch.frames, batch.frame_offsets, s, batch.status, stream);
     kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
-    return;
   }
-  kernels::add_checksums(batch.frames, s.offsets, n, checksums.choice, s.chunk_begin, checksums.chunk_begin.back(),
-                         batch.status, s.sums, stream);
-  kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
   decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n, s.sums},
                         batch.targets, s.payload, s.payload_bytes, stream);
+  if (sums_payloads()) kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
 }
 
 }  // namespace zs

@@ -164,7 +164,7 @@ struct emulated {
     auto const run = [&](const gp::decode_args& args, std::uint64_t tiles, auto width) {
       using U = decltype(width);
       std::vector<gp::sum_carrier> carriers(32);
-      emu::run((tiles + 2) / 3, 4 * gp::decode_smem_words(8 * sizeof(U), g), [&](warp& w, std::uint64_t r, std::byte* smem) {
+      emu::run((tiles + 2) / 3, 4 * gp::decode_warp_words(8 * sizeof(U), g), [&](warp& w, std::uint64_t r, std::byte* smem) {
         gp::decode_range<warp, U>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, tiles),
                                   reinterpret_cast<std::uint32_t*>(smem), carriers[w.lane]);
       }, [&](warp& w) { carriers[w.lane].flush(w, args.sums); });
