@@ -40,7 +40,10 @@
 // Decoding: check each frame's layout; then per tile of 1 or 2 segments (4 or 8 blocks: the
 // paper's D), one warp loads the tile into shared memory, checks its blocks there, adds its
 // checksum terms and writes its values. The base class compares the checksums afterwards, so a
-// frame that fails them has been written (within its target) before it is refused.
+// frame that fails them has been written (within its target) before it is refused. The warp
+// keeps its frame and tiles' bookkeeping in shared memory rather than registers (more warps per
+// SM), and regroups each segment's values there before writing them, so that its stores are
+// contiguous: a lane's 16 values are 64 or 128 bytes apart from the next lane's.
 #pragma once
 
 #include <cstddef>
@@ -238,22 +241,24 @@ ZS_WARP_FN std::uint64_t range_sum(Warp& w, const std::uint32_t* payload, std::u
   return sum;
 }
 
-/// Adds the checksum terms of one segment into sums[frame], one atomic per run of segments of
-/// the same frame that a warp visits.
+/// Adds the checksum terms of one segment into sums[frame]: each lane keeps its own sum while
+/// the warp stays in one frame, and the warp adds them up in one atomic when it leaves it. Every
+/// lane calls add and flush together.
 struct sum_carrier {
   std::uint64_t frame = ~std::uint64_t{0};
   std::uint64_t sum = 0;
 
   template <class Warp>
   ZS_WARP_FN void add(Warp& w, std::uint64_t* sums, std::uint64_t f, std::uint64_t lane_sum) {
-    std::uint64_t const s = warp_sum(w, lane_sum);
     if (f != frame) flush(w, sums);
     frame = f;
-    sum += s;
+    sum += lane_sum;
   }
   template <class Warp>
   ZS_WARP_FN void flush(Warp& w, std::uint64_t* sums) {
-    if (frame != ~std::uint64_t{0} && w.lane == 0) w.add(sums + frame, sum);
+    if (frame == ~std::uint64_t{0}) return;
+    std::uint64_t const s = warp_sum(w, sum);
+    if (w.lane == 0) w.add(sums + frame, s);
     frame = ~std::uint64_t{0};
     sum = 0;
   }
@@ -299,6 +304,52 @@ ZS_UNROLL
 ZS_UNROLL
   for (unsigned k = 0; k < lane_values; ++k) {
     if (p0 + k < m) out[p0 + k] = x[k];
+  }
+}
+
+/// Writes a segment's m values (lane l holds [16 l, 16 l + 16)) at `out`. A full segment at a
+/// 16-byte boundary is regrouped through `stage` (stage_words) so that each store instruction
+/// of the warp writes 512 contiguous bytes, instead of 16 bytes every 64 or 128; the padding of
+/// one word per lane row (17 for 32-bit values) keeps both sides free of bank conflicts.
+template <class Warp, typename U>
+ZS_WARP_FN void store_segment(Warp& w, U* out, std::uint32_t m, const U (&x)[lane_values], std::uint32_t* stage) {
+  if (m != segment_values || !aligned16(out)) {
+    store_lane(w, out, m, x);
+    return;
+  }
+  std::uint32_t const lane = w.lane;
+  if constexpr (sizeof(U) == 4) {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) stage[lane * (lane_values + 1) + k] = x[k];
+    w.sync();
+ZS_UNROLL
+    for (unsigned q = 0; q < segment_values / 128; ++q) {
+      std::uint32_t const p = q * 128 + 4 * lane;  // 4 values of lane p / 16's row
+      const std::uint32_t* row = stage + (p / lane_values) * (lane_values + 1) + p % lane_values;
+      *reinterpret_cast<word4*>(out + p) = word4{row[0], row[1], row[2], row[3]};
+    }
+    w.sync();
+  } else {
+    // 8 KB of values in two rounds of 16 lanes: rows of 33 words.
+ZS_UNROLL
+    for (unsigned round = 0; round < 2; ++round) {
+      if (lane / 16 == round) {
+        std::uint32_t* row = stage + (lane % 16) * (2 * lane_values + 1);
+ZS_UNROLL
+        for (unsigned k = 0; k < lane_values; ++k) {
+          row[2 * k] = static_cast<std::uint32_t>(x[k]);
+          row[2 * k + 1] = static_cast<std::uint32_t>(x[k] >> 32);
+        }
+      }
+      w.sync();
+ZS_UNROLL
+      for (unsigned q = 0; q < segment_values / 2 / 64; ++q) {
+        std::uint32_t const p = q * 64 + 2 * lane;  // 2 values of row p / 16, in this round's half
+        const std::uint32_t* row = stage + (p / lane_values) * (2 * lane_values + 1) + 2 * (p % lane_values);
+        *reinterpret_cast<word4*>(out + round * (segment_values / 2) + p) = word4{row[0], row[1], row[2], row[3]};
+      }
+      w.sync();
+    }
   }
 }
 
@@ -1048,111 +1099,148 @@ ZS_HD inline void check_frame(const decode_args& a, std::uint64_t f) {
 
 inline constexpr std::uint32_t max_tile_segments = 2;
 
-/// Words of one tile buffer: the tile, then guard words for the fixed read window.
-ZS_HD constexpr std::uint32_t tile_buffer_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
+/// The frame of the tiles a decode warp is on. It lives in the warp's shared memory, so that
+/// the walk over a frame's tiles costs the warp no registers; enter_frame writes it once per
+/// frame.
+struct decode_frame {
+  frame_layout layout;
+  const std::uint32_t* payload;
+  std::uint64_t f;
+  std::uint64_t first, last;  // the frame's tiles
+  std::uint32_t ok;           // the frame's status was ok when the warp entered it
+  std::uint32_t pad[3];
+};
+inline constexpr std::uint32_t decode_frame_words = sizeof(decode_frame) / 4;
+static_assert(decode_frame_words % 4 == 0, "the buffers after the frame start on 16 bytes");
+
+/// A for, dfor or rfor tile as the warp sees it. It lives in shared memory beside the tile's
+/// words, so that the tile arriving while another is decoded costs the warp no registers. Block
+/// starts and data words fit 32 bits (read_layout refuses larger data sections).
+struct tile_job {
+  std::uint64_t s0;       // first segment
+  std::uint32_t g;        // segments
+  std::uint32_t values;
+  std::uint32_t starts;   // block starts in the tile
+  std::uint32_t w0, w1;   // its data words
+  std::uint32_t fits;     // w0 <= w1 <= data words, and the words fit the buffer
+};
+
+/// Words of the tile in a decode buffer: the largest tile, then guard words for the fixed read
+/// window.
+ZS_HD constexpr std::uint32_t tile_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
   return g * max_segment_words(width_bits) + 4;
 }
-/// Words of one tile buffer followed by its tile's block starts.
-ZS_HD constexpr std::uint32_t tile_and_starts_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
-  return tile_buffer_words(width_bits, g) + tile_blocks * max_tile_segments + 4;
+inline constexpr std::uint32_t job_words = sizeof(tile_job) / 4;
+inline constexpr std::uint32_t starts_words = tile_blocks * max_tile_segments + 4;
+/// Words of one decode buffer: the job, the block starts (and the one after), the tile; a
+/// multiple of 4, so that every buffer starts on 16 bytes.
+ZS_HD constexpr std::uint32_t buffer_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
+  return (job_words + starts_words + tile_words(width_bits, g) + 3) / 4 * 4;
 }
-/// Words of a decode warp's shared memory: two tiles with their starts (the current tile, and
-/// the next one arriving), then an rfor segment's run starts.
+/// Words of the staging area where a decode warp regroups a segment's values for its stores,
+/// which also holds an rfor segment's run starts (512 x 16 bits) before: 32 lanes x 17 words.
+inline constexpr std::uint32_t stage_words = warp_lanes * (lane_values + 1);
+/// Words of a decode warp's shared memory: its frame (decode_frame), two buffers (the tile
+/// being decoded, and the next one arriving), then the staging area; a multiple of 4 words,
+/// like a buffer.
 ZS_HD constexpr std::uint32_t decode_warp_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
-  return 2 * tile_and_starts_words(width_bits, g) + (segment_values + 1) / 2 + 1;
+  return decode_frame_words + 2 * buffer_words(width_bits, g) + stage_words;
 }
 
-/// A tile as the warp sees it (the same in every lane but `start`).
-struct tile_job {
-  static constexpr std::uint32_t skip = 0xffU;
-  std::uint32_t kind = skip;  // scheme, or skip
-  std::uint32_t f = 0;
-  std::uint32_t g = 0;        // segments
-  std::uint32_t values = 0;
-  std::uint32_t starts = 0;   // block starts in the tile
-  std::uint64_t s0 = 0;       // first segment
-  std::uint64_t start = 0;    // lane j < starts: block j's start; lane `starts`: the next start
-  std::uint64_t w0 = 0, w1 = 0;
-  bool fits = false;          // w0 <= w1 <= data words, and the tile fits a buffer
+/// One decode buffer in a warp's shared memory.
+struct decode_buffer {
+  tile_job* job;
+  std::uint32_t* starts;
+  std::uint32_t* tile;
+  ZS_HD explicit decode_buffer(std::uint32_t* base) noexcept
+      : job(reinterpret_cast<tile_job*>(base)), starts(base + job_words), tile(base + job_words + starts_words) {}
 };
 
-/// A warp's walk over consecutive tiles: a frame's status and layout are read once.
-struct tile_cursor {
-  std::uint64_t f = ~std::uint64_t{0};
-  std::uint64_t first = 0, last = 0;
-  frame_layout layout{};
-  bool ok = false;
-  const std::uint32_t* payload = nullptr;
-
-  template <class Warp>
-  ZS_WARP_FN void enter(Warp& w, const decode_args& a, std::uint64_t t) {
-    if (f != ~std::uint64_t{0} && t >= first && t < last) return;
-    f = kernels::frame_of_chunk(a.tiles, a.num_frames, t);
-    first = a.tiles[f];
-    last = a.tiles[f + 1];
-    // One lane's reading for all: another warp may refuse the frame meanwhile.
-    auto const status = static_cast<std::uint32_t>(w.load_status(a.status + f));
-    ok = w.shfl(status, 0) == static_cast<std::uint32_t>(frame_status::ok);
-    if (ok) layout = a.layouts[f];
-    payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[f] + frame_header_bytes);
-  }
-};
-
-/// Tile t's job; starts the loads of its block starts (one per lane), which plan_copy uses.
+/// Enters the frame of tile t: one lane reads its status for all (another warp may refuse the
+/// frame meanwhile), its layout and payload.
 template <class Warp>
-ZS_WARP_FN tile_job prepare_tile(Warp& w, const decode_args& a, tile_cursor& c, std::uint64_t t) {
-  c.enter(w, a, t);
-  tile_job j;
-  if (!c.ok) return j;
-  frame_layout const& L = c.layout;
-  std::uint64_t const nseg = segment_count(L.count);
-  j.s0 = (t - c.first) * a.tile_segments;
-  if (j.s0 >= nseg) return j;
-  j.f = static_cast<std::uint32_t>(c.f);
+ZS_WARP_FN void enter_frame(Warp& w, const decode_args& a, decode_frame& fr, std::uint64_t t) {
+  std::uint64_t const f = kernels::frame_of_chunk(a.tiles, a.num_frames, t);
+  auto const status = static_cast<std::uint32_t>(w.load_status(a.status + f));
+  bool const ok = w.shfl(status, 0) == static_cast<std::uint32_t>(frame_status::ok);
+  w.sync();  // every lane is done with the frame before
+  if (w.lane == 0) {
+    fr.f = f;
+    fr.first = a.tiles[f];
+    fr.last = a.tiles[f + 1];
+    fr.ok = ok;
+    if (ok) fr.layout = a.layouts[f];
+    fr.payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[f] + frame_header_bytes);
+  }
+  w.sync();
+}
+
+/// Where a segment starts, from the start of its first block; UINT32_MAX where a dfor block
+/// start leaves no room for the tile's first value.
+ZS_HD constexpr std::uint32_t segment_start_from(const frame_layout& L, std::uint32_t block_start) noexcept {
+  if (L.kind != scheme::dfor) return block_start;
+  std::uint32_t const rw = reference_words(L.width_bits);
+  return block_start < rw ? ~std::uint32_t{0} : block_start - rw;
+}
+
+/// Tile t of the warp's frame (t inside it): its segments and values; false for a tile past
+/// the frame's last segment.
+ZS_HD inline bool job_of(const decode_args& a, const decode_frame& fr, std::uint64_t t, tile_job& j) noexcept {
+  std::uint64_t const count = fr.layout.count;
+  std::uint64_t const nseg = segment_count(count);
+  j.s0 = (t - fr.first) * a.tile_segments;
+  if (j.s0 >= nseg) return false;
   j.g = static_cast<std::uint32_t>(min_of<std::uint64_t>(a.tile_segments, nseg - j.s0));
-  j.values = static_cast<std::uint32_t>(min_of<std::uint64_t>(std::uint64_t{j.g} * segment_values, L.count - j.s0 * segment_values));
-  j.kind = static_cast<std::uint32_t>(L.kind);
-  if (L.kind == scheme::raw) return j;
+  j.values = static_cast<std::uint32_t>(min_of<std::uint64_t>(std::uint64_t{j.g} * segment_values, count - j.s0 * segment_values));
+  return true;
+}
+
+/// Reads a for, dfor or rfor tile's block starts into the buffer and starts copying its data
+/// words there, followed by zero guard words; copies nothing when the starts do not bound a
+/// tile that fits. Commits a group of copies either way. `j` has s0, g and values.
+template <class Warp, typename U>
+ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const decode_buffer& buf) {
+  frame_layout const& L = fr.layout;
+  const std::uint32_t* payload = fr.payload;
   std::uint64_t const per = L.kind == scheme::rfor ? 1 : tile_blocks;
   std::uint64_t const sb = j.s0 * per;
   j.starts = static_cast<std::uint32_t>(min_of<std::uint64_t>(j.g * per, L.blocks - sb));
+  std::uint32_t start = 0;  // lane i < starts: block i's start; lane `starts`: the next start
   if (w.lane < j.starts) {
-    j.start = c.payload[sb + w.lane];
+    start = payload[sb + w.lane];
   } else if (w.lane == j.starts) {
-    j.start = sb + j.starts < L.blocks ? c.payload[sb + j.starts] : L.data_words;
+    start = sb + j.starts < L.blocks ? payload[sb + j.starts] : static_cast<std::uint32_t>(L.data_words);
   }
-  return j;
-}
-
-/// Where a segment starts, from the start of its first block.
-ZS_HD constexpr std::uint64_t segment_start_from(const frame_layout& L, std::uint64_t block_start) noexcept {
-  return L.kind == scheme::dfor ? block_start - reference_words(L.width_bits) : block_start;
-}
-
-/// Bounds the tile from its block starts and starts copying it into `buffer` (when it fits);
-/// the caller commits.
-template <class Warp, typename U>
-ZS_WARP_FN void plan_copy(Warp& w, const tile_cursor& c, tile_job& j, std::uint32_t* buffer) {
-  if (j.kind == tile_job::skip || j.kind == static_cast<std::uint32_t>(scheme::raw)) return;
-  frame_layout const& L = c.layout;
-  std::uint32_t const rw = reference_words(L.width_bits);
-  std::uint64_t const first = w.shfl(j.start, 0);
-  std::uint64_t const next = w.shfl(j.start, j.starts);
   bool const last_tile = j.s0 + j.g >= segment_count(L.count);
-  j.w0 = L.kind == scheme::dfor && first < rw ? ~std::uint64_t{0} : segment_start_from(L, first);
-  j.w1 = last_tile ? L.data_words : (L.kind == scheme::dfor && next < rw ? 0 : segment_start_from(L, next));
-  j.fits = j.w0 <= j.w1 && j.w1 <= L.data_words && j.w1 - j.w0 <= tile_buffer_words(8 * sizeof(U), j.g) - 4;
-  if (!j.fits) return;
-  const std::uint32_t* data = c.payload + L.blocks;
-  auto const n = static_cast<std::uint32_t>(j.w1 - j.w0);
-  for (std::uint32_t q = w.lane; q < n; q += warp_lanes) w.copy4(&buffer[q], &data[j.w0 + q]);
+  j.w0 = segment_start_from(L, w.shfl(start, 0));
+  j.w1 = last_tile ? static_cast<std::uint32_t>(L.data_words) : segment_start_from(L, w.shfl(start, j.starts));
+  j.fits = j.w0 <= j.w1 && j.w1 <= L.data_words && j.w1 - j.w0 <= tile_words(8 * sizeof(U), j.g) - 4;
+  if (w.lane <= j.starts) buf.starts[w.lane] = start;
+  if (w.lane == 0) *buf.job = j;
+  if (j.fits) {
+    const std::uint32_t* data = payload + L.blocks + j.w0;
+    std::uint32_t const n = j.w1 - j.w0;
+    for (std::uint32_t q = w.lane; q < n; q += warp_lanes) w.copy4(&buf.tile[q], &data[q]);
+    if (w.lane < 4) buf.tile[n + w.lane] = 0;
+  }
+  w.commit();
+}
+
+/// The field of `bits` bits (at most 32) at bit `pos` of `p`, through a two-word window.
+ZS_HD inline std::uint32_t field32(const std::uint32_t* p, std::uint32_t pos, std::uint32_t mask) noexcept {
+  const std::uint32_t* q = p + (pos >> 5);
+#if defined(__CUDA_ARCH__)
+  return __funnelshift_r(q[0], q[1], pos) & mask;
+#else
+  return static_cast<std::uint32_t>(((std::uint64_t{q[1]} << 32) | q[0]) >> (pos & 31)) & mask;
+#endif
 }
 
 /// Decodes the for or dfor segment whose blocks start at tile words block_off (lane 8 i + r
 /// for block i) into out; `first` is the dfor first value.
 template <class Warp, typename U>
 ZS_WARP_FN void decode_for_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
-                                   U first, std::uint32_t m, U* out) {
+                                   U first, std::uint32_t m, U* out, std::uint32_t* stage) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
   std::uint32_t const p0 = lane * lane_values;
@@ -1163,29 +1251,12 @@ ZS_WARP_FN void decode_for_segment(Warp& w, bool delta, const std::uint32_t* til
     std::uint32_t const widths = tile[off + rw];
     std::uint32_t const j = (lane / 2) % miniblocks;
     std::uint32_t const bits = width_of(widths, j);
-    std::uint64_t const bit = (std::uint64_t{off} + rw + 1 + widths_before(widths, j)) * 32 + (lane % 2) * lane_values * bits;
+    // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
+    std::uint32_t const bit = (off + rw + 1 + widths_before(widths, j)) * 32 + (lane % 2) * lane_values * bits;
     if constexpr (sizeof(U) == 4) {
-      // Each word of the lane's fields is read once, into a 64-bit window; the word after is
-      // always already on its way (the tile's guard words cover the last one), so no field
-      // waits for a shared-memory load.
-      const std::uint32_t* p = tile + (bit >> 5);
-      std::uint32_t const shift = static_cast<std::uint32_t>(bit & 31);
-      std::uint64_t window = p[0] >> shift;
-      std::uint32_t have = 32 - shift;
-      std::uint32_t next = 1;
-      std::uint32_t ahead = p[1];
-      std::uint64_t const mask = low_mask(bits);
+      std::uint32_t const mask = static_cast<std::uint32_t>(low_mask(bits));
 ZS_UNROLL
-      for (unsigned k = 0; k < lane_values; ++k) {
-        if (have < bits) {
-          window |= static_cast<std::uint64_t>(ahead) << have;
-          have += 32;
-          ahead = p[++next];
-        }
-        x[k] = static_cast<U>(ref + static_cast<U>(window & mask));
-        window >>= bits;
-        have -= bits;
-      }
+      for (unsigned k = 0; k < lane_values; ++k) x[k] = ref + field32(tile, bit + k * bits, mask);
     } else {
 ZS_UNROLL
       for (unsigned k = 0; k < lane_values; ++k) {
@@ -1208,14 +1279,15 @@ ZS_UNROLL
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
   }
-  store_lane(w, out, m, x);
+  store_segment(w, out, m, x, stage);
 }
 
 /// Decodes the rfor segment at tile word `off` (m values) into out; false, writing nothing,
 /// when its run lengths do not cover exactly m values.
 template <class Warp, typename U>
-ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint16_t* run_start, std::uint32_t off,
+ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage, std::uint32_t off,
                                     std::uint32_t m, U* out) {
+  auto* run_start = reinterpret_cast<std::uint16_t*>(stage);
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
   rfor_header const h = unpack_rfor_header(tile[off]);
@@ -1259,111 +1331,99 @@ ZS_UNROLL
     while (lo + 1 < h.runs && run_start[lo + 1] <= p0 + k) ++lo;
     x[k] = static_cast<U>(ref + read_field_window<U>(tile, value_bit + std::uint64_t{lo} * h.value_bits, h.value_bits));
   }
-  w.sync();  // run starts are reused by the next segment
-  store_lane(w, out, m, x);
+  w.sync();  // the run starts' memory stages the values
+  store_segment(w, out, m, x, stage);
   return true;
 }
 
-/// Checks a tile in shared memory against the format's rules (lane j checks block j), adds its
-/// checksum terms and decodes it. Returns false for a tile that breaks the rules.
+/// Checks a loaded tile against the format's rules (lane j checks block j), adds its checksum
+/// terms and decodes it. Returns false for a tile that breaks the rules.
 template <class Warp, typename U>
-ZS_WARP_FN bool decode_tile(Warp& w, const decode_args& a, const tile_cursor& c, const tile_job& j,
-                            const std::uint32_t* tile, std::uint32_t* tile_starts, std::uint16_t* run_start,
+ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer& buf, std::uint32_t* stage, U* out,
                             std::uint64_t& sum) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
-  frame_layout const& L = c.layout;
-  std::uint32_t const lane = w.lane;
-  U* out = static_cast<U*>(a.targets[j.f].values) + j.s0 * segment_values;
-  if (j.kind == static_cast<std::uint32_t>(scheme::raw)) {
-    std::uint64_t const A = j.s0 * segment_values * rw;
-    sum += copy_range<8>(w, c.payload + A, std::uint64_t{j.values} * rw, reinterpret_cast<std::uint32_t*>(out), A,
-                         L.count * rw, true);
-    return true;
-  }
+  frame_layout const& L = fr.layout;
+  tile_job const j = *buf.job;
   if (!j.fits) return false;
-  auto const words = static_cast<std::uint32_t>(j.w1 - j.w0);
+  const std::uint32_t* tile = buf.tile;
+  std::uint32_t const lane = w.lane;
+  std::uint32_t const words = j.w1 - j.w0;
+  std::uint32_t const start = lane <= j.starts ? buf.starts[lane] : 0;
   // Block j's rules, read from the tile; lane `starts` keeps the start after the tile.
   bool ok = true;
   std::uint32_t rel = 0;  // lane j: block j's first word in the tile
-  std::uint64_t const next = w.shfl_down(j.start, 1);
+  std::uint32_t const next = w.shfl_down(start, 1);
   if (lane < j.starts) {
     std::uint64_t const i = (L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks) + lane;
-    std::uint64_t const room = L.kind == scheme::rfor ? 1 + rw : rw + 1;
-    ok = j.start >= j.w0 && j.start - j.w0 + room <= words && block_has_room(L, j.start);
+    std::uint32_t const room = rw + 1;
+    ok = start >= j.w0 && start - j.w0 + room <= words && block_has_room(L, start);
     if (ok) {
-      rel = static_cast<std::uint32_t>(j.start - j.w0);
+      rel = start - j.w0;
       std::uint32_t const word = tile[rel + (L.kind == scheme::rfor ? 0 : rw)];
-      ok = block_is_valid(L, i, j.start, word, next);
+      ok = block_is_valid(L, i, start, word, next);
     }
   }
-  if (lane <= j.starts) tile_starts[lane] = static_cast<std::uint32_t>(j.start);
   if (warp_max(w, static_cast<std::uint32_t>(!ok)) != 0) return false;
 
   // Checksum terms of the tile's data words and of its block starts.
   std::uint64_t const T = L.blocks + L.data_words;
-  sum += range_sum(w, c.payload, L.blocks + j.w0, L.blocks + j.w1, T, [&](std::uint64_t q) { return tile[q]; });
+  sum += range_sum(w, fr.payload, L.blocks + j.w0, L.blocks + j.w1, T, [&](std::uint64_t q) { return tile[q]; });
   std::uint64_t const sb = L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks;
-  sum += range_sum(w, c.payload, sb, sb + j.starts, T, [&](std::uint64_t q) { return tile_starts[q]; });
+  sum += range_sum(w, fr.payload, sb, sb + j.starts, T, [&](std::uint64_t q) { return buf.starts[q]; });
 
   for (std::uint32_t i = 0; i < j.g; ++i) {
     std::uint32_t const m = min_of(segment_values, j.values - i * segment_values);
     U* seg_out = out + i * segment_values;
     if (L.kind == scheme::rfor) {
-      if (!decode_rfor_segment(w, tile, run_start, w.shfl(rel, i), m, seg_out)) return false;
+      if (!decode_rfor_segment(w, tile, stage, w.shfl(rel, i), m, seg_out)) return false;
     } else {
       std::uint32_t const first_block = w.shfl(rel, tile_blocks * i);
       U const first = L.kind == scheme::dfor ? load_reference<U>(tile + first_block - rw) : U{0};
       std::uint32_t const mine = w.shfl(rel, tile_blocks * i + min_of<std::uint32_t>(lane / 8, j.starts - 1 - tile_blocks * i));
-      decode_for_segment(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out);
+      decode_for_segment(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out, stage);
     }
   }
   return true;
 }
 
 /// Decodes the tiles [begin, end) of this width class, one after the other: while a tile is
-/// decoded, the next one is on its way into the other buffer and the block starts of the one
-/// after are being read.
+/// decoded, the next one of the same frame is on its way into the other buffer.
 template <class Warp, typename U>
 ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin, std::uint64_t end, std::uint32_t* smem,
                              sum_carrier& carrier) {
-  if (begin >= end) return;
-  constexpr std::uint32_t width_bits = 8 * sizeof(U);
-  std::uint32_t const buffer_words = tile_and_starts_words(width_bits, a.tile_segments);
-  // Buffer b starts at smem + b * buffer_words (arithmetic, not a table of pointers, keeps the
-  // compiler aware that these are shared-memory addresses).
-  auto* run_start = reinterpret_cast<std::uint16_t*>(smem + 2 * buffer_words);
-  tile_cursor cursor_now, cursor_next;
-  tile_job now = prepare_tile(w, a, cursor_now, begin);
-  plan_copy<Warp, U>(w, cursor_now, now, smem);
-  w.commit();
-  cursor_next = cursor_now;
-  tile_job next;
-  if (begin + 1 < end) next = prepare_tile(w, a, cursor_next, begin + 1);
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  auto& fr = *reinterpret_cast<decode_frame*>(smem);
+  std::uint32_t* buffers = smem + decode_frame_words;
+  std::uint32_t const words = buffer_words(8 * sizeof(U), a.tile_segments);
+  std::uint32_t* stage = buffers + 2 * words;
+  bool started = false;  // tile t is on its way into buffer b (it was the previous round's next)
+  std::uint32_t b = 0;
   for (std::uint64_t t = begin; t < end; ++t) {
-    std::uint32_t const b = static_cast<std::uint32_t>((t - begin) % 2);
-    tile_cursor const cursor_after_now = cursor_next;
-    if (t + 1 < end) plan_copy<Warp, U>(w, cursor_next, next, smem + (b ^ 1) * buffer_words);
-    w.commit();
-    tile_job after;
-    tile_cursor cursor_after = cursor_next;
-    if (t + 2 < end) after = prepare_tile(w, a, cursor_after, t + 2);
-    w.wait_copies(1);  // this tile's copy has landed; the next one's may still be on its way
-    if (now.kind != tile_job::skip) {
-      std::uint32_t* tile = smem + b * buffer_words;
-      std::uint32_t const guard = now.fits ? static_cast<std::uint32_t>(now.w1 - now.w0) : 0;
-      if (w.lane < 4) tile[guard + w.lane] = 0;
-      w.sync();
-      std::uint64_t sum = 0;
-      bool const ok = decode_tile<Warp, U>(w, a, cursor_now, now, tile, tile + tile_buffer_words(width_bits, a.tile_segments),
-                                           run_start, sum);
-      if (!ok && w.lane == 0) w.store_status(a.status + now.f, frame_status::corrupt_payload);
-      carrier.add(w, a.sums, now.f, sum);
+    if (t == begin || t >= fr.last) enter_frame(w, a, fr, t);
+    tile_job j;
+    if (!fr.ok || !job_of(a, fr, t, j)) continue;
+    frame_layout const& L = fr.layout;
+    U* out = static_cast<U*>(a.targets[fr.f].values) + j.s0 * segment_values;
+    std::uint64_t sum = 0;
+    bool ok = true;
+    if (L.kind == scheme::raw) {
+      std::uint64_t const A = j.s0 * segment_values * rw;
+      sum = copy_range<8>(w, fr.payload + A, std::uint64_t{j.values} * rw, reinterpret_cast<std::uint32_t*>(out), A,
+                          L.count * rw, true);
+    } else {
+      decode_buffer const now(buffers + b * words);
+      if (!started) start_tile<Warp, U>(w, fr, j, now);
+      tile_job next;
+      bool const ahead = t + 1 < end && t + 1 < fr.last && job_of(a, fr, t + 1, next);
+      if (ahead) start_tile<Warp, U>(w, fr, next, decode_buffer(buffers + (b ^ 1) * words));
+      w.wait_copies(ahead ? 1 : 0);  // tile t has landed
+      ok = decode_tile<Warp, U>(w, fr, now, stage, out, sum);
+      w.sync();  // the buffer takes the tile after next
+      started = ahead;
+      b ^= ahead ? 1 : 0;
     }
-    w.sync();  // this buffer takes the tile after next
-    now = next;
-    cursor_now = cursor_after_now;
-    next = after;
-    cursor_next = cursor_after;
+    if (!ok && w.lane == 0) w.store_status(a.status + fr.f, frame_status::corrupt_payload);
+    carrier.add(w, a.sums, fr.f, sum);
   }
 }
 
