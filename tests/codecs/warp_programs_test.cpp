@@ -260,23 +260,30 @@ void expect_same_frames_as_cpu(const batch& b) {
 }
 
 // Decodes `frames` with the emulated programs into per-frame buffers filled with 0x33 first.
+// With `unaligned`, each target starts one value after a 16-byte boundary (the decoder then
+// writes its values one by one instead of regrouping them); the returned buffers hold the
+// values from their start either way.
 std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> emulated_decode(
-    const batch& b, const std::vector<std::byte>& frames, std::span<const std::uint64_t> offsets, std::uint32_t g) {
+    const batch& b, const std::vector<std::byte>& frames, std::span<const std::uint64_t> offsets, std::uint32_t g,
+    bool unaligned = false) {
   std::vector<std::vector<std::byte>> out;
   std::vector<zs::decode_target> targets;
+  std::vector<std::size_t> skip;
   for (auto const& s : b.sources) {
-    out.emplace_back(s.raw_bytes(), std::byte{0x33});
+    skip.push_back(unaligned && zs::is_integer(s.type) ? zs::value_width(s.type) : 0);
+    out.emplace_back(s.raw_bytes() + skip.back(), std::byte{0x33});
   }
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
-    targets.push_back({b.sources[f].type, b.sources[f].count, out[f].data()});
+    targets.push_back({b.sources[f].type, b.sources[f].count, out[f].data() + skip[f]});
   }
   auto status = emulated::decode(frames.data(), offsets, targets, g);
+  for (std::size_t f = 0; f < out.size(); ++f) out[f].erase(out[f].begin(), out[f].begin() + skip[f]);
   return {std::move(status), std::move(out)};
 }
 
-void expect_decodes_cpu_frames(const batch& b, std::uint32_t g) {
+void expect_decodes_cpu_frames(const batch& b, std::uint32_t g, bool unaligned = false) {
   cpu_frames const cpu = cpu_encode(b);
-  auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g);
+  auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g, unaligned);
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     ASSERT_EQ(status[f], zs::frame_status::ok) << "frame " << f << ": " << zs::to_string(status[f]);
     if (b.sources[f].count == 0) continue;
@@ -304,6 +311,15 @@ TEST(BitpackPrograms, DecoderReadsTheCpuFramesWithEveryTileSize) {
   for (std::uint32_t g : {1U, 2U}) {
     SCOPED_TRACE("segments per tile " + std::to_string(g));
     expect_decodes_cpu_frames(b, g);
+  }
+}
+
+// Targets off a 16-byte boundary take the decoder's other store path.
+TEST(BitpackPrograms, DecoderWritesTargetsOffSixteenByteBoundaries) {
+  auto const b = mixed_batch();
+  for (std::uint32_t g : {1U, 2U}) {
+    SCOPED_TRACE("segments per tile " + std::to_string(g));
+    expect_decodes_cpu_frames(b, g, true);
   }
 }
 

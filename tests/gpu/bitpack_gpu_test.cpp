@@ -84,17 +84,20 @@ frames gpu_encode(const batch& b, cudaStream_t stream) {
 }
 
 // Decodes `in` on the GPU into targets pre-filled with 0x33; returns statuses and the targets.
+// With `unaligned`, each target starts one value after a 16-byte boundary, where the decoder
+// cannot regroup its stores into 16-byte ones.
 std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> gpu_decode(
-    const zs::codec& c, const batch& b, const frames& in, cudaStream_t stream) {
+    const zs::codec& c, const batch& b, const frames& in, cudaStream_t stream, bool unaligned = false) {
   std::size_t const n = b.device_sources.size();
   zs::device_buffer frames_d(in.bytes.size(), stream);
   zs::copy_async(frames_d.data(), in.bytes.data(), in.bytes.size(), stream);
   std::vector<zs::device_buffer> outs;
   std::vector<zs::decode_target> targets;
   for (auto const& s : b.device_sources) {
-    outs.emplace_back(s.raw_bytes(), stream);
-    if (s.raw_bytes() != 0) ZS_CUDA_TRY(cudaMemsetAsync(outs.back().data(), 0x33, s.raw_bytes(), stream));
-    targets.push_back({s.type, s.count, outs.back().data()});
+    std::size_t const skip = unaligned ? zs::value_width(s.type) : 0;
+    outs.emplace_back(s.raw_bytes() + skip, stream);
+    if (s.raw_bytes() != 0) ZS_CUDA_TRY(cudaMemsetAsync(outs.back().data(), 0x33, s.raw_bytes() + skip, stream));
+    targets.push_back({s.type, s.count, outs.back().as<std::byte>() + skip});
   }
   zs::device_buffer status(n * sizeof(zs::frame_status), stream);
   zs::device_buffer temp(c.decode_temp_bytes(targets), stream);
@@ -102,7 +105,7 @@ std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> gp
                  temp.size(), stream);
   auto statuses = to_host<zs::frame_status>(status.data(), n, stream);
   std::vector<std::vector<std::byte>> values;
-  for (std::size_t f = 0; f < n; ++f) values.push_back(to_host<std::byte>(outs[f].data(), b.device_sources[f].raw_bytes(), stream));
+  for (std::size_t f = 0; f < n; ++f) values.push_back(to_host<std::byte>(targets[f].values, b.device_sources[f].raw_bytes(), stream));
   return {std::move(statuses), std::move(values)};
 }
 
@@ -206,6 +209,26 @@ TEST(BitpackGpuBatch, ManySmallFramesOfMixedTypesInOneBatch) {
   b.add(b32, 333, stream);
   b.add(c, 7, stream);
   check_against_cpu(b, stream);
+}
+
+TEST(BitpackGpuBatch, TargetsOffSixteenByteBoundaries) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::vector<std::int32_t> a(50000);
+  std::vector<std::uint64_t> d(30000);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::int32_t>(3 * i) - 7000;
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = (std::uint64_t{1} << 40) + (i % 1000) * 9;
+  batch b;
+  b.add(a, 3, stream);
+  b.add(d, 2, stream);
+  frames const cpu = cpu_encode(b);
+  for (auto const& config : all_configs) {
+    zs::codecs::bitpack_codec const codec(config);
+    auto const [status, values] = gpu_decode(codec, b, cpu, stream, true);
+    std::string const who = "GPU decoding into unaligned targets, D = " + std::to_string(config.blocks_per_tile) +
+                            ", threads = " + std::to_string(config.threads);
+    expect_original_values(b, status, values, who.c_str());
+  }
 }
 
 TEST(BitpackGpuBatch, LargeFramesOfManySegments) {
