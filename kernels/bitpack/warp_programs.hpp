@@ -367,6 +367,7 @@ struct segment_stats {
   U rfor_ref;
   std::uint32_t runs, min_length, value_bits, length_bits;
   std::uint32_t block_offset[4];  // packing layout of the scheme being packed
+  std::uint64_t layout[2];        // block_layout of for and of dfor
 };
 
 /// Where position p of a segment sits in a staging array: a gap after every 16 values, so that
@@ -499,8 +500,21 @@ ZS_UNROLL
   std::uint32_t const value_bits = bit_width(static_cast<U>(ghi - glo));
   std::uint32_t const length_bits = bit_width(lhi - llo);
 
-  words[0] = w.shfl(for_block, 0) + w.shfl(for_block, 8) + w.shfl(for_block, 16) + w.shfl(for_block, 24);
-  words[1] = rw + w.shfl(dfor_block, 0) + w.shfl(dfor_block, 8) + w.shfl(dfor_block, 16) + w.shfl(dfor_block, 24);
+  // Block i's words (0 past m) from lane 8 i; their running sums place the blocks.
+  std::uint32_t for_words = 0, dfor_words = rw;
+  std::uint64_t for_layout = 0, dfor_layout = 0;
+ZS_UNROLL
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    std::uint32_t const fw_i = w.shfl(for_block, 8 * i), dw_i = w.shfl(dfor_block, 8 * i);
+    if (fw_i != 0) {
+      for_layout |= std::uint64_t{for_words} << (16 * i);
+      dfor_layout |= std::uint64_t{dfor_words} << (16 * i);
+    }
+    for_words += fw_i;
+    dfor_words += dw_i;
+  }
+  words[0] = for_words;
+  words[1] = dfor_words;
   words[2] = static_cast<std::uint32_t>(rfor_block_words({runs, llo, value_bits, length_bits}, 8 * sizeof(U)));
 
   segment_stats<U>& st = sm.st;
@@ -512,6 +526,8 @@ ZS_UNROLL
   }
   if (lane == 0) {
     st.m = m;
+    st.layout[0] = for_layout;
+    st.layout[1] = dfor_layout;
     st.dfor_first = x[0];
     st.rfor_ref = static_cast<U>(glo ^ flip);
     st.runs = runs;
@@ -544,19 +560,11 @@ ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexc
   return kind == scheme::rfor ? 1 : (m + block_values - 1) / block_values;
 }
 
-/// Offsets of a segment's blocks inside its encoding in `kind`, packed 16 bits each.
+/// Offsets of a segment's blocks inside its encoding in `kind`, packed 16 bits each (analyze
+/// found them).
 template <typename U>
 ZS_HD inline std::uint64_t block_layout(const segment_stats<U>& st, scheme kind) {
-  constexpr std::uint32_t rw = sizeof(U) / 4;
-  if (kind == scheme::rfor) return 0;
-  bool const delta = kind == scheme::dfor;
-  std::uint32_t off = delta ? rw : 0;
-  std::uint64_t layout = 0;
-  for (std::uint32_t i = 0; i < segment_blocks(kind, st.m); ++i) {
-    layout |= std::uint64_t{off} << (16 * i);
-    off += rw + 1 + widths_sum(delta ? st.dfor_widths[i] : st.for_widths[i]);
-  }
-  return layout;
+  return kind == scheme::rfor ? 0 : st.layout[kind == scheme::dfor ? 1 : 0];
 }
 
 ZS_HD constexpr std::uint32_t layout_offset(std::uint64_t layout, std::uint32_t i) noexcept {
@@ -802,6 +810,7 @@ ZS_WARP_FN void read_input(Warp& w, std::uint32_t m, const encode_smem<U>& sm, U
 ZS_UNROLL
   for (unsigned q = 0; q < per; ++q) unpack_word4(row[q], x + values_per_chunk * q);
   std::uint32_t const p0 = w.lane * lane_values;
+  if (p0 + lane_values <= m) return;
 ZS_UNROLL
   for (unsigned k = 0; k < lane_values; ++k) {
     if (p0 + k >= m) x[k] = 0;
@@ -937,37 +946,37 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
 /// Copies the n words at `src` (global memory), words [A, A + n) of a payload of T words, to
 /// dst[0..n), and returns this lane's sum of the checksum terms that range owns. The term that
 /// straddles its end is included when `past_end` (src[n] may be read: decoding), else left to
-/// the seam pass (encoding, where the next range is still being written). The words go through
-/// registers, 32 x Regs at a time, all loads of a round issued together.
+/// the seam pass (encoding, where the next range is still being written). Lane l takes the
+/// checksum's 64-bit words A / 2 + l, + 32, ...: both halves of a term in one lane, so every
+/// lane hashes; Regs words a lane per round, all loads of a round issued together.
 template <unsigned Regs, class Warp>
 ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint64_t n, std::uint32_t* dst,
                                     std::uint64_t A, std::uint64_t T, bool past_end) {
+  static_assert(Regs % 2 == 0);
+  constexpr unsigned pairs = Regs / 2;
   std::uint64_t sum = 0;
-  std::uint32_t const lane = w.lane;
-  for (std::uint64_t base = 0; base < n; base += warp_lanes * Regs) {
-    std::uint32_t r[Regs];
+  std::uint64_t const end = A + n;
+  for (std::uint64_t k0 = A / 2 + w.lane; 2 * k0 < end; k0 += warp_lanes * pairs) {
+    std::uint32_t lo[pairs], hi[pairs];
 ZS_UNROLL
-    for (unsigned t = 0; t < Regs; ++t) {
-      std::uint64_t const q = base + lane + warp_lanes * t;
-      r[t] = q < n ? src[q] : 0;
+    for (unsigned t = 0; t < pairs; ++t) {
+      std::uint64_t const i = 2 * (k0 + warp_lanes * t);  // payload word of the term's low half
+      lo[t] = i >= A && i < end ? src[i - A] : 0;
+      hi[t] = i + 1 >= A && i + 1 < end ? src[i + 1 - A] : 0;
     }
 ZS_UNROLL
-    for (unsigned t = 0; t < Regs; ++t) {
-      std::uint64_t const q = base + lane + warp_lanes * t;
-      std::uint32_t const right = w.shfl_down(r[t], 1);                       // word q + 1, lanes 0..30
-      std::uint32_t const wrap = t + 1 < Regs ? w.shfl(r[t + 1 < Regs ? t + 1 : t], 0) : 0;  // lane 31's
-      if (q >= n) continue;
-      dst[q] = r[t];
-      std::uint64_t const i = A + q;
-      if (i % 2 != 0) continue;
-      std::uint32_t hi = 0;
-      if (q + 1 < n) {
-        hi = lane + 1 < warp_lanes ? right : (t + 1 < Regs ? wrap : src[q + 1]);
-      } else if (i + 1 < T) {
+    for (unsigned t = 0; t < pairs; ++t) {
+      std::uint64_t const k = k0 + warp_lanes * t;
+      std::uint64_t const i = 2 * k;
+      if (i >= end) break;
+      if (i >= A) dst[i - A] = lo[t];
+      if (i + 1 < end) dst[i + 1 - A] = hi[t];
+      if (i < A) continue;  // the low half belongs to the range before
+      if (i + 1 >= end && i + 1 < T) {
         if (!past_end) continue;  // straddles into the next range: a seam
-        hi = src[q + 1];
+        hi[t] = src[n];
       }
-      sum += hash::term(i / 2, r[t] | (std::uint64_t{hi} << 32));
+      sum += hash::term(k, lo[t] | (std::uint64_t{hi[t]} << 32));
     }
   }
   return sum;
