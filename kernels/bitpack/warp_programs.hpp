@@ -674,14 +674,16 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
   std::uint32_t first = 0;
   std::uint64_t acc = 0;
   bool const whole = p0 + lane_values <= m;  // no bounds checks per value
-ZS_UNROLL
-  for (unsigned k = 0; k < lane_values; ++k) {
+  auto const field = [&](unsigned k) -> std::uint32_t {
     std::uint32_t const p = p0 + k;
     std::uint32_t const v = delta ? x[k] - (k == 0 ? lf.before : x[k - 1]) : x[k];
     bool const no_difference = delta && k == 0 && p == 0;  // dfor: position 0 holds none
-    std::uint32_t const field = (whole || p < m) && !no_difference ? v - ref : 0;
-    acc |= static_cast<std::uint64_t>(field) << have;
-    have += bits;
+    return (whole || p < m) && !no_difference ? v - ref : 0;
+  };
+  // Appends `f` (at most 32 bits, `b` wide) to the stream; a word is complete at most once.
+  auto const append = [&](std::uint32_t f, std::uint32_t b) {
+    acc |= static_cast<std::uint64_t>(f) << have;
+    have += b;
     if (have >= 32) {
       auto const value = static_cast<std::uint32_t>(acc);
       if (pending) {
@@ -694,6 +696,14 @@ ZS_UNROLL
       acc >>= 32;
       have -= 32;
     }
+  };
+  // Where no lane's width exceeds 16, fields go in pairs: half the appends.
+  if (warp_max(w, bits) <= 16) {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; k += 2) append(field(k) | (field(k + 1) << bits), 2 * bits);
+  } else {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) append(field(k), bits);
   }
   std::uint32_t const left = w.shfl_up(static_cast<std::uint32_t>(acc), 1);
   if (half == 1 && bits % 2 == 1 && exists) out[shared_word] = first | left;
