@@ -482,15 +482,17 @@ ZS_UNROLL
   lf.heads = heads;
   lf.runs_before = through - count;
   lf.next_head = min_of(next, m);
+  // A run reaches the next head: walking down from the lane's last position, that is the head
+  // seen last (or, above them all, next_head).
   std::uint32_t llo = 0xffffffffU, lhi = 0;
+  std::uint32_t above = lf.next_head;
 ZS_UNROLL
-  for (unsigned k = 0; k < lane_values; ++k) {
+  for (int k = lane_values - 1; k >= 0; --k) {
     if ((heads >> k) & 1U) {
-      std::uint32_t const rest = heads >> k >> 1;
-      std::uint32_t const end = rest != 0 ? p0 + k + 1 + lowest_bit(rest) : lf.next_head;
-      std::uint32_t const length = end - (p0 + k);
+      std::uint32_t const length = above - (p0 + k);
       llo = min_of(llo, length);
       lhi = max_of(lhi, length);
+      above = p0 + k;
     }
   }
   llo = warp_min(w, llo);
@@ -716,8 +718,15 @@ ZS_WARP_FN void write_encoding(Warp& w, const U (&x)[lane_values], const lane_fa
                                encode_smem<U>& sm, std::uint32_t n, std::uint32_t* out) {
   if constexpr (sizeof(U) == 4) {
     if (kind != scheme::rfor) {
+      // Packed into shared memory first (sm.stage, free on this path): each lane's words are
+      // scattered over the encoding, and one word a lane at a time to global memory would touch
+      // several cache lines per store; the copy after writes consecutive words.
+      static_assert(sizeof(sm.stage) >= 4 * (1 + tile_blocks * (2 + miniblocks * 32)), "a dfor segment's words");
+      auto* packed = reinterpret_cast<std::uint32_t*>(sm.stage);
       stage(w, x, lf, kind, sm, false);
-      pack_lanes(w, x, lf, kind, sm.st, out);
+      pack_lanes(w, x, lf, kind, sm.st, packed);
+      w.sync();
+      for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = packed[q];
       w.sync();
       return;
     }
