@@ -366,7 +366,6 @@ struct segment_stats {
   std::uint32_t dfor_widths[4];
   U rfor_ref;
   std::uint32_t runs, min_length, value_bits, length_bits;
-  std::uint32_t block_offset[4];  // packing layout of the scheme being packed
   std::uint64_t layout[2];        // block_layout of for and of dfor
 };
 
@@ -397,6 +396,20 @@ struct lane_facts {
   std::uint32_t runs_before; // runs starting in lower lanes
   std::uint32_t next_head;   // first run start after the lane's positions, or m
 };
+
+/// Calls f(k, length) for each run that starts in this lane (bit k of `heads`), from the last
+/// down: a run reaches the head above it, or `next_head` for the lane's last run.
+template <class F>
+ZS_WARP_FN void for_each_run(std::uint32_t heads, std::uint32_t p0, std::uint32_t next_head, F f) {
+  std::uint32_t above = next_head;
+ZS_UNROLL
+  for (int k = lane_values - 1; k >= 0; --k) {
+    if ((heads >> k) & 1U) {
+      f(static_cast<unsigned>(k), above - (p0 + k));
+      above = p0 + k;
+    }
+  }
+}
 
 /// Exact data words of for, dfor and rfor for the m values the lanes hold (words[0..3), the
 /// same in every lane), with the references and widths packing needs in sm.st. `flip` maps the
@@ -482,19 +495,11 @@ ZS_UNROLL
   lf.heads = heads;
   lf.runs_before = through - count;
   lf.next_head = min_of(next, m);
-  // A run reaches the next head: walking down from the lane's last position, that is the head
-  // seen last (or, above them all, next_head).
   std::uint32_t llo = 0xffffffffU, lhi = 0;
-  std::uint32_t above = lf.next_head;
-ZS_UNROLL
-  for (int k = lane_values - 1; k >= 0; --k) {
-    if ((heads >> k) & 1U) {
-      std::uint32_t const length = above - (p0 + k);
-      llo = min_of(llo, length);
-      lhi = max_of(lhi, length);
-      above = p0 + k;
-    }
-  }
+  for_each_run(heads, p0, lf.next_head, [&](unsigned, std::uint32_t length) {
+    llo = min_of(llo, length);
+    lhi = max_of(lhi, length);
+  });
   llo = warp_min(w, llo);
   lhi = warp_max(w, lhi);
   U const glo = warp_min(w, lo);
@@ -576,11 +581,9 @@ ZS_HD constexpr std::uint32_t layout_offset(std::uint64_t layout, std::uint32_t 
 /// Puts in shared memory what word() reads to encode in `kind`, then meets the warp.
 template <class Warp, typename U>
 ZS_WARP_FN void stage(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
-                      encode_smem<U>& sm, bool fields = true) {
+                      encode_smem<U>& sm) {
   std::uint32_t const p0 = w.lane * lane_values;
-  if (!fields) {
-    // Only the block layout.
-  } else if (kind == scheme::for_) {
+  if (kind == scheme::for_) {
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) sm.stage[staged(p0 + k)] = x[k];
   } else if (kind == scheme::dfor) {
@@ -589,21 +592,12 @@ ZS_UNROLL
       sm.stage[staged(p0 + k)] = static_cast<U>(x[k] - (k == 0 ? lf.before : x[k - 1]));
     }
   } else {
-    std::uint32_t r = lf.runs_before;
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) {
-      if ((lf.heads >> k) & 1U) {
-        std::uint32_t const rest = lf.heads >> k >> 1;
-        std::uint32_t const end = rest != 0 ? p0 + k + 1 + lowest_bit(rest) : lf.next_head;
-        sm.stage[r] = x[k];
-        sm.lengths[r] = end - (p0 + k);
-        ++r;
-      }
-    }
-  }
-  if (w.lane == 0) {
-    std::uint64_t const layout = block_layout(sm.st, kind);
-    for (std::uint32_t i = 0; i < 4; ++i) sm.st.block_offset[i] = layout_offset(layout, i);
+    std::uint32_t r = lf.runs_before + bit_count(lf.heads);  // after the lane's last run
+    for_each_run(lf.heads, p0, lf.next_head, [&](unsigned k, std::uint32_t length) {
+      --r;
+      sm.stage[r] = x[k];
+      sm.lengths[r] = length;
+    });
   }
   w.sync();
 }
@@ -630,8 +624,9 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
   if (delta && q < rw) return reference_word(st.dfor_first, q);
   std::uint32_t const blocks = segment_blocks(kind, m);
   std::uint32_t i = 0;
-  while (i + 1 < blocks && st.block_offset[i + 1] <= q) ++i;
-  std::uint32_t l = q - st.block_offset[i];
+  std::uint64_t const layout = block_layout(st, kind);
+  while (i + 1 < blocks && layout_offset(layout, i + 1) <= q) ++i;
+  std::uint32_t l = q - layout_offset(layout, i);
   U const ref = delta ? st.dfor_ref[i] : st.for_ref[i];
   std::uint32_t const widths = delta ? st.dfor_widths[i] : st.for_widths[i];
   if (l < rw) return reference_word(ref, l);
@@ -648,7 +643,7 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
 }
 
 /// Packs the for or dfor encoding of a segment of 32-bit values straight from the lanes'
-/// registers into out (the layout from stage(), which ran): lane l packs its 16 fields into
+/// registers into out (the block layout from the analysis): lane l packs its 16 fields into
 /// the words of its half miniblock, and where a width is odd, the word the two halves share
 /// is joined with a shuffle.
 template <class Warp>
@@ -663,10 +658,11 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
   std::uint32_t const ref = delta ? st.dfor_ref[block] : st.for_ref[block];
   std::uint32_t const widths = delta ? st.dfor_widths[block] : st.for_widths[block];
   std::uint32_t const bits = width_of(widths, j);
-  std::uint32_t const begin = st.block_offset[block] + 2 + widths_before(widths, j);
+  std::uint32_t const block_start = layout_offset(block_layout(st, kind), block);
+  std::uint32_t const begin = block_start + 2 + widths_before(widths, j);
   if (lane % 8 == 0 && exists) {
-    out[st.block_offset[block]] = ref;
-    out[st.block_offset[block] + 1] = widths;
+    out[block_start] = ref;
+    out[block_start + 1] = widths;
   }
   if (delta && lane == 0) out[0] = st.dfor_first;
   std::uint32_t word = begin + half * lane_values * bits / 32;
@@ -723,7 +719,6 @@ ZS_WARP_FN void write_encoding(Warp& w, const U (&x)[lane_values], const lane_fa
       // several cache lines per store; the copy after writes consecutive words.
       static_assert(sizeof(sm.stage) >= 4 * (1 + tile_blocks * (2 + miniblocks * 32)), "a dfor segment's words");
       auto* packed = reinterpret_cast<std::uint32_t*>(sm.stage);
-      stage(w, x, lf, kind, sm, false);
       pack_lanes(w, x, lf, kind, sm.st, packed);
       w.sync();
       for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = packed[q];
