@@ -96,6 +96,15 @@ __global__ void index_kernel(const std::uint64_t* chunks, std::uint64_t num_fram
 }
 
 template <typename U>
+__global__ void ZS_WARP_KERNEL_BOUNDS sample_kernel(prog::encode_args a, std::uint64_t segments) {
+  extern __shared__ __align__(16) unsigned char encode_shared[];
+  auto& sm = reinterpret_cast<prog::encode_smem<U>*>(encode_shared)[threadIdx.x / 32];
+  cuda_warp w;
+  warp_range const r = range_of_warp(segments);
+  prog::sample_range(w, a, r.begin, r.end, sm);
+}
+
+template <typename U>
 __global__ void ZS_WARP_KERNEL_BOUNDS analyze_kernel(prog::encode_args a, std::uint64_t segments) {
   extern __shared__ __align__(16) unsigned char encode_shared[];
   auto& sm = reinterpret_cast<prog::encode_smem<U>*>(encode_shared)[threadIdx.x / 32];
@@ -188,6 +197,15 @@ void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t unit
   observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, threads, bytes, stream>>>(args...); });
 }
 
+// Pass 1 and the sample pass before it share the analyze geometry.
+template <typename U>
+void sample_class(const launch_choice& analyze, const prog::encode_args& a, std::uint64_t segments,
+                   cudaStream_t stream) {
+  if (segments == 0) return;
+  expect_params(analyze, kernel_id::bitpack_analyze);
+  launch_warps(sample_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
+}
+
 template <typename U>
 void analyze_class(const launch_choice& analyze, const prog::encode_args& a, std::uint64_t segments,
                    cudaStream_t stream) {
@@ -252,9 +270,10 @@ std::size_t scan_temp_bytes(std::uint64_t segments) {
 void encode(const encode_plan& plan, cudaStream_t stream) {
   auto const& b = plan.batch;
   if (b.num_frames == 0) return;
-  prog::encode_args a{b.sources,     b.frames,      b.frame_offsets,     b.num_frames, nullptr,
-                      nullptr,       plan.seg_first, plan.sizes,         plan.offsets, plan.segment_scheme,
-                      plan.layouts,  plan.choice,   nullptr,             b.sums};
+  std::uint64_t const segments = plan.segments32 + plan.segments64;
+  prog::encode_args a{b.sources,    b.frames,     b.frame_offsets, b.num_frames,  nullptr,      nullptr,
+                      plan.seg_first, plan.sizes, plan.offsets,    plan.samples,  nullptr,      plan.slot_at,
+                      plan.layouts, plan.choice,  b.sums};
   prog::encode_args a32 = a, a64 = a;
   a32.chunks = plan.chunks32;
   a32.chunk_frame = plan.chunk_frame32;
@@ -263,17 +282,19 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   a64.chunk_frame = plan.chunk_frame64;
   a64.slots = plan.slots64;
 
+  ZS_CUDA_TRY(cudaMemsetAsync(plan.samples, 0, b.num_frames * sizeof(prog::scheme_words), stream));
   launch_per_item(index_kernel, plan.segments32, stream, plan.chunks32, std::uint64_t{b.num_frames},
                   plan.segments32, plan.chunk_frame32);
   launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
                   plan.segments64, plan.chunk_frame64);
 
+  sample_class<std::uint32_t>(plan.analyze32, a32, plan.segments32, stream);
+  sample_class<std::uint64_t>(plan.analyze64, a64, plan.segments64, stream);
   analyze_class<std::uint32_t>(plan.analyze32, a32, plan.segments32, stream);
   analyze_class<std::uint64_t>(plan.analyze64, a64, plan.segments64, stream);
 
   // offsets[0] = 0, offsets[1 + s] = sizes[0] + ... + sizes[s]: per-frame totals and each
   // segment's place inside its frame's data section come out of one scan.
-  std::uint64_t const segments = plan.segments32 + plan.segments64;
   ZS_CUDA_TRY(cudaMemsetAsync(plan.offsets, 0, sizeof(prog::scheme_words), stream));
   if (segments > 0) {
     std::size_t bytes = plan.scan_temp_bytes;

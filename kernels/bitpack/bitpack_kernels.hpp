@@ -54,7 +54,8 @@ struct encode_plan {
   const std::uint64_t* seg_first;          // per frame: its first segment, 32-bit frames' first
   zs::bitpack::gpu::scheme_words* sizes;   // segments32 + segments64
   zs::bitpack::gpu::scheme_words* offsets; // segments32 + segments64 + 1
-  std::uint8_t* segment_scheme;            // segments32 + segments64
+  zs::bitpack::gpu::scheme_words* samples; // num_frames (zeroed by encode)
+  std::uint64_t* slot_at;                  // segments32 + segments64
   std::uint64_t* layouts;                  // segments32 + segments64
   std::uint8_t* choice;                    // num_frames
   std::uint32_t* slots32;                  // segments32 x slot_words(32)
@@ -65,7 +66,7 @@ struct encode_plan {
   launch_choice pack32, pack64;        // kernel_id::bitpack_pack
 };
 
-/// Words of one segment's temp slot for values of `width_bits` bits.
+/// Words of one segment's share of pass 1's slot pool for values of `width_bits` bits.
 std::uint32_t slot_words(std::uint32_t width_bits);
 /// Bytes of one per-segment scheme_words entry.
 std::size_t scheme_words_bytes();

@@ -26,9 +26,10 @@
 //
 // Encoding, per batch (bitpack_kernels.cu has the launch sequence):
 //   index:   per segment, its frame;
-//   analyze: per segment, the exact data words of for, dfor and rfor, and one encoding kept in
-//            a slot when it takes at most half the raw size: the scheme the frame is likely to
-//            choose (scheme_guess);
+//   sample:  per frame, the exact data words of for, dfor and rfor summed over every
+//            sample_stride-th segment: the scheme the frame will likely choose (frame_guess);
+//   analyze: per segment, the exact data words of for, dfor and rfor, and its encoding in the
+//            frame's guessed scheme kept in its warp's slot pool (slot_pool);
 //   scan:    a device-wide sum over the segments' sizes (CUB);
 //   choose:  per frame, the smallest scheme and the header fields;
 //   pack:    per segment whose slot holds its frame's scheme (or of a raw frame): its words
@@ -75,12 +76,14 @@ ZS_HD constexpr std::uint32_t max_segment_words(std::uint32_t width_bits) noexce
   return 1 + reference_words(width_bits) + 16 * width_bits + 144;
 }
 
-/// A segment's encoding is kept between the passes when it takes at most this many words:
-/// half its raw size. Re-reading the input costs one raw size; keeping costs twice the kept
-/// size (written, then read), so keeping pays exactly below half.
+/// Pass 1 keeps a warp's encodings in a pool of this many words per segment: half the raw
+/// size. Re-reading the input costs one raw size; keeping costs twice the kept size (written,
+/// then read); and a pool this size holds every encoding of data that compresses 2x.
 ZS_HD constexpr std::uint32_t slot_words(std::uint32_t width_bits) noexcept {
   return segment_values * width_bits / 32 / 2;
 }
+/// encode_args::slot_at of a segment pass 1 did not keep.
+inline constexpr std::uint64_t no_slot = ~std::uint64_t{0};
 
 /// Data words per segment of each scheme (for, dfor, rfor); the encoder scans these.
 struct scheme_words {
@@ -556,12 +559,6 @@ ZS_HD inline std::uint32_t fewest_words(const T (&words)[3]) noexcept {
   return best;
 }
 
-/// The scheme with the fewest data words when it takes at most a slot, else raw (0).
-ZS_HD inline std::uint32_t kept_scheme(const std::uint32_t (&words)[3], std::uint32_t width_bits) noexcept {
-  std::uint32_t const best = fewest_words(words);
-  return words[best - 1] <= slot_words(width_bits) ? best : 0;
-}
-
 /// Blocks of a segment of m values in scheme `kind`.
 ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexcept {
   return kind == scheme::rfor ? 1 : (m + block_values - 1) / block_values;
@@ -707,30 +704,6 @@ ZS_UNROLL
   if (half == 1 && bits % 2 == 1 && exists) out[shared_word] = first | left;
 }
 
-/// Writes the segment's encoding in `kind` (n data words) to out[0..n), global or shared
-/// memory; the analysis (sm.st) ran. Ends with the warp met.
-template <class Warp, typename U>
-ZS_WARP_FN void write_encoding(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
-                               encode_smem<U>& sm, std::uint32_t n, std::uint32_t* out) {
-  if constexpr (sizeof(U) == 4) {
-    if (kind != scheme::rfor) {
-      // Packed into shared memory first (sm.stage, free on this path): each lane's words are
-      // scattered over the encoding, and one word a lane at a time to global memory would touch
-      // several cache lines per store; the copy after writes consecutive words.
-      static_assert(sizeof(sm.stage) >= 4 * (1 + tile_blocks * (2 + miniblocks * 32)), "a dfor segment's words");
-      auto* packed = reinterpret_cast<std::uint32_t*>(sm.stage);
-      pack_lanes(w, x, lf, kind, sm.st, packed);
-      w.sync();
-      for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = packed[q];
-      w.sync();
-      return;
-    }
-  }
-  stage(w, x, lf, kind, sm);
-  for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = encoded_word(sm, kind, q);
-  w.sync();
-}
-
 // --- encoding: the passes --------------------------------------------------------------------
 
 struct encode_args {
@@ -743,10 +716,11 @@ struct encode_args {
   const std::uint64_t* seg_first;    // per frame: batch-wide index of its first segment
   scheme_words* sizes;               // per segment (batch-wide)
   const scheme_words* offsets;       // inclusive scan of sizes after a leading zero
-  std::uint8_t* segment_scheme;      // per segment: scheme kept in its slot, 0 for none
-  std::uint64_t* layouts;            // per segment: block_layout of the kept scheme
+  scheme_words* samples;             // per frame: sizes summed over its sampled segments (zeroed)
+  std::uint32_t* slots;              // this width class: slot_words per segment, pooled per warp
+  std::uint64_t* slot_at;            // per segment: where in slots pass 1 kept it, or no_slot
+  std::uint64_t* layouts;            // per segment: block_layout of its kept encoding
   std::uint8_t* choice;              // per frame: the chosen scheme
-  std::uint32_t* slots;              // this width class: slot_words per chunk
   std::uint64_t* sums;               // per frame: checksum terms (zeroed by the caller)
 };
 
@@ -831,43 +805,104 @@ ZS_UNROLL
   }
 }
 
-/// Which encoding pass 1 keeps. Pass 2 copies a slot only when it holds the frame's scheme, so
-/// the guess is the frame's: the scheme with the fewest words over the segments of the frame
-/// this warp has analysed so far, this one included (a warp's segments are consecutive, and
-/// real columns change character slowly). Kept when it fits a slot; else the segment's own
-/// best when that fits; else nothing.
-struct scheme_guess {
-  std::uint32_t frame = 0xffffffffU;
-  std::uint64_t words[3] = {0, 0, 0};
+/// words[kind - 1], without indexing the array with a run-time value (which would put it in
+/// local memory).
+ZS_HD inline std::uint32_t words_of(const std::uint32_t (&words)[3], scheme kind) noexcept {
+  return kind == scheme::for_ ? words[0] : (kind == scheme::dfor ? words[1] : words[2]);
+}
 
-  ZS_HD std::uint32_t keep(std::uint32_t f, const std::uint32_t (&seg)[3], std::uint32_t width_bits) {
-    if (f != frame) {
-      frame = f;
-      for (auto& t : words) t = 0;
+/// Every how many segments of a frame of `segments` the sample pass analyses one: about 64
+/// segments spread over a large frame, and at least every 8th of a small one.
+ZS_HD constexpr std::uint64_t sample_stride(std::uint64_t segments) noexcept {
+  return max_of<std::uint64_t>(8, (segments + 63) / 64);
+}
+
+/// The scheme pass 1 writes a frame's payload in before the frame's sizes are all known: the
+/// one with the fewest words over the sampled segments.
+ZS_HD inline scheme frame_guess(const encode_args& a, std::uint64_t f) {
+  return static_cast<scheme>(fewest_words(a.samples[f].w));
+}
+
+/// The sample pass over the segments [begin, end) of this width class: sizes of every
+/// sample_stride-th segment of each frame, summed per frame into samples. Lanes check 32
+/// segments at once, so a warp spends little on the others.
+template <class Warp, typename U>
+ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
+                             encode_smem<U>& sm) {
+  segment_cursor<U> cursor;
+  for (std::uint64_t base = begin; base < end; base += warp_lanes) {
+    std::uint32_t pick = 0;
+    if (base + w.lane < end) {
+      std::uint64_t const s = base + w.lane;
+      std::uint32_t const f = a.chunk_frame[s];
+      pick = (s - a.chunks[f]) % sample_stride(a.chunks[f + 1] - a.chunks[f]) == 0;
     }
-    for (int i = 0; i < 3; ++i) words[i] += seg[i];
-    std::uint32_t const guess = fewest_words(words);
-    return seg[guess - 1] <= slot_words(width_bits) ? guess : kept_scheme(seg, width_bits);
+    std::uint32_t mask = 0;
+    for (std::uint32_t l = 0; l < warp_lanes; ++l) mask |= w.shfl(pick, l) << l;
+    for (; mask != 0; mask &= mask - 1) {
+      segment_place<U> const at = cursor.at(a, base + lowest_bit(mask));
+      U x[lane_values];
+      load_lane(w, at.in, at.m, x);
+      std::uint32_t words[3];
+      analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
+      if (w.lane < 3) w.add(&a.samples[at.f].w[w.lane], words_of(words, static_cast<scheme>(w.lane + 1)));
+      w.sync();  // the next segment reuses the shared memory
+    }
   }
+}
+
+/// Writes the segment's encoding in `kind` (the analysis ran; n data words) through `emit`,
+/// which takes word(q) for q < n. Ends with the warp met.
+template <class Warp, typename U, class Emit>
+ZS_WARP_FN void with_encoding(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
+                              encode_smem<U>& sm, Emit emit) {
+  if constexpr (sizeof(U) == 4) {
+    if (kind != scheme::rfor) {
+      // Packed into shared memory first (sm.stage, free on this path): each lane's words are
+      // scattered over the encoding, and one word a lane at a time to global memory would touch
+      // several cache lines per store; emit writes consecutive words.
+      static_assert(sizeof(sm.stage) >= 4 * (1 + tile_blocks * (2 + miniblocks * 32)), "a dfor segment's words");
+      auto* packed = reinterpret_cast<std::uint32_t*>(sm.stage);
+      pack_lanes(w, x, lf, kind, sm.st, packed);
+      w.sync();
+      emit([&](std::uint64_t q) { return packed[q]; });
+      w.sync();
+      return;
+    }
+  }
+  stage(w, x, lf, kind, sm);
+  emit([&](std::uint64_t q) { return encoded_word(sm, kind, static_cast<std::uint32_t>(q)); });
+  w.sync();
+}
+
+/// Where pass 1 keeps a warp's encodings: the slots of the warp's segments, [begin, end) x
+/// slot_words, as one pool filled in order, so that a segment larger than its slot fits where
+/// the warp's earlier segments took less than theirs.
+struct slot_pool {
+  std::uint64_t next, end;
 };
 
-/// Pass 1 over segment s (at place `at`, values in x): sizes, and the kept encoding in its slot.
+/// Pass 1 over segment `at` (values in x): its sizes in all three schemes, and its encoding in
+/// the frame's guessed scheme kept in the warp's pool where it fits.
 template <class Warp, typename U>
-ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t chunk, const segment_place<U>& at,
-                                const U (&x)[lane_values], encode_smem<U>& sm, scheme_guess& guess) {
-  constexpr std::uint32_t width_bits = 8 * sizeof(U);
+ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_place<U>& at, const U (&x)[lane_values],
+                                encode_smem<U>& sm, slot_pool& pool) {
   std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
-  std::uint32_t const kept = guess.keep(at.f, words, width_bits);
+  scheme const guess = frame_guess(a, at.f);
+  std::uint32_t const n = words_of(words, guess);
+  bool const kept = n <= pool.end - pool.next;
   if (w.lane == 0) {
     a.sizes[at.g] = {{words[0], words[1], words[2]}};
-    a.segment_scheme[at.g] = static_cast<std::uint8_t>(kept);
+    a.slot_at[at.g] = kept ? pool.next : no_slot;
+    if (kept) a.layouts[at.g] = block_layout(sm.st, guess);
   }
-  if (kept != 0) {
-    auto const kind = static_cast<scheme>(kept);
-    if (w.lane == 0) a.layouts[at.g] = block_layout(sm.st, kind);
-    std::uint32_t const n = kind == scheme::for_ ? words[0] : (kind == scheme::dfor ? words[1] : words[2]);
-    write_encoding(w, x, lf, kind, sm, n, a.slots + chunk * slot_words(width_bits));
+  if (kept) {
+    std::uint32_t* out = a.slots + pool.next;
+    with_encoding(w, x, lf, guess, sm, [&](auto word) {
+      for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = word(q);
+    });
+    pool.next += n;
   }
   w.sync();  // the next segment reuses the shared memory
 }
@@ -878,8 +913,9 @@ template <class Warp, typename U>
 ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                               encode_smem<U>& sm) {
   if (begin >= end) return;
+  constexpr std::uint64_t slot = slot_words(8 * sizeof(U));
+  slot_pool pool{begin * slot, end * slot};
   segment_cursor<U> cursor;
-  scheme_guess guess;
   segment_place<U> next = cursor.at(a, begin);
   fetch_input(w, next, sm);
   w.commit();
@@ -894,7 +930,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
       fetch_input(w, next, sm);
     }
     w.commit();
-    analyze_segment(w, a, s, here, x, sm, guess);
+    analyze_segment(w, a, here, x, sm, pool);
   }
 }
 
@@ -916,10 +952,10 @@ ZS_HD inline void choose_frame(const encode_args& a, std::uint64_t f) {
   a.choice[f] = static_cast<std::uint8_t>(best);
   if (best == scheme::raw) {
     store_scheme_fields(frame, scheme::raw, src.raw_bytes(), 0);
-  } else {
-    std::uint64_t const dw = words[static_cast<int>(best) - 1];
-    store_scheme_fields(frame, best, scheme_payload_bytes(best, src.count, dw), dw);
+    return;
   }
+  std::uint64_t const dw = words[static_cast<int>(best) - 1];
+  store_scheme_fields(frame, best, scheme_payload_bytes(best, src.count, dw), dw);
 }
 
 /// The payload word ranges a segment writes in its frame's scheme: its block starts and its
@@ -996,73 +1032,72 @@ ZS_UNROLL
   return sum;
 }
 
+/// Writes a segment's block starts (its blocks' offsets in `layout` after its first data word
+/// r.base) and returns this lane's sum of the checksum terms they own.
+template <class Warp>
+ZS_WARP_FN std::uint64_t emit_starts(Warp& w, std::uint32_t* payload, const segment_ranges& r, std::uint64_t layout) {
+  return emit_range(w, payload, r.starts_begin, r.starts_end, r.total, [&](std::uint64_t q) {
+    return static_cast<std::uint32_t>(r.base + layout_offset(layout, static_cast<std::uint32_t>(q)));
+  });
+}
+
+/// Pass 2 for one segment pass 1 did not keep in its frame's scheme: analysed again from the
+/// input and written in place. Returns this lane's sum of the checksum terms it owns.
+template <class Warp, typename U>
+ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, const segment_ranges& r, scheme kind,
+                                        std::uint32_t* payload, encode_smem<U>& sm) {
+  U x[lane_values];
+  load_lane(w, at.in, at.m, x);
+  std::uint32_t words[3];
+  lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
+  std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
+  with_encoding(w, x, lf, kind, sm, [&](auto word) { sum += emit_range(w, payload, r.data_begin, r.data_end, r.total, word); });
+  w.sync();  // the next segment reuses the shared memory
+  return sum;
+}
+
+/// Whether pass 2 copies segment g of frame f (choice kind, guess guess) rather than encoding
+/// it again: its frame is raw, or pass 1 kept it in the frame's scheme.
+ZS_HD inline bool copied(const encode_args& a, scheme kind, scheme guess, std::uint64_t g) {
+  return kind == scheme::raw || (kind == guess && a.slot_at[g] != no_slot);
+}
+
 /// Pass 2 over the segments [begin, end) of this width class that need no new encoding: those
-/// whose slot holds their frame's scheme, and those of raw frames. The others are left to
-/// repack_range.
+/// of raw frames copy their values, those pass 1 kept in their frame's scheme their slot. The
+/// others are left to repack_range, which needs shared memory (this pass runs without, for
+/// more warps).
 template <class Warp, typename U>
 ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, sum_carrier& carrier) {
-  constexpr std::uint32_t width_bits = 8 * sizeof(U);
   segment_cursor<U> cursor;
   std::uint32_t frame = 0xffffffffU;
-  scheme kind = scheme::raw;
+  scheme kind = scheme::raw, guess = scheme::raw;
   std::uint32_t* payload = nullptr;
   for (std::uint64_t s = begin; s < end; ++s) {
     segment_place<U> const at = cursor.at(a, s);
     if (at.f != frame) {
       frame = at.f;
       kind = static_cast<scheme>(a.choice[frame]);
+      guess = frame_guess(a, frame);
       payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[frame] + frame_header_bytes);
     }
+    if (!copied(a, kind, guess, at.g)) continue;
     segment_ranges const r = ranges_of(a, at, kind);
     std::uint64_t sum = 0;
     if (kind == scheme::raw) {
       sum = copy_range<8>(w, reinterpret_cast<const std::uint32_t*>(at.in), r.data_end - r.data_begin,
                           payload + r.data_begin, r.data_begin, r.total, false);
     } else {
-      if (a.segment_scheme[at.g] != static_cast<std::uint8_t>(kind)) continue;
-      std::uint64_t const layout = a.layouts[at.g];
-      sum = copy_range<slot_words(width_bits) / warp_lanes>(w, a.slots + s * slot_words(width_bits),
-                                                            r.data_end - r.data_begin, payload + r.data_begin,
-                                                            r.data_begin, r.total, false);
-      sum += emit_range(w, payload, r.starts_begin, r.starts_end, r.total, [&](std::uint64_t q) {
-        return static_cast<std::uint32_t>(r.base + layout_offset(layout, static_cast<std::uint32_t>(q)));
-      });
+      sum = copy_range<8>(w, a.slots + a.slot_at[at.g], r.data_end - r.data_begin, payload + r.data_begin,
+                          r.data_begin, r.total, false);
+      sum += emit_starts(w, payload, r, a.layouts[at.g]);
     }
     carrier.add(w, a.sums, at.f, sum);
   }
 }
 
-/// Pass 2 for one segment that pack_range left: analysed again from the input and encoded in
-/// its frame's scheme.
-template <class Warp, typename U>
-ZS_WARP_FN void repack_segment(Warp& w, const encode_args& a, std::uint64_t s, segment_cursor<U>& cursor,
-                               encode_smem<U>& sm, sum_carrier& carrier) {
-  segment_place<U> const at = cursor.at(a, s);
-  auto const kind = static_cast<scheme>(a.choice[at.f]);
-  auto* payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
-  segment_ranges const r = ranges_of(a, at, kind);
-  U x[lane_values];
-  load_lane(w, at.in, at.m, x);
-  std::uint32_t words[3];
-  lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
-  std::uint64_t const layout = block_layout(sm.st, kind);
-  // The words go through shared memory (sm.input, free here: large enough for any segment's
-  // encoding) so that each lane can pair them for the checksum.
-  static_assert(sizeof(sm.input) >= 4 * max_segment_words(8 * sizeof(U)));
-  auto* words_out = reinterpret_cast<std::uint32_t*>(sm.input);
-  auto const n = static_cast<std::uint32_t>(r.data_end - r.data_begin);
-  write_encoding(w, x, lf, kind, sm, n, words_out);
-  std::uint64_t sum = emit_range(w, payload, r.data_begin, r.data_end, r.total, [&](std::uint64_t q) { return words_out[q]; });
-  sum += emit_range(w, payload, r.starts_begin, r.starts_end, r.total, [&](std::uint64_t q) {
-    return static_cast<std::uint32_t>(r.base + layout_offset(layout, static_cast<std::uint32_t>(q)));
-  });
-  carrier.add(w, a.sums, at.f, sum);
-  w.sync();  // the next segment reuses the shared memory
-}
-
-/// Pass 2 for the segments [begin, end) that pack_range left: their slot holds another scheme
-/// than their frame's, or nothing. Lanes check 32 segments at once, so a warp spends little
-/// on the many that need nothing here.
+/// Pass 2 for the segments [begin, end) that pack_range left: of frames that chose another
+/// scheme than their guess, or that their warp's pool could not hold in pass 1. Lanes check 32
+/// segments at once, so a warp spends little on the many that need nothing here.
 template <class Warp, typename U>
 ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm, sum_carrier& carrier) {
@@ -1072,13 +1107,16 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
     if (base + w.lane < end) {
       std::uint64_t const s = base + w.lane;
       std::uint32_t const f = a.chunk_frame[s];
-      auto const kind = a.choice[f];
-      need = kind != static_cast<std::uint8_t>(scheme::raw) &&
-             a.segment_scheme[a.seg_first[f] + s - a.chunks[f]] != kind;
+      need = !copied(a, static_cast<scheme>(a.choice[f]), frame_guess(a, f), a.seg_first[f] + s - a.chunks[f]);
     }
     std::uint32_t mask = 0;
     for (std::uint32_t l = 0; l < warp_lanes; ++l) mask |= w.shfl(need, l) << l;
-    for (; mask != 0; mask &= mask - 1) repack_segment(w, a, base + lowest_bit(mask), cursor, sm, carrier);
+    for (; mask != 0; mask &= mask - 1) {
+      segment_place<U> const at = cursor.at(a, base + lowest_bit(mask));
+      auto const kind = static_cast<scheme>(a.choice[at.f]);
+      auto* payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
+      carrier.add(w, a.sums, at.f, repack_segment(w, at, ranges_of(a, at, kind), kind, payload, sm));
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <span>
@@ -41,8 +42,10 @@ struct emulated {
   using emu = zs::test::warp_emulator;
   using warp = emu::warp;
 
+  // `guess`, where given, replaces the sample pass's per-frame sizes before pass 1.
+  using guess_hook = std::function<void(std::vector<gp::scheme_words>&)>;
   static std::vector<std::uint64_t> encode(std::span<const zs::encode_source> sources, std::byte* frames,
-                                           std::span<const std::uint64_t> offsets) {
+                                           std::span<const std::uint64_t> offsets, const guess_hook& guess = {}) {
     std::size_t const nf = sources.size();
     std::vector<std::uint64_t> segments(nf);
     std::vector<std::size_t> widths(nf);
@@ -55,10 +58,10 @@ struct emulated {
     std::uint64_t const s32 = chunks32.back(), s64 = chunks64.back();
     std::vector<std::uint64_t> seg_first(nf);
     for (std::size_t f = 0; f < nf; ++f) seg_first[f] = widths[f] == 8 ? s32 + chunks64[f] : chunks32[f];
-    std::vector<gp::scheme_words> sizes(s32 + s64), scanned(s32 + s64 + 1);
-    std::vector<std::uint8_t> kept(s32 + s64), choice(nf);
-    std::vector<std::uint64_t> layouts(s32 + s64), sums(nf, 0);
-    std::vector<std::uint32_t> slots32(s32 * gp::slot_words(32) + 4), slots64(s64 * gp::slot_words(64) + 4);
+    std::vector<gp::scheme_words> sizes(s32 + s64), scanned(s32 + s64 + 1), samples(nf);
+    std::vector<std::uint8_t> choice(nf);
+    std::vector<std::uint64_t> slot_at(s32 + s64), layouts(s32 + s64), sums(nf, 0);
+    std::vector<std::uint32_t> slots32(s32 * gp::slot_words(32)), slots64(s64 * gp::slot_words(64));
 
     for (std::size_t f = 0; f < nf; ++f) {  // what the base class writes before the payloads
       zs::frame_header h;
@@ -71,9 +74,9 @@ struct emulated {
     std::vector<std::uint32_t> frame32(s32), frame64(s64);
     for (std::uint64_t c = 0; c < s32; ++c) gp::index_chunk(chunks32.data(), nf, c, frame32.data());
     for (std::uint64_t c = 0; c < s64; ++c) gp::index_chunk(chunks64.data(), nf, c, frame64.data());
-    gp::encode_args const a{sources.data(), frames,      offsets.data(), nf,          nullptr,
-                            nullptr,        seg_first.data(), sizes.data(), scanned.data(), kept.data(),
-                            layouts.data(), choice.data(), nullptr,      sums.data()};
+    gp::encode_args const a{sources.data(),   frames,        offsets.data(), nf,           nullptr,
+                            nullptr,          seg_first.data(), sizes.data(), scanned.data(), samples.data(),
+                            nullptr,          slot_at.data(), layouts.data(), choice.data(), sums.data()};
     gp::encode_args a32 = a, a64 = a;
     a32.chunks = chunks32.data();
     a32.chunk_frame = frame32.data();
@@ -82,36 +85,41 @@ struct emulated {
     a64.chunk_frame = frame64.data();
     a64.slots = slots64.data();
 
-    auto const nothing = [](warp&) {};
     // One warp per range of segments, as on the GPU: ranges of 3 segments cover the seams
-    // between them.
+    // between them, and pools of 3 slots.
     auto const ranges = [](std::uint64_t n) { return (n + 2) / 3; };
-    emu::run(ranges(s32), sizeof(gp::encode_smem<std::uint32_t>), [&](warp& w, std::uint64_t r, std::byte* smem) {
-      gp::analyze_range(w, a32, 3 * r, std::min<std::uint64_t>(3 * r + 3, s32),
-                        *reinterpret_cast<gp::encode_smem<std::uint32_t>*>(smem));
-    }, nothing);
-    emu::run(ranges(s64), sizeof(gp::encode_smem<std::uint64_t>), [&](warp& w, std::uint64_t r, std::byte* smem) {
-      gp::analyze_range(w, a64, 3 * r, std::min<std::uint64_t>(3 * r + 3, s64),
-                        *reinterpret_cast<gp::encode_smem<std::uint64_t>*>(smem));
-    }, nothing);
-    scanned[0] = {{0, 0, 0}};
-    for (std::size_t s = 0; s < sizes.size(); ++s) {
-      for (int i = 0; i < 3; ++i) scanned[s + 1].w[i] = scanned[s].w[i] + sizes[s].w[i];
-    }
-    for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
-    // Each lane has its own carrier, as on the GPU; only lane 0's adds.
+    auto const pass1 = [&](const gp::encode_args& args, std::uint64_t n, auto width) {
+      using U = decltype(width);
+      using smem_t = gp::encode_smem<U>;
+      emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
+        gp::sample_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem));
+      }, [](warp&) {});
+      if (guess) guess(samples);
+      emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
+        gp::analyze_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem));
+      }, [](warp&) {});
+    };
     auto const pass2 = [&](const gp::encode_args& args, std::uint64_t n, auto width) {
       using U = decltype(width);
+      using smem_t = gp::encode_smem<U>;
+      // Each lane has its own carrier, as on the GPU; only lane 0's adds.
       std::vector<gp::sum_carrier> carriers(32);
       auto const flush = [&](warp& w) { carriers[w.lane].flush(w, args.sums); };
       emu::run(ranges(n), 0, [&](warp& w, std::uint64_t r, std::byte*) {
         gp::pack_range<warp, U>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), carriers[w.lane]);
       }, flush);
-      emu::run(ranges(n), sizeof(gp::encode_smem<U>), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::repack_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n),
-                         *reinterpret_cast<gp::encode_smem<U>*>(smem), carriers[w.lane]);
+      emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
+        gp::repack_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem),
+                         carriers[w.lane]);
       }, flush);
     };
+    pass1(a32, s32, std::uint32_t{});
+    pass1(a64, s64, std::uint64_t{});
+    scanned[0] = {{0, 0, 0}};
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      for (int i = 0; i < 3; ++i) scanned[s + 1].w[i] = scanned[s].w[i] + sizes[s].w[i];
+    }
+    for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
     pass2(a32, s32, std::uint32_t{});
     pass2(a64, s64, std::uint64_t{});
     for (std::uint64_t c = 0; c < s32; ++c) {
@@ -245,10 +253,10 @@ cpu_frames cpu_encode(const batch& b) {
   return c;
 }
 
-void expect_same_frames_as_cpu(const batch& b) {
+void expect_same_frames_as_cpu(const batch& b, const emulated::guess_hook& guess = {}) {
   cpu_frames const cpu = cpu_encode(b);
   std::vector<std::byte> frames(cpu.offsets.back(), std::byte{0});
-  auto const bytes = emulated::encode(b.sources, frames.data(), cpu.offsets);
+  auto const bytes = emulated::encode(b.sources, frames.data(), cpu.offsets, guess);
   ASSERT_EQ(bytes, cpu.bytes);
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     auto const* mine = frames.data() + cpu.offsets[f];
@@ -323,18 +331,17 @@ TEST(BitpackPrograms, DecoderWritesTargetsOffSixteenByteBoundaries) {
   }
 }
 
-// Segments whose own best scheme is not their frame's: pass 1 keeps the wrong encoding for
-// them (each emulated warp starts a range of 3 segments with its first segment's best), so
-// pass 2 must encode them again (repack) and the seams between repacked and copied segments
-// must still give the CPU's checksum.
-TEST(BitpackPrograms, SegmentsWhoseBestSchemeIsNotTheFramesAreEncodedAgain) {
+// Frames whose sampled segments (every 8th here) prefer another scheme than the frame's: pass
+// 1 writes them in the guessed scheme, so pass 2 must encode every segment again in the chosen
+// one, and the seams must still give the CPU's checksum.
+TEST(BitpackPrograms, FramesWhoseGuessIsWrongAreEncodedAgain) {
   batch b;
   for (int variant = 0; variant < 2; ++variant) {
     std::vector<std::int32_t> v;
     std::mt19937_64 rng(40 + variant);
-    for (int seg = 0; seg < 9; ++seg) {
+    for (int seg = 0; seg < 17; ++seg) {
       for (int i = 0; i < 512; ++i) {
-        if (seg % 3 == 0) {
+        if (seg % 8 == 0) {
           v.push_back(static_cast<std::int32_t>(rng() % 64));  // small values: for wins
         } else {
           v.push_back(static_cast<std::int32_t>(1000000 * seg + 3 * i));  // steady steps: dfor wins
@@ -347,12 +354,55 @@ TEST(BitpackPrograms, SegmentsWhoseBestSchemeIsNotTheFramesAreEncodedAgain) {
   cpu_frames const cpu = cpu_encode(b);
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(bp::scheme::dfor)) << "frame " << f;
-    std::array<std::uint64_t, 4> first{};  // the first segment alone prefers for
-    first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
+    ASSERT_EQ(gp::sample_stride(bp::segment_count(b.sources[f].count)), 8U);
+    auto const first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
     ASSERT_LT(first[static_cast<int>(bp::scheme::for_)], first[static_cast<int>(bp::scheme::dfor)]);
   }
   expect_same_frames_as_cpu(b);
   expect_decodes_cpu_frames(b, 2);
+}
+
+// A guess far larger than raw: rfor forced as the guess for 64-bit values that nearly never
+// repeat (runs of 1 but one of 17 a segment: 1073 words against 1024 raw). Pass 1 keeps what
+// its pools hold, and the frame goes raw; the next frame must stay intact.
+TEST(BitpackPrograms, GuessesLargerThanRawLeaveTheFrameRaw) {
+  batch b;
+  std::vector<std::uint64_t> v;
+  std::mt19937_64 rng(7);
+  for (int seg = 0; seg < 8; ++seg) {
+    std::uint64_t const value = rng();
+    for (int i = 0; i < 512; ++i) v.push_back(i < 17 ? value : rng());
+  }
+  b.add(v, 1);
+  b.add(patterned<std::uint64_t>(1500, 1, 3), 1);  // the next frame, which must stay intact
+  auto const words = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::uint64, 512, v.data()});
+  ASSERT_EQ(words[static_cast<int>(bp::scheme::rfor)], 4 * (1 + 1073));
+  cpu_frames const cpu = cpu_encode(b);
+  ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[0] + 6]), static_cast<int>(bp::scheme::raw));
+  expect_same_frames_as_cpu(b, [](std::vector<gp::scheme_words>& samples) { samples[0] = {{100, 100, 1}}; });
+  expect_decodes_cpu_frames(b, 1);
+}
+
+// A warp keeps its segments' encodings in one pool of its segments' slots (half the raw size
+// each): a segment larger than its slot is kept after a smaller one (the emulated warps take 3
+// segments), and one the pool cannot hold is encoded again in pass 2.
+TEST(BitpackPrograms, SegmentsLargerThanTheirSlotAreKeptWhileThePoolHasRoom) {
+  batch b;
+  std::vector<std::int32_t> v;
+  std::mt19937_64 rng(11);
+  for (int seg = 0; seg < 3; ++seg) {
+    std::uint32_t const bits = seg == 0 ? 2 : 24;  // about 40, 392, 392 words: the pool holds 768
+    for (int i = 0; i < 512; ++i) v.push_back(static_cast<std::int32_t>(rng() & ((1U << bits) - 1)));
+  }
+  b.add(v, 1);
+  for (int seg = 0; seg < 3; ++seg) {
+    auto const words = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, v.data() + 512 * seg});
+    ASSERT_EQ(words[static_cast<int>(bp::scheme::for_)] / 4 - 4, seg == 0 ? 40U : 392U) << "segment " << seg;
+  }
+  cpu_frames const cpu = cpu_encode(b);
+  ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[0] + 6]), static_cast<int>(bp::scheme::for_));
+  expect_same_frames_as_cpu(b);
+  expect_decodes_cpu_frames(b, 1);
 }
 
 TEST(BitpackPrograms, AdversarialInputsOfEveryTypeInOneBatch) {

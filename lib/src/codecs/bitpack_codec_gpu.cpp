@@ -91,7 +91,8 @@ struct encode_scratch {
   std::uint64_t* seg_first;
   void* sizes;
   void* offsets;
-  std::uint8_t* segment_scheme;
+  void* samples;
+  std::uint64_t* slot_at;
   std::uint64_t* layouts;
   std::uint8_t* choice;
   std::uint32_t* slots32;
@@ -110,7 +111,8 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   s.seg_first = layout.take<std::uint64_t>(frames);
   s.sizes = layout.take<std::byte>(segments * kb::scheme_words_bytes());
   s.offsets = layout.take<std::byte>((segments + 1) * kb::scheme_words_bytes());
-  s.segment_scheme = layout.take<std::uint8_t>(segments);
+  s.samples = layout.take<std::byte>(frames * kb::scheme_words_bytes());
+  s.slot_at = layout.take<std::uint64_t>(segments);
   s.layouts = layout.take<std::uint64_t>(segments);
   s.choice = layout.take<std::uint8_t>(frames);
   s.slots32 = layout.take<std::uint32_t>(m.segments32 * kb::slot_words(32));
@@ -209,7 +211,8 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.seg_first,
                              static_cast<bitpack::gpu::scheme_words*>(s.sizes),
                              static_cast<bitpack::gpu::scheme_words*>(s.offsets),
-                             s.segment_scheme,
+                             static_cast<bitpack::gpu::scheme_words*>(s.samples),
+                             s.slot_at,
                              s.layouts,
                              s.choice,
                              s.slots32,
