@@ -49,6 +49,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "bitpack/bitpack_format.hpp"
 #include "common/work_map.hpp"
@@ -421,14 +422,15 @@ template <class Warp, typename U>
 ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32_t m, U flip,
                                  encode_smem<U>& sm, std::uint32_t (&words)[3]) {
   constexpr U ones = static_cast<U>(~U{0});
-  constexpr U sign = sign_bit<U>();
+  using S = std::make_signed_t<U>;  // differences are ordered as signed: compared as S
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
   std::uint32_t const p0 = lane * lane_values;
   lane_facts<U> lf;
   lf.before = w.shfl_up(x[lane_values - 1], 1);
 
-  U lo = ones, hi = 0, dlo = ones, dhi = 0;
+  U lo = ones, hi = 0;
+  S dlo = static_cast<S>(ones >> 1), dhi = static_cast<S>(~(ones >> 1));
   std::uint32_t has_diff = 0;
   std::uint32_t heads = 0;
   // The same loop twice: lanes whose 16 values are all in the segment (all but one lane of the
@@ -445,7 +447,7 @@ ZS_UNROLL
         hi = max_of(hi, key);
       }
       if (valid && (k != 0 || p != 0)) {
-        U const d = static_cast<U>(static_cast<U>(x[k] - prev) ^ sign);
+        auto const d = static_cast<S>(static_cast<U>(x[k] - prev));
         dlo = min_of(dlo, d);
         dhi = max_of(dhi, d);
         has_diff = 1;
@@ -474,13 +476,13 @@ ZS_UNROLL
   std::uint32_t const for_block = block_exists ? rw + 1 + widths_sum(for_widths) : 0;
 
   // dfor: the same over differences; a block without any takes the reference 0.
-  U const mdlo = min_of(dlo, w.shfl_xor(dlo, 1));
-  U const mdhi = max_of(dhi, w.shfl_xor(dhi, 1));
+  S const mdlo = min_of(dlo, w.shfl_xor(dlo, 1));
+  S const mdhi = max_of(dhi, w.shfl_xor(dhi, 1));
   std::uint32_t const mhas = has_diff | w.shfl_xor(has_diff, 1);
-  U const dkey0 = block_reduce(w, mdlo, umin);
+  S const dkey0 = block_reduce(w, mdlo, [](S a, S b) { return min_of(a, b); });
   std::uint32_t const bhas = block_reduce(w, mhas, bor);
-  U const dkey = bhas != 0 ? dkey0 : sign;
-  std::uint32_t const dw = mhas != 0 ? bit_width(static_cast<U>(mdhi - dkey)) : 0;
+  S const dkey = bhas != 0 ? dkey0 : S{0};
+  std::uint32_t const dw = mhas != 0 ? bit_width(static_cast<U>(static_cast<U>(mdhi) - static_cast<U>(dkey))) : 0;
   std::uint32_t const dfor_widths = block_reduce(w, lane % 2 == 0 ? dw << (8 * mini) : 0U, bor);
   std::uint32_t const dfor_block = block_exists ? rw + 1 + widths_sum(dfor_widths) : 0;
 
@@ -531,7 +533,7 @@ ZS_UNROLL
   if (lane % 8 == 0) {
     st.for_ref[block] = static_cast<U>(key ^ flip);
     st.for_widths[block] = for_widths;
-    st.dfor_ref[block] = static_cast<U>(dkey ^ sign);
+    st.dfor_ref[block] = static_cast<U>(dkey);
     st.dfor_widths[block] = dfor_widths;
   }
   if (lane == 0) {
@@ -898,11 +900,16 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_pla
     if (kept) a.layouts[at.g] = block_layout(sm.st, guess);
   }
   if (kept) {
-    std::uint32_t* out = a.slots + pool.next;
+    // Slots start on 16 bytes (pool.next stays a multiple of 4), so the words go out in chunks
+    // of 4, one store each.
+    auto* out = reinterpret_cast<word4*>(a.slots + pool.next);
     with_encoding(w, x, lf, guess, sm, [&](auto word) {
-      for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = word(q);
+      auto const at = [&](std::uint32_t q) { return q < n ? word(q) : 0U; };
+      for (std::uint32_t c = w.lane; 4 * c < n; c += warp_lanes) {
+        out[c] = word4{at(4 * c), at(4 * c + 1), at(4 * c + 2), at(4 * c + 3)};
+      }
     });
-    pool.next += n;
+    pool.next += (n + 3) & ~3U;
   }
   w.sync();  // the next segment reuses the shared memory
 }
@@ -997,36 +1004,40 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
 /// dst[0..n), and returns this lane's sum of the checksum terms that range owns. The term that
 /// straddles its end is included when `past_end` (src[n] may be read: decoding), else left to
 /// the seam pass (encoding, where the next range is still being written). Lane l takes the
-/// checksum's 64-bit words A / 2 + l, + 32, ...: both halves of a term in one lane, so every
-/// lane hashes; Regs words a lane per round, all loads of a round issued together.
+/// range's terms l, l + 32, ...: both halves of a term in one lane, so every lane hashes;
+/// Regs words a lane per round, all loads of a round issued together. Indices are relative to
+/// A (32-bit): only the term's number needs 64 bits.
 template <unsigned Regs, class Warp>
-ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint64_t n, std::uint32_t* dst,
+ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint32_t n, std::uint32_t* dst,
                                     std::uint64_t A, std::uint64_t T, bool past_end) {
   static_assert(Regs % 2 == 0);
   constexpr unsigned pairs = Regs / 2;
+  // Where A is odd, word A is the high half of a term the range before owns: copied only.
+  auto const lead = static_cast<std::uint32_t>(A & 1);
+  if (lead != 0 && w.lane == 0 && n != 0) dst[0] = src[0];
+  std::uint64_t const k0 = (A + lead) / 2;   // the range's first term
+  bool const ends_payload = A + n >= T;     // a term straddling the end takes zero padding
   std::uint64_t sum = 0;
-  std::uint64_t const end = A + n;
-  for (std::uint64_t k0 = A / 2 + w.lane; 2 * k0 < end; k0 += warp_lanes * pairs) {
+  for (std::uint32_t j0 = w.lane; lead + 2 * j0 < n; j0 += warp_lanes * pairs) {
     std::uint32_t lo[pairs], hi[pairs];
 ZS_UNROLL
     for (unsigned t = 0; t < pairs; ++t) {
-      std::uint64_t const i = 2 * (k0 + warp_lanes * t);  // payload word of the term's low half
-      lo[t] = i >= A && i < end ? src[i - A] : 0;
-      hi[t] = i + 1 >= A && i + 1 < end ? src[i + 1 - A] : 0;
+      std::uint32_t const q = lead + 2 * (j0 + warp_lanes * t);
+      lo[t] = q < n ? src[q] : 0;
+      hi[t] = q + 1 < n ? src[q + 1] : 0;
     }
 ZS_UNROLL
     for (unsigned t = 0; t < pairs; ++t) {
-      std::uint64_t const k = k0 + warp_lanes * t;
-      std::uint64_t const i = 2 * k;
-      if (i >= end) break;
-      if (i >= A) dst[i - A] = lo[t];
-      if (i + 1 < end) dst[i + 1 - A] = hi[t];
-      if (i < A) continue;  // the low half belongs to the range before
-      if (i + 1 >= end && i + 1 < T) {
+      std::uint32_t const q = lead + 2 * (j0 + warp_lanes * t);
+      if (q >= n) break;
+      dst[q] = lo[t];
+      if (q + 1 < n) {
+        dst[q + 1] = hi[t];
+      } else if (!ends_payload) {
         if (!past_end) continue;  // straddles into the next range: a seam
         hi[t] = src[n];
       }
-      sum += hash::term(k, lo[t] | (std::uint64_t{hi[t]} << 32));
+      sum += hash::term(k0 + j0 + warp_lanes * t, lo[t] | (std::uint64_t{hi[t]} << 32));
     }
   }
   return sum;
@@ -1084,11 +1095,12 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
     segment_ranges const r = ranges_of(a, at, kind);
     std::uint64_t sum = 0;
     if (kind == scheme::raw) {
-      sum = copy_range<8>(w, reinterpret_cast<const std::uint32_t*>(at.in), r.data_end - r.data_begin,
-                          payload + r.data_begin, r.data_begin, r.total, false);
-    } else {
-      sum = copy_range<8>(w, a.slots + a.slot_at[at.g], r.data_end - r.data_begin, payload + r.data_begin,
+      sum = copy_range<8>(w, reinterpret_cast<const std::uint32_t*>(at.in),
+                          static_cast<std::uint32_t>(r.data_end - r.data_begin), payload + r.data_begin,
                           r.data_begin, r.total, false);
+    } else {
+      sum = copy_range<8>(w, a.slots + a.slot_at[at.g], static_cast<std::uint32_t>(r.data_end - r.data_begin),
+                          payload + r.data_begin, r.data_begin, r.total, false);
       sum += emit_starts(w, payload, r, a.layouts[at.g]);
     }
     carrier.add(w, a.sums, at.f, sum);
@@ -1469,7 +1481,7 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
     bool ok = true;
     if (L.kind == scheme::raw) {
       std::uint64_t const A = j.s0 * segment_values * rw;
-      sum = copy_range<8>(w, fr.payload + A, std::uint64_t{j.values} * rw, reinterpret_cast<std::uint32_t*>(out), A,
+      sum = copy_range<8>(w, fr.payload + A, j.values * rw, reinterpret_cast<std::uint32_t*>(out), A,
                           L.count * rw, true);
     } else {
       decode_buffer const now(buffers + b * words);
