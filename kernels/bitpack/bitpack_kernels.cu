@@ -113,8 +113,11 @@ __global__ void ZS_WARP_KERNEL_BOUNDS analyze_kernel(prog::encode_args a, std::u
   prog::analyze_range(w, a, r.begin, r.end, sm);
 }
 
+#ifndef ZS_PACK_MIN_BLOCKS
+#define ZS_PACK_MIN_BLOCKS 4
+#endif
 template <typename U>
-__global__ void ZS_WARP_KERNEL_BOUNDS pack_kernel(prog::encode_args a, std::uint64_t segments) {
+__global__ void __launch_bounds__(256, ZS_PACK_MIN_BLOCKS) pack_kernel(prog::encode_args a, std::uint64_t segments) {
   cuda_warp w;
   prog::sum_carrier carrier;
   warp_range const r = range_of_warp(segments);

@@ -230,17 +230,16 @@ ZS_HD inline std::uint64_t seam_term(const std::uint32_t* payload, std::uint64_t
 template <class Warp, class WordFn>
 ZS_WARP_FN std::uint64_t range_sum(Warp& w, const std::uint32_t* payload, std::uint64_t A, std::uint64_t B,
                                    std::uint64_t T, WordFn word) {
+  // Indices relative to A in 32 bits (a range is at most a tile); only term numbers need 64.
+  auto const lead = static_cast<std::uint32_t>(A & 1);  // word A: the high half of a term before
+  auto const n = static_cast<std::uint32_t>(B - A);
+  std::uint64_t const k0 = (A + lead) / 2;
+  std::uint32_t const after = B < T ? payload[B] : 0;  // the high half of a straddling term
   std::uint64_t sum = 0;
-  for (std::uint64_t k = (A + 1) / 2 + w.lane; 2 * k < B; k += warp_lanes) {
-    std::uint64_t const i = 2 * k;
-    std::uint32_t const lo = word(i - A);
-    std::uint32_t hi = 0;
-    if (i + 1 < B) {
-      hi = word(i + 1 - A);
-    } else if (i + 1 < T) {
-      hi = payload[i + 1];
-    }
-    sum += hash::term(k, lo | (std::uint64_t{hi} << 32));
+  for (std::uint32_t j = w.lane; lead + 2 * j < n; j += warp_lanes) {
+    std::uint32_t const q = lead + 2 * j;
+    std::uint32_t const hi = q + 1 < n ? word(q + 1) : after;
+    sum += hash::term(k0 + j, word(q) | (std::uint64_t{hi} << 32));
   }
   return sum;
 }
@@ -1440,9 +1439,9 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
 
   // Checksum terms of the tile's data words and of its block starts.
   std::uint64_t const T = L.blocks + L.data_words;
-  sum += range_sum(w, fr.payload, L.blocks + j.w0, L.blocks + j.w1, T, [&](std::uint64_t q) { return tile[q]; });
+  sum += range_sum(w, fr.payload, L.blocks + j.w0, L.blocks + j.w1, T, [&](std::uint32_t q) { return tile[q]; });
   std::uint64_t const sb = L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks;
-  sum += range_sum(w, fr.payload, sb, sb + j.starts, T, [&](std::uint64_t q) { return buf.starts[q]; });
+  sum += range_sum(w, fr.payload, sb, sb + j.starts, T, [&](std::uint32_t q) { return buf.starts[q]; });
 
   for (std::uint32_t i = 0; i < j.g; ++i) {
     std::uint32_t const m = min_of(segment_values, j.values - i * segment_values);
