@@ -1317,18 +1317,34 @@ ZS_WARP_FN void decode_for_segment(Warp& w, bool delta, const std::uint32_t* til
   std::uint32_t const lane = w.lane;
   std::uint32_t const p0 = lane * lane_values;
   U x[lane_values];
+  U ref = 0;
+  std::uint32_t bits = 0, bit = 0;
   if (p0 < m) {
     std::uint32_t const off = block_off;
-    U const ref = load_reference<U>(tile + off);
+    ref = load_reference<U>(tile + off);
     std::uint32_t const widths = tile[off + rw];
     std::uint32_t const j = (lane / 2) % miniblocks;
-    std::uint32_t const bits = width_of(widths, j);
+    bits = width_of(widths, j);
     // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
-    std::uint32_t const bit = (off + rw + 1 + widths_before(widths, j)) * 32 + (lane % 2) * lane_values * bits;
+    bit = (off + rw + 1 + widths_before(widths, j)) * 32 + (lane % 2) * lane_values * bits;
+  }
+  // Where no lane's width exceeds 16, one 32-bit window holds two fields: half the reads.
+  bool const paired = sizeof(U) == 4 && warp_max(w, bits) <= 16;
+  if (p0 < m) {
     if constexpr (sizeof(U) == 4) {
       std::uint32_t const mask = static_cast<std::uint32_t>(low_mask(bits));
+      if (paired) {
+        std::uint32_t const mask2 = static_cast<std::uint32_t>(low_mask(2 * bits));
 ZS_UNROLL
-      for (unsigned k = 0; k < lane_values; ++k) x[k] = ref + field32(tile, bit + k * bits, mask);
+        for (unsigned k = 0; k < lane_values; k += 2) {
+          std::uint32_t const two = field32(tile, bit + k * bits, mask2);
+          x[k] = ref + (two & mask);
+          x[k + 1] = ref + (two >> bits);
+        }
+      } else {
+ZS_UNROLL
+        for (unsigned k = 0; k < lane_values; ++k) x[k] = ref + field32(tile, bit + k * bits, mask);
+      }
     } else {
 ZS_UNROLL
       for (unsigned k = 0; k < lane_values; ++k) {
