@@ -812,8 +812,8 @@ ZS_HD inline std::uint32_t words_of(const std::uint32_t (&words)[3], scheme kind
   return kind == scheme::for_ ? words[0] : (kind == scheme::dfor ? words[1] : words[2]);
 }
 
-/// Every how many segments of a frame of `segments` the sample pass analyses one: about 64
-/// segments spread over a large frame, and at least every 8th of a small one.
+/// Every how many segments of a frame of `segments` the sample pass analyses one: 64 spread
+/// over a large frame, every 8th of a small one (and its first: a frame always has a sample).
 ZS_HD constexpr std::uint64_t sample_stride(std::uint64_t segments) noexcept {
   return max_of<std::uint64_t>(8, (segments + 63) / 64);
 }
@@ -903,9 +903,9 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_pla
     // of 4, one store each.
     auto* out = reinterpret_cast<word4*>(a.slots + pool.next);
     with_encoding(w, x, lf, guess, sm, [&](auto word) {
-      auto const at = [&](std::uint32_t q) { return q < n ? word(q) : 0U; };
+      auto const padded = [&](std::uint32_t q) { return q < n ? word(q) : 0U; };
       for (std::uint32_t c = w.lane; 4 * c < n; c += warp_lanes) {
-        out[c] = word4{at(4 * c), at(4 * c + 1), at(4 * c + 2), at(4 * c + 3)};
+        out[c] = word4{padded(4 * c), padded(4 * c + 1), padded(4 * c + 2), padded(4 * c + 3)};
       }
     });
     pool.next += (n + 3) & ~3U;
@@ -1061,13 +1061,14 @@ ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, con
   std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
   std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
-  with_encoding(w, x, lf, kind, sm, [&](auto word) { sum += emit_range(w, payload, r.data_begin, r.data_end, r.total, word); });
+  with_encoding(w, x, lf, kind, sm,
+                [&](auto word) { sum += emit_range(w, payload, r.data_begin, r.data_end, r.total, word); });
   w.sync();  // the next segment reuses the shared memory
   return sum;
 }
 
-/// Whether pass 2 copies segment g of frame f (choice kind, guess guess) rather than encoding
-/// it again: its frame is raw, or pass 1 kept it in the frame's scheme.
+/// Whether pass 2 copies segment g, of a frame that chose `kind` and guessed `guess`, rather
+/// than encoding it again: its frame is raw, or pass 1 kept it in the frame's scheme.
 ZS_HD inline bool copied(const encode_args& a, scheme kind, scheme guess, std::uint64_t g) {
   return kind == scheme::raw || (kind == guess && a.slot_at[g] != no_slot);
 }
@@ -1118,7 +1119,8 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
     if (base + w.lane < end) {
       std::uint64_t const s = base + w.lane;
       std::uint32_t const f = a.chunk_frame[s];
-      need = !copied(a, static_cast<scheme>(a.choice[f]), frame_guess(a, f), a.seg_first[f] + s - a.chunks[f]);
+      std::uint64_t const g = a.seg_first[f] + s - a.chunks[f];
+      need = !copied(a, static_cast<scheme>(a.choice[f]), frame_guess(a, f), g);
     }
     std::uint32_t mask = 0;
     for (std::uint32_t l = 0; l < warp_lanes; ++l) mask |= w.shfl(need, l) << l;
