@@ -322,6 +322,36 @@ TEST(BitpackPrograms, DecoderReadsTheCpuFramesWithEveryTileSize) {
   }
 }
 
+// Frames that compress less than 1.25x have tiles of two segments larger than a decode buffer
+// (gp::tile_words): the decoder takes them one segment at a time.
+TEST(BitpackPrograms, TilesLargerThanTheirBufferAreDecodedOneSegmentAtATime) {
+  batch b;
+  std::mt19937_64 rng(5);
+  // for: 27 random bits over a base that steps every block (440 words a segment)
+  std::vector<std::int32_t> stepped(5 * 512 + 300);
+  for (std::size_t i = 0; i < stepped.size(); ++i) {
+    stepped[i] = static_cast<std::int32_t>(((i / 128) % 4) << 28 | (rng() & ((1U << 27) - 1)));
+  }
+  // rfor: 54 random bits, no two alike (867 words a segment)
+  std::vector<std::uint64_t> wide(4 * 512);
+  for (auto& x : wide) x = rng() >> 10;
+  b.add(stepped, 1);
+  b.add(wide, 1);
+  cpu_frames const cpu = cpu_encode(b);
+  zs::codec_id const expected[] = {zs::codec_id::bitpack_for, zs::codec_id::bitpack_rfor};
+  for (std::size_t f = 0; f < 2; ++f) {
+    zs::frame_header const h = zs::load_header(cpu.frames.data() + cpu.offsets[f]);
+    ASSERT_EQ(h.codec, expected[f]) << "frame " << f;
+    std::uint32_t const width = 8 * static_cast<std::uint32_t>(zs::value_width(b.sources[f].type));
+    std::uint64_t const words_per_segment = h.payload_bytes / 4 / bp::segment_count(b.sources[f].count);
+    ASSERT_GT(2 * words_per_segment, gp::tile_words(width, 2)) << "frame " << f;
+  }
+  for (std::uint32_t g : {1U, 2U}) {
+    SCOPED_TRACE("segments per tile " + std::to_string(g));
+    expect_decodes_cpu_frames(b, g);
+  }
+}
+
 // Targets off a 16-byte boundary take the decoder's other store path.
 TEST(BitpackPrograms, DecoderWritesTargetsOffSixteenByteBoundaries) {
   auto const b = mixed_batch();
