@@ -1197,7 +1197,7 @@ struct tile_job {
   std::uint32_t starts;   // block starts in the tile
   std::uint32_t w0, w1;   // its data words
   std::uint32_t fits;     // w0 <= w1 <= data words, and the words fit the buffer
-  std::uint32_t split;    // w0 <= w1 <= data words, but more words than the buffer holds
+  std::uint32_t rest;     // segments of the tile after these (a tile too large for its buffer)
 };
 
 /// Words of the tile in a decode buffer, then guard words for the fixed read window. A tile of
@@ -1205,7 +1205,7 @@ struct tile_job {
 /// 2: that holds the tiles of data compressing at least 1.25x (for 32-bit values, 2 x 512 values
 /// in 822 words), and the smaller buffers leave room in shared memory for half as many warps
 /// again (24 a SM instead of 16 for 32-bit values, 1.2x faster decoding on the H200). A tile
-/// larger than its buffer is decoded one segment at a time (decode_split).
+/// larger than its buffer is decoded one segment at a time (start_tile, decode_range).
 ZS_HD constexpr std::uint32_t tile_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
   return (g == 1 ? max_segment_words(width_bits) : max_segment_words(width_bits) * 5 / 4) + 4;
 }
@@ -1283,19 +1283,27 @@ ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const de
   const std::uint32_t* payload = fr.payload;
   std::uint64_t const per = L.kind == scheme::rfor ? 1 : tile_blocks;
   std::uint64_t const sb = j.s0 * per;
-  j.starts = static_cast<std::uint32_t>(min_of<std::uint64_t>(j.g * per, L.blocks - sb));
   std::uint32_t start = 0;  // lane i < starts: block i's start; lane `starts`: the next start
-  if (w.lane < j.starts) {
-    start = payload[sb + w.lane];
-  } else if (w.lane == j.starts) {
-    start = sb + j.starts < L.blocks ? payload[sb + j.starts] : static_cast<std::uint32_t>(L.data_words);
+  j.rest = 0;
+  for (;;) {
+    j.starts = static_cast<std::uint32_t>(min_of<std::uint64_t>(j.g * per, L.blocks - sb));
+    if (w.lane < j.starts) {
+      start = payload[sb + w.lane];
+    } else if (w.lane == j.starts) {
+      start = sb + j.starts < L.blocks ? payload[sb + j.starts] : static_cast<std::uint32_t>(L.data_words);
+    }
+    bool const last_tile = j.s0 + j.g >= segment_count(L.count);
+    j.w0 = segment_start_from(L, w.shfl(start, 0));
+    j.w1 = last_tile ? static_cast<std::uint32_t>(L.data_words) : segment_start_from(L, w.shfl(start, j.starts));
+    bool const in_payload = j.w0 <= j.w1 && j.w1 <= L.data_words;
+    j.fits = in_payload && j.w1 - j.w0 <= tile_words(8 * sizeof(U), j.g) - 4;
+    if (j.fits || !in_payload || j.g == 1) break;
+    // More words than the buffer holds: this round takes the tile's first segment, and
+    // decode_range fetches the rest one segment at a time (a valid segment always fits).
+    j.rest = j.g - 1;
+    j.g = 1;
+    j.values = min_of(segment_values, j.values);
   }
-  bool const last_tile = j.s0 + j.g >= segment_count(L.count);
-  j.w0 = segment_start_from(L, w.shfl(start, 0));
-  j.w1 = last_tile ? static_cast<std::uint32_t>(L.data_words) : segment_start_from(L, w.shfl(start, j.starts));
-  bool const in_payload = j.w0 <= j.w1 && j.w1 <= L.data_words;
-  j.fits = in_payload && j.w1 - j.w0 <= tile_words(8 * sizeof(U), j.g) - 4;
-  j.split = in_payload && !j.fits && j.g > 1;
   if (w.lane <= j.starts) buf.starts[w.lane] = start;
   if (w.lane == 0) *buf.job = j;
   if (j.fits) {
@@ -1485,25 +1493,6 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
 
 /// Decodes the tiles [begin, end) of this width class, one after the other: while a tile is
 /// decoded, the next one of the same frame is on its way into the other buffer.
-/// A tile whose words outrun its buffer (tile_job::split), decoded one segment at a time in
-/// the same buffer: a valid segment always fits. Slower (nothing overlaps the copies), and only
-/// for data that compresses less than tile_words allows for.
-template <class Warp, typename U>
-ZS_WARP_FN bool decode_split(Warp& w, const decode_frame& fr, const tile_job& j, const decode_buffer& buf,
-                             std::uint32_t* stage, U* out, std::uint64_t& sum) {
-  for (std::uint32_t i = 0; i < j.g; ++i) {
-    tile_job one{};
-    one.s0 = j.s0 + i;
-    one.g = 1;
-    one.values = min_of(segment_values, j.values - i * segment_values);
-    w.sync();  // every lane is done with the buffer
-    start_tile<Warp, U>(w, fr, one, buf);
-    w.wait_copies(0);
-    if (!decode_tile<Warp, U>(w, fr, buf, stage, out + i * segment_values, sum)) return false;
-  }
-  return true;
-}
-
 template <class Warp, typename U>
 ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin, std::uint64_t end, std::uint32_t* smem,
                              sum_carrier& carrier) {
@@ -1514,8 +1503,13 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
   std::uint32_t* stage = buffers + 2 * words;
   bool started = false;  // tile t is on its way into buffer b (it was the previous round's next)
   std::uint32_t b = 0;
-  for (std::uint64_t t = begin; t < end; ++t) {
-    if (t == begin || t >= fr.last) enter_frame(w, a, fr, t);
+  // A tile larger than its buffer arrives one segment at a time (start_tile; a valid segment
+  // always fits): `part` is the segment of tile t a round decodes, and a round that leaves one
+  // to go stays on t and fetches it into the same buffer. Slower (nothing overlaps those
+  // copies), and only for data compressing less than tile_words allows for.
+  std::uint32_t part = 0;
+  for (std::uint64_t t = begin; t < end; t += part == 0 ? 1 : 0) {
+    if (part == 0 && (t == begin || t >= fr.last)) enter_frame(w, a, fr, t);
     tile_job j;
     if (!fr.ok || !job_of(a, fr, t, j)) continue;
     frame_layout const& L = fr.layout;
@@ -1528,17 +1522,26 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
                           L.count * rw, true);
     } else {
       decode_buffer const now(buffers + b * words);
-      if (!started) start_tile<Warp, U>(w, fr, j, now);
-      tile_job next;
-      bool const ahead = t + 1 < end && t + 1 < fr.last && job_of(a, fr, t + 1, next);
-      if (ahead) start_tile<Warp, U>(w, fr, next, decode_buffer(buffers + (b ^ 1) * words));
-      w.wait_copies(ahead ? 1 : 0);  // tile t has landed
-      tile_job const landed = *now.job;
-      ok = landed.split ? decode_split<Warp, U>(w, fr, landed, now, stage, out, sum)
-                        : decode_tile<Warp, U>(w, fr, now, stage, out, sum);
-      w.sync();  // the buffer takes the tile after next
-      started = ahead;
-      b ^= ahead ? 1 : 0;
+      if (part != 0) {
+        tile_job one = j;
+        one.s0 += part;
+        one.g = 1;
+        one.values = min_of(segment_values, j.values - part * segment_values);
+        start_tile<Warp, U>(w, fr, one, now);
+        w.wait_copies(0);
+      } else {
+        if (!started) start_tile<Warp, U>(w, fr, j, now);
+        tile_job next;
+        bool const ahead = t + 1 < end && t + 1 < fr.last && job_of(a, fr, t + 1, next);
+        if (ahead) start_tile<Warp, U>(w, fr, next, decode_buffer(buffers + (b ^ 1) * words));
+        w.wait_copies(ahead ? 1 : 0);  // tile t has landed
+        started = ahead;
+      }
+      ok = decode_tile<Warp, U>(w, fr, now, stage, out + part * segment_values, sum);
+      bool const more = ok && now.job->rest != 0;
+      w.sync();  // the buffer takes the tile after next, or this tile's next segment
+      part = more ? part + 1 : 0;
+      if (part == 0 && started) b ^= 1;
     }
     if (!ok && w.lane == 0) w.store_status(a.status + fr.f, frame_status::corrupt_payload);
     carrier.add(w, a.sums, fr.f, sum);

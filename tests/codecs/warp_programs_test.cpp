@@ -469,6 +469,9 @@ TEST(BitpackPrograms, CorruptFramesGetTheCpuStatuses) {
     b.add(patterned<std::int32_t>(1400, kind, 10 + kind), 1);
     b.add(patterned<std::uint64_t>(1400, kind, 20 + kind), 1);
   }
+  // Barely compressible frames: their tiles arrive one segment at a time.
+  b.add(zs::test::adversarial_inputs<std::int32_t>().back(), 1);
+  b.add(zs::test::adversarial_inputs<std::uint64_t>().back(), 1);
   cpu_frames cpu = cpu_encode(b);
   std::mt19937_64 rng(5);
   std::size_t const nf = b.sources.size();
