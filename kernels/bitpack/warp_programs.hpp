@@ -44,7 +44,9 @@
 // frame that fails them has been written (within its target) before it is refused. The warp
 // keeps its frame and tiles' bookkeeping in shared memory rather than registers (more warps per
 // SM), and regroups each segment's values there before writing them, so that its stores are
-// contiguous: a lane's 16 values are 64 or 128 bytes apart from the next lane's.
+// contiguous: a lane's 16 values are 64 or 128 bytes apart from the next lane's. Its tile
+// buffers are sized for data that compresses (tile_words), again for more warps per SM; a
+// larger tile is loaded and decoded one segment at a time.
 #pragma once
 
 #include <cstddef>
