@@ -826,32 +826,37 @@ ZS_HD inline scheme frame_guess(const encode_args& a, std::uint64_t f) {
   return static_cast<scheme>(fewest_words(a.samples[f].w));
 }
 
+/// Runs visit(s) on the whole warp for each segment s of [begin, end), in order, for which
+/// pick(s) holds. Lanes test 32 segments at once, so a warp spends little on those it skips.
+template <class Warp, class Pick, class Visit>
+ZS_WARP_FN void for_each_picked(Warp& w, std::uint64_t begin, std::uint64_t end, Pick pick, Visit visit) {
+  for (std::uint64_t base = begin; base < end; base += warp_lanes) {
+    std::uint32_t const mine = base + w.lane < end && pick(base + w.lane) ? 1U : 0U;
+    std::uint32_t mask = 0;
+    for (std::uint32_t l = 0; l < warp_lanes; ++l) mask |= w.shfl(mine, l) << l;
+    for (; mask != 0; mask &= mask - 1) visit(base + lowest_bit(mask));
+  }
+}
+
 /// The sample pass over the segments [begin, end) of this width class: sizes of every
-/// sample_stride-th segment of each frame, summed per frame into samples. Lanes check 32
-/// segments at once, so a warp spends little on the others.
+/// sample_stride-th segment of each frame, summed per frame into samples.
 template <class Warp, typename U>
 ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm) {
   segment_cursor<U> cursor;
-  for (std::uint64_t base = begin; base < end; base += warp_lanes) {
-    std::uint32_t pick = 0;
-    if (base + w.lane < end) {
-      std::uint64_t const s = base + w.lane;
-      std::uint32_t const f = a.chunk_frame[s];
-      pick = (s - a.chunks[f]) % sample_stride(a.chunks[f + 1] - a.chunks[f]) == 0;
-    }
-    std::uint32_t mask = 0;
-    for (std::uint32_t l = 0; l < warp_lanes; ++l) mask |= w.shfl(pick, l) << l;
-    for (; mask != 0; mask &= mask - 1) {
-      segment_place<U> const at = cursor.at(a, base + lowest_bit(mask));
-      U x[lane_values];
-      load_lane(w, at.in, at.m, x);
-      std::uint32_t words[3];
-      analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
-      if (w.lane < 3) w.add(&a.samples[at.f].w[w.lane], words_of(words, static_cast<scheme>(w.lane + 1)));
-      w.sync();  // the next segment reuses the shared memory
-    }
-  }
+  auto const sampled = [&](std::uint64_t s) {
+    std::uint32_t const f = a.chunk_frame[s];
+    return (s - a.chunks[f]) % sample_stride(a.chunks[f + 1] - a.chunks[f]) == 0;
+  };
+  for_each_picked(w, begin, end, sampled, [&](std::uint64_t s) {
+    segment_place<U> const at = cursor.at(a, s);
+    U x[lane_values];
+    load_lane(w, at.in, at.m, x);
+    std::uint32_t words[3];
+    analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
+    if (w.lane < 3) w.add(&a.samples[at.f].w[w.lane], words_of(words, static_cast<scheme>(w.lane + 1)));
+    w.sync();  // the next segment reuses the shared memory
+  });
 }
 
 /// Writes the segment's encoding in `kind` (the analysis ran; n data words) through `emit`,
@@ -1110,29 +1115,22 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
 }
 
 /// Pass 2 for the segments [begin, end) that pack_range left: of frames that chose another
-/// scheme than their guess, or that their warp's pool could not hold in pass 1. Lanes check 32
-/// segments at once, so a warp spends little on the many that need nothing here.
+/// scheme than their guess, or that their warp's pool could not hold in pass 1.
 template <class Warp, typename U>
 ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm, sum_carrier& carrier) {
   segment_cursor<U> cursor;
-  for (std::uint64_t base = begin; base < end; base += warp_lanes) {
-    std::uint32_t need = 0;
-    if (base + w.lane < end) {
-      std::uint64_t const s = base + w.lane;
-      std::uint32_t const f = a.chunk_frame[s];
-      std::uint64_t const g = a.seg_first[f] + s - a.chunks[f];
-      need = !copied(a, static_cast<scheme>(a.choice[f]), frame_guess(a, f), g);
-    }
-    std::uint32_t mask = 0;
-    for (std::uint32_t l = 0; l < warp_lanes; ++l) mask |= w.shfl(need, l) << l;
-    for (; mask != 0; mask &= mask - 1) {
-      segment_place<U> const at = cursor.at(a, base + lowest_bit(mask));
-      auto const kind = static_cast<scheme>(a.choice[at.f]);
-      auto* payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
-      carrier.add(w, a.sums, at.f, repack_segment(w, at, ranges_of(a, at, kind), kind, payload, sm));
-    }
-  }
+  auto const needed = [&](std::uint64_t s) {
+    std::uint32_t const f = a.chunk_frame[s];
+    std::uint64_t const g = a.seg_first[f] + s - a.chunks[f];
+    return !copied(a, static_cast<scheme>(a.choice[f]), frame_guess(a, f), g);
+  };
+  for_each_picked(w, begin, end, needed, [&](std::uint64_t s) {
+    segment_place<U> const at = cursor.at(a, s);
+    auto const kind = static_cast<scheme>(a.choice[at.f]);
+    auto* payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
+    carrier.add(w, a.sums, at.f, repack_segment(w, at, ranges_of(a, at, kind), kind, payload, sm));
+  });
 }
 
 /// After pass 2, one thread per segment: the terms that straddle the ends of its ranges.
