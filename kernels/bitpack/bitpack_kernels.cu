@@ -33,6 +33,7 @@ struct cuda_warp {
   __device__ T shfl_down(T v, unsigned d) const { return __shfl_down_sync(full_mask, v, d); }
   template <typename T>
   __device__ T shfl_xor(T v, unsigned m) const { return __shfl_xor_sync(full_mask, v, m); }
+  __device__ bool any(bool p) const { return __any_sync(full_mask, p) != 0; }
 
   __device__ void copy4(std::uint32_t* dst, const std::uint32_t* src) const { __pipeline_memcpy_async(dst, src, 4); }
   __device__ void copy16(prog::word4* dst, const prog::word4* src) const { __pipeline_memcpy_async(dst, src, 16); }

@@ -15,6 +15,8 @@
 //   T shfl(v, src), shfl_up(v, d), shfl_down(v, d), shfl_xor(v, m)
 //                                                u32 and u64; up/down give a lane its own value
 //                                                where the source lane is outside the warp
+//   bool any(p)                                  whether p holds in any lane (a vote: one step,
+//                                                where a reduction over shuffles takes five)
 //   copy4(dst, src), copy16(dst, src)            this lane's asynchronous copy of 4 or 16 bytes
 //                                                from global to shared memory
 //   commit();                                    closes this lane's group of copies
@@ -134,6 +136,9 @@ ZS_HD inline std::uint32_t bit_count(std::uint32_t x) noexcept {
 struct alignas(16) word4 {
   std::uint32_t x, y, z, w;
 };
+struct alignas(8) word2 {
+  std::uint32_t x, y;
+};
 
 /// The values of a 16-byte chunk into x[first ..].
 template <typename U>
@@ -228,20 +233,39 @@ ZS_HD inline std::uint64_t seam_term(const std::uint32_t* payload, std::uint64_t
 }
 
 /// This lane's sum of every term the range [A, B) owns, the straddling one included, with
-/// word(q) giving word A + q for q < B - A and the payload giving the one after.
+/// word(q) giving word A + q for q < B - A and `after` the word after B (0 at the payload's end).
 template <class Warp, class WordFn>
-ZS_WARP_FN std::uint64_t range_sum(Warp& w, const std::uint32_t* payload, std::uint64_t A, std::uint64_t B,
-                                   std::uint64_t T, WordFn word) {
+ZS_WARP_FN std::uint64_t range_sum(Warp& w, std::uint64_t A, std::uint64_t B, std::uint32_t after, WordFn word) {
   // Indices relative to A in 32 bits (a range is at most a tile); only term numbers need 64.
   auto const lead = static_cast<std::uint32_t>(A & 1);  // word A: the high half of a term before
   auto const n = static_cast<std::uint32_t>(B - A);
   std::uint64_t const k0 = (A + lead) / 2;
-  std::uint32_t const after = B < T ? payload[B] : 0;  // the high half of a straddling term
   std::uint64_t sum = 0;
   for (std::uint32_t j = w.lane; lead + 2 * j < n; j += warp_lanes) {
     std::uint32_t const q = lead + 2 * j;
     std::uint32_t const hi = q + 1 < n ? word(q + 1) : after;
     sum += hash::term(k0 + j, word(q) | (std::uint64_t{hi} << 32));
+  }
+  return sum;
+}
+
+/// This lane's sum of every term the range [A, B) owns, the straddling one included, with
+/// words[i] holding word C + i (C even, `words` on 8 bytes) through the word after B.
+template <class Warp>
+ZS_WARP_FN std::uint64_t buffer_sum(Warp& w, const std::uint32_t* words, std::uint64_t C, std::uint64_t A,
+                                    std::uint64_t B) {
+  std::uint64_t const k0 = (A + 1) / 2;  // an odd A is the high half of a term before
+  auto const terms = static_cast<std::uint32_t>((B + 1) / 2 - k0);
+  auto const* pairs = reinterpret_cast<const word2*>(words) + (k0 - C / 2);
+  std::uint64_t sum = 0;
+  // Two terms a round: their hashes are independent, so one's latency hides the other's.
+  for (std::uint32_t i = w.lane; i < terms; i += 2 * warp_lanes) {
+    word2 const p = pairs[i];
+    sum += hash::term(k0 + i, p.x | (std::uint64_t{p.y} << 32));
+    if (i + warp_lanes < terms) {
+      word2 const q = pairs[i + warp_lanes];
+      sum += hash::term(k0 + i + warp_lanes, q.x | (std::uint64_t{q.y} << 32));
+    }
   }
   return sum;
 }
@@ -696,7 +720,7 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
     }
   };
   // Where no lane's width exceeds 16, fields go in pairs: half the appends.
-  if (warp_max(w, bits) <= 16) {
+  if (!w.any(bits > 16)) {
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; k += 2) append(field(k) | (field(k + 1) << bits), 2 * bits);
   } else {
@@ -1198,23 +1222,28 @@ struct tile_job {
   std::uint32_t w0, w1;   // its data words
   std::uint32_t fits;     // w0 <= w1 <= data words, and the words fit the buffer
   std::uint32_t rest;     // segments of the tile after these (a tile too large for its buffer)
+  std::uint32_t lead;     // buffer words before data word w0 (its copy starts on 16 bytes)
 };
 
-/// Words of the tile in a decode buffer, then guard words for the fixed read window. A tile of
-/// one segment gets room for the largest segment. A tile of two gets room for 1.25 of them, not
-/// 2: that holds the tiles of data compressing at least 1.25x (for 32-bit values, 2 x 512 values
-/// in 822 words), and the smaller buffers leave room in shared memory for half as many warps
-/// again (24 a SM instead of 16 for 32-bit values, 1.2x faster decoding on the H200). A tile
-/// larger than its buffer is decoded one segment at a time (start_tile, decode_range).
+/// The most data words of a tile in a decode buffer. A tile of one segment gets room for the
+/// largest segment. A tile of two gets room for 1.25 of them, not 2: that holds the tiles of data
+/// compressing at least 1.25x (for 32-bit values, 2 x 512 values in 825 words), and the smaller
+/// buffers leave room in shared memory for half as many warps again (24 a SM instead of 16 for
+/// 32-bit values, 1.2x faster decoding on the H200). A tile larger than its buffer is decoded one
+/// segment at a time (start_tile, decode_range).
 ZS_HD constexpr std::uint32_t tile_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
-  return (g == 1 ? max_segment_words(width_bits) : max_segment_words(width_bits) * 5 / 4) + 4;
+  return g == 1 ? max_segment_words(width_bits) : max_segment_words(width_bits) * 5 / 4;
 }
 inline constexpr std::uint32_t job_words = sizeof(tile_job) / 4;
 inline constexpr std::uint32_t starts_words = tile_blocks * max_tile_segments + 4;
-/// Words of one decode buffer: the job, the block starts (and the one after), the tile; a
-/// multiple of 4, so that every buffer starts on 16 bytes.
+/// Where the tile sits in a decode buffer: after the job and the block starts, on 16 bytes.
+inline constexpr std::uint32_t tile_offset = (job_words + starts_words + 3) / 4 * 4;
+/// Words of one decode buffer: the job, the block starts (and the one after), then the tile
+/// with up to 3 words before it (it is copied in 16-byte chunks of the payload), the word after
+/// it (the high half of a checksum term it ends in) and 4 guard words for the fixed read window;
+/// a multiple of 4, so that every buffer starts on 16 bytes.
 ZS_HD constexpr std::uint32_t buffer_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
-  return (job_words + starts_words + tile_words(width_bits, g) + 3) / 4 * 4;
+  return (tile_offset + 3 + tile_words(width_bits, g) + 1 + 4 + 3) / 4 * 4;
 }
 /// Words of the staging area where a decode warp regroups a segment's values for its stores,
 /// which also holds an rfor segment's run starts (512 x 16 bits) before: 32 lanes x 17 words.
@@ -1232,7 +1261,7 @@ struct decode_buffer {
   std::uint32_t* starts;
   std::uint32_t* tile;
   ZS_HD explicit decode_buffer(std::uint32_t* base) noexcept
-      : job(reinterpret_cast<tile_job*>(base)), starts(base + job_words), tile(base + job_words + starts_words) {}
+      : job(reinterpret_cast<tile_job*>(base)), starts(base + job_words), tile(base + tile_offset) {}
 };
 
 /// Enters the frame of tile t: one lane reads its status for all (another warp may refuse the
@@ -1296,7 +1325,7 @@ ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const de
     j.w0 = segment_start_from(L, w.shfl(start, 0));
     j.w1 = last_tile ? static_cast<std::uint32_t>(L.data_words) : segment_start_from(L, w.shfl(start, j.starts));
     bool const in_payload = j.w0 <= j.w1 && j.w1 <= L.data_words;
-    j.fits = in_payload && j.w1 - j.w0 <= tile_words(8 * sizeof(U), j.g) - 4;
+    j.fits = in_payload && j.w1 - j.w0 <= tile_words(8 * sizeof(U), j.g);
     if (j.fits || !in_payload || j.g == 1) break;
     // More words than the buffer holds: this round takes the tile's first segment, and
     // decode_range fetches the rest one segment at a time (a valid segment always fits).
@@ -1305,13 +1334,24 @@ ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const de
     j.values = min_of(segment_values, j.values);
   }
   if (w.lane <= j.starts) buf.starts[w.lane] = start;
-  if (w.lane == 0) *buf.job = j;
+  j.lead = 0;
   if (j.fits) {
-    const std::uint32_t* data = payload + L.blocks + j.w0;
-    std::uint32_t const n = j.w1 - j.w0;
-    for (std::uint32_t q = w.lane; q < n; q += warp_lanes) w.copy4(&buf.tile[q], &data[q]);
+    // Payload words [C, E) in 16-byte chunks (payloads start on 16 bytes): C rounds the tile's
+    // first word down to 4, and E takes the word after the tile where the tile ends inside a
+    // checksum term; whole chunks only up to the payload's end, single words past them.
+    std::uint64_t const T = L.blocks + L.data_words;
+    std::uint64_t const P0 = L.blocks + j.w0, P1 = L.blocks + j.w1;
+    std::uint64_t const C = P0 & ~std::uint64_t{3};
+    auto const n = static_cast<std::uint32_t>(min_of<std::uint64_t>(P1 + (P1 & 1), T) - C);
+    j.lead = static_cast<std::uint32_t>(P0 - C);
+    auto const* chunks = reinterpret_cast<const word4*>(payload + C);
+    auto* dst = reinterpret_cast<word4*>(buf.tile);
+    for (std::uint32_t c = w.lane; c < n / 4; c += warp_lanes) w.copy16(&dst[c], &chunks[c]);
+    std::uint32_t const q = n / 4 * 4 + w.lane;
+    if (q < n) w.copy4(&buf.tile[q], &payload[C + q]);
     if (w.lane < 4) buf.tile[n + w.lane] = 0;
   }
+  if (w.lane == 0) *buf.job = j;
   w.commit();
 }
 
@@ -1346,7 +1386,7 @@ ZS_WARP_FN void decode_for_segment(Warp& w, bool delta, const std::uint32_t* til
     bit = (off + rw + 1 + widths_before(widths, j)) * 32 + (lane % 2) * lane_values * bits;
   }
   // Where no lane's width exceeds 16, one 32-bit window holds two fields: half the reads.
-  bool const paired = sizeof(U) == 4 && warp_max(w, bits) <= 16;
+  bool const paired = sizeof(U) == 4 && !w.any(bits > 16);
   if (p0 < m) {
     if constexpr (sizeof(U) == 4) {
       std::uint32_t const mask = static_cast<std::uint32_t>(low_mask(bits));
@@ -1450,7 +1490,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   frame_layout const& L = fr.layout;
   tile_job const j = *buf.job;
   if (!j.fits) return false;
-  const std::uint32_t* tile = buf.tile;
+  const std::uint32_t* tile = buf.tile + j.lead;
   std::uint32_t const lane = w.lane;
   std::uint32_t const words = j.w1 - j.w0;
   std::uint32_t const start = lane <= j.starts ? buf.starts[lane] : 0;
@@ -1468,13 +1508,16 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
       ok = block_is_valid(L, i, start, word, next);
     }
   }
-  if (warp_max(w, static_cast<std::uint32_t>(!ok)) != 0) return false;
+  if (w.any(!ok)) return false;
 
   // Checksum terms of the tile's data words and of its block starts.
   std::uint64_t const T = L.blocks + L.data_words;
-  sum += range_sum(w, fr.payload, L.blocks + j.w0, L.blocks + j.w1, T, [&](std::uint32_t q) { return tile[q]; });
+  sum += buffer_sum(w, buf.tile, L.blocks + j.w0 - j.lead, L.blocks + j.w0, L.blocks + j.w1);
   std::uint64_t const sb = L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks;
-  sum += range_sum(w, fr.payload, sb, sb + j.starts, T, [&](std::uint32_t q) { return buf.starts[q]; });
+  // The word after the starts: the next start, or after a frame's last block its data word 0.
+  std::uint64_t const B = sb + j.starts;
+  std::uint32_t const after = B < L.blocks ? buf.starts[j.starts] : B < T ? fr.payload[B] : 0;
+  sum += range_sum(w, sb, B, after, [&](std::uint32_t q) { return buf.starts[q]; });
 
   for (std::uint32_t i = 0; i < j.g; ++i) {
     std::uint32_t const m = min_of(segment_values, j.values - i * segment_values);

@@ -10,6 +10,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -53,11 +55,26 @@ class warp_emulator {
     template <typename T>
     T shfl_xor(T v, unsigned m) { return exchange(v, (lane ^ m) % 32); }
 
+    bool any(bool p) {
+      auto& slots = state->slots[exchanges++ % 2];
+      slots[lane] = p ? 1 : 0;
+      sync();
+      for (std::uint64_t s : slots) {
+        if (s != 0) return true;
+      }
+      return false;
+    }
+
     // Copies land at once; the program must still wait before reading them.
     void copy4(std::uint32_t* dst, const std::uint32_t* src) const { std::memcpy(dst, src, 4); }
     template <typename Chunk>
     void copy16(Chunk* dst, const Chunk* src) const {
       static_assert(sizeof(Chunk) == 16);
+      // cp.async of 16 bytes faults on addresses off 16 bytes: so does the emulation.
+      if ((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) % 16 != 0) {
+        std::fprintf(stderr, "copy16 off a 16-byte boundary\n");
+        std::abort();
+      }
       std::memcpy(dst, src, 16);
     }
     void commit() const {}
