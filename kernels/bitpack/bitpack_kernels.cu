@@ -34,6 +34,9 @@ struct cuda_warp {
   template <typename T>
   __device__ T shfl_xor(T v, unsigned m) const { return __shfl_xor_sync(full_mask, v, m); }
   __device__ bool any(bool p) const { return __any_sync(full_mask, p) != 0; }
+  __device__ std::uint32_t ballot(bool p) const { return __ballot_sync(full_mask, p); }
+  __device__ std::uint32_t reduce_min(std::uint32_t v) const { return __reduce_min_sync(full_mask, v); }
+  __device__ std::uint32_t reduce_max(std::uint32_t v) const { return __reduce_max_sync(full_mask, v); }
 
   __device__ void copy4(std::uint32_t* dst, const std::uint32_t* src) const { __pipeline_memcpy_async(dst, src, 4); }
   __device__ void copy16(prog::word4* dst, const prog::word4* src) const { __pipeline_memcpy_async(dst, src, 16); }

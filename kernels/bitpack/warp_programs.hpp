@@ -17,6 +17,9 @@
 //                                                where the source lane is outside the warp
 //   bool any(p)                                  whether p holds in any lane (a vote: one step,
 //                                                where a reduction over shuffles takes five)
+//   u32 ballot(p)                                bit l: whether p holds in lane l
+//   u32 reduce_min(v), reduce_max(v)             the least and greatest v over the lanes (one
+//                                                step, likewise)
 //   copy4(dst, src), copy16(dst, src)            this lane's asynchronous copy of 4 or 16 bytes
 //                                                from global to shared memory
 //   commit();                                    closes this lane's group of copies
@@ -166,15 +169,24 @@ ZS_HD constexpr U flip_of(value_type type) noexcept {
 
 // --- warp collectives ------------------------------------------------------------------------
 
+/// 32-bit unsigned values in one step (a warp reduction), others over shuffles.
 template <class Warp, typename T>
 ZS_WARP_FN T warp_min(Warp& w, T v) {
-  for (unsigned m = 16; m > 0; m >>= 1) v = min_of(v, w.shfl_xor(v, m));
-  return v;
+  if constexpr (std::is_same_v<T, std::uint32_t>) {
+    return w.reduce_min(v);
+  } else {
+    for (unsigned m = 16; m > 0; m >>= 1) v = min_of(v, w.shfl_xor(v, m));
+    return v;
+  }
 }
 template <class Warp, typename T>
 ZS_WARP_FN T warp_max(Warp& w, T v) {
-  for (unsigned m = 16; m > 0; m >>= 1) v = max_of(v, w.shfl_xor(v, m));
-  return v;
+  if constexpr (std::is_same_v<T, std::uint32_t>) {
+    return w.reduce_max(v);
+  } else {
+    for (unsigned m = 16; m > 0; m >>= 1) v = max_of(v, w.shfl_xor(v, m));
+    return v;
+  }
 }
 template <class Warp, typename T>
 ZS_WARP_FN T warp_sum(Warp& w, T v) {
@@ -515,13 +527,12 @@ ZS_UNROLL
   std::uint32_t const count = bit_count(heads);
   std::uint32_t const through = inclusive_sum(w, count);
   std::uint32_t const runs = w.shfl(through, warp_lanes - 1);
-  std::uint32_t suffix = heads != 0 ? p0 + lowest_bit(heads) : segment_values;  // first head at or after
-  for (unsigned d = 1; d < warp_lanes; d <<= 1) {
-    std::uint32_t const other = w.shfl_down(suffix, d);
-    if (lane + d < warp_lanes) suffix = min_of(suffix, other);
-  }
-  std::uint32_t next = w.shfl_down(suffix, 1);
-  if (lane == warp_lanes - 1) next = segment_values;
+  // The next head after this lane's values: the first of the next lane that holds one.
+  std::uint32_t const first_head = heads != 0 ? p0 + lowest_bit(heads) : segment_values;
+  std::uint32_t const holding = w.ballot(heads != 0);
+  std::uint32_t const later = lane + 1 < warp_lanes ? holding >> (lane + 1) << (lane + 1) : 0;
+  std::uint32_t const from_lane = w.shfl(first_head, later != 0 ? lowest_bit(later) : lane);
+  std::uint32_t const next = later != 0 ? from_lane : segment_values;
   lf.heads = heads;
   lf.runs_before = through - count;
   lf.next_head = min_of(next, m);

@@ -55,14 +55,15 @@ class warp_emulator {
     template <typename T>
     T shfl_xor(T v, unsigned m) { return exchange(v, (lane ^ m) % 32); }
 
-    bool any(bool p) {
-      auto& slots = state->slots[exchanges++ % 2];
-      slots[lane] = p ? 1 : 0;
-      sync();
-      for (std::uint64_t s : slots) {
-        if (s != 0) return true;
-      }
-      return false;
+    bool any(bool p) { return reduce(p ? 1U : 0U, [](std::uint32_t a, std::uint32_t b) { return a | b; }) != 0; }
+    std::uint32_t ballot(bool p) {
+      return reduce(p ? 1U << lane : 0U, [](std::uint32_t a, std::uint32_t b) { return a | b; });
+    }
+    std::uint32_t reduce_min(std::uint32_t v) {
+      return reduce(v, [](std::uint32_t a, std::uint32_t b) { return b < a ? b : a; });
+    }
+    std::uint32_t reduce_max(std::uint32_t v) {
+      return reduce(v, [](std::uint32_t a, std::uint32_t b) { return a < b ? b : a; });
     }
 
     // Copies land at once; the program must still wait before reading them.
@@ -85,6 +86,17 @@ class warp_emulator {
     void add(std::uint64_t* p, std::uint64_t v) const { *p += v; }
 
    private:
+    // Every lane writes its slot, all meet, every lane folds all 32 with op.
+    template <class Op>
+    std::uint32_t reduce(std::uint32_t v, Op op) {
+      auto& slots = state->slots[exchanges++ % 2];
+      slots[lane] = v;
+      sync();
+      auto r = static_cast<std::uint32_t>(slots[0]);
+      for (unsigned l = 1; l < 32; ++l) r = op(r, static_cast<std::uint32_t>(slots[l]));
+      return r;
+    }
+
     // Every lane writes its slot, all meet, every lane reads. The next exchange writes the
     // other buffer, so no lane overwrites a slot another has yet to read.
     template <typename T>
