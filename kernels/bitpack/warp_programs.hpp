@@ -866,10 +866,9 @@ ZS_HD inline scheme frame_guess(const encode_args& a, std::uint64_t f) {
 template <class Warp, class Pick, class Visit>
 ZS_WARP_FN void for_each_picked(Warp& w, std::uint64_t begin, std::uint64_t end, Pick pick, Visit visit) {
   for (std::uint64_t base = begin; base < end; base += warp_lanes) {
-    std::uint32_t const mine = base + w.lane < end && pick(base + w.lane) ? 1U : 0U;
-    std::uint32_t mask = 0;
-    for (std::uint32_t l = 0; l < warp_lanes; ++l) mask |= w.shfl(mine, l) << l;
-    for (; mask != 0; mask &= mask - 1) visit(base + lowest_bit(mask));
+    for (std::uint32_t mask = w.ballot(base + w.lane < end && pick(base + w.lane)); mask != 0; mask &= mask - 1) {
+      visit(base + lowest_bit(mask));
+    }
   }
 }
 
