@@ -515,11 +515,12 @@ ZS_UNROLL
   // dfor: the same over differences; a block without any takes the reference 0.
   S const mdlo = min_of(dlo, w.shfl_xor(dlo, 1));
   S const mdhi = max_of(dhi, w.shfl_xor(dhi, 1));
-  std::uint32_t const mhas = has_diff | w.shfl_xor(has_diff, 1);
+  std::uint32_t const with_diff = w.ballot(has_diff != 0);  // lanes holding a difference
+  bool const mini_has = (with_diff >> (lane / 2 * 2) & 3U) != 0;
+  bool const block_has = (with_diff >> (lane / 8 * 8) & 0xffU) != 0;
   S const dkey0 = block_reduce(w, mdlo, [](S a, S b) { return min_of(a, b); });
-  std::uint32_t const bhas = block_reduce(w, mhas, bor);
-  S const dkey = bhas != 0 ? dkey0 : S{0};
-  std::uint32_t const dw = mhas != 0 ? bit_width(static_cast<U>(static_cast<U>(mdhi) - static_cast<U>(dkey))) : 0;
+  S const dkey = block_has ? dkey0 : S{0};
+  std::uint32_t const dw = mini_has ? bit_width(static_cast<U>(static_cast<U>(mdhi) - static_cast<U>(dkey))) : 0;
   std::uint32_t const dfor_widths = block_reduce(w, lane % 2 == 0 ? dw << (8 * mini) : 0U, bor);
   std::uint32_t const dfor_block = block_exists ? rw + 1 + widths_sum(dfor_widths) : 0;
 
