@@ -1,4 +1,5 @@
 // The codec base class on the GPU: descriptor upload, headers, checksums, validation.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,10 @@ std::size_t codec::decode_temp_bytes(std::span<const decode_target> targets) con
 void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp_bytes,
                          cudaStream_t stream) const {
   detail::check_decode_batch(batch);
+  // The GPU decoders copy payloads in 16-byte chunks (cp.async), which fault off a 16-byte
+  // boundary: say so here instead.
+  ZS_EXPECTS(reinterpret_cast<std::uintptr_t>(batch.frames) % frame_alignment == 0,
+             "a frames buffer on a frame_alignment (16-byte) boundary");
   std::size_t const n = batch.targets.size();
   if (n == 0) return;
   detail::temp_layout layout(temp, temp_bytes);

@@ -231,6 +231,32 @@ TEST(BitpackGpuBatch, TargetsOffSixteenByteBoundaries) {
   }
 }
 
+// The decoder copies payloads in 16-byte chunks: a frames buffer off a 16-byte boundary is
+// refused up front, before anything runs, and the same frames decode from an aligned buffer.
+TEST(BitpackGpuBatch, FramesBufferOffSixteenBytesIsRefused) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  batch b;
+  b.add(std::vector<std::int32_t>(3000, 7), 2, stream);
+  frames const f = cpu_encode(b);
+  zs::device_buffer frames_d(f.bytes.size() + 16, stream);
+  zs::copy_async(frames_d.as<std::byte>() + 4, f.bytes.data(), f.bytes.size(), stream);
+  zs::device_buffer out(b.device_sources[0].raw_bytes() + b.device_sources[1].raw_bytes(), stream);
+  std::vector<zs::decode_target> targets;
+  std::size_t at = 0;
+  for (auto const& s : b.device_sources) {
+    targets.push_back({s.type, s.count, out.as<std::byte>() + at});
+    at += s.raw_bytes();
+  }
+  zs::device_buffer status(targets.size() * sizeof(zs::frame_status), stream);
+  zs::device_buffer temp(bitpack().decode_temp_bytes(targets), stream);
+  EXPECT_THROW(bitpack().decode_async({frames_d.as<std::byte>() + 4, f.offsets, targets, status.as<zs::frame_status>()},
+                                      temp.data(), temp.size(), stream),
+               zs::error);
+  auto const [statuses, values] = gpu_decode(bitpack(), b, f, stream);
+  expect_original_values(b, statuses, values, "the same frames from an aligned buffer");
+}
+
 TEST(BitpackGpuBatch, LargeFramesOfManySegments) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;

@@ -79,6 +79,8 @@ struct encode_batch {
 
 struct decode_batch {
   /// Input buffer; frame i lies within [frames + frame_offsets[i], frames + frame_offsets[i+1]).
+  /// decode_async needs it on a frame_alignment boundary (payloads are read in 16-byte chunks);
+  /// device allocations are.
   const std::byte* frames = nullptr;
   std::span<const std::uint64_t> frame_offsets;  // host array, targets.size() + 1 entries
   std::span<const decode_target> targets;        // host array of descriptors
