@@ -99,10 +99,16 @@ __global__ void index_kernel(const std::uint64_t* chunks, std::uint64_t num_fram
   }
 }
 
+// This warp's shared memory in the encoder kernels that take it.
+template <typename U>
+__device__ prog::encode_smem<U>& warp_encode_smem() {
+  extern __shared__ __align__(16) unsigned char encode_shared[];
+  return reinterpret_cast<prog::encode_smem<U>*>(encode_shared)[threadIdx.x / 32];
+}
+
 template <typename U>
 __global__ void ZS_WARP_KERNEL_BOUNDS sample_kernel(prog::encode_args a, std::uint64_t segments) {
-  extern __shared__ __align__(16) unsigned char encode_shared[];
-  auto& sm = reinterpret_cast<prog::encode_smem<U>*>(encode_shared)[threadIdx.x / 32];
+  auto& sm = warp_encode_smem<U>();
   cuda_warp w;
   warp_range const r = range_of_warp(segments);
   prog::sample_range(w, a, r.begin, r.end, sm);
@@ -114,8 +120,7 @@ inline constexpr int analyze_min_blocks = sizeof(U) == 4 ? 3 : ZS_WARP_KERNEL_MI
 
 template <typename U>
 __global__ void __launch_bounds__(256, analyze_min_blocks<U>) analyze_kernel(prog::encode_args a, std::uint64_t segments) {
-  extern __shared__ __align__(16) unsigned char encode_shared[];
-  auto& sm = reinterpret_cast<prog::encode_smem<U>*>(encode_shared)[threadIdx.x / 32];
+  auto& sm = warp_encode_smem<U>();
   cuda_warp w;
   warp_range const r = range_of_warp(segments);
   prog::analyze_range(w, a, r.begin, r.end, sm);
@@ -135,8 +140,7 @@ __global__ void __launch_bounds__(256, 4) pack_kernel(prog::encode_args a, std::
 
 template <typename U>
 __global__ void ZS_WARP_KERNEL_BOUNDS repack_kernel(prog::encode_args a, std::uint64_t segments) {
-  extern __shared__ __align__(16) unsigned char encode_shared[];
-  auto& sm = reinterpret_cast<prog::encode_smem<U>*>(encode_shared)[threadIdx.x / 32];
+  auto& sm = warp_encode_smem<U>();
   cuda_warp w;
   prog::sum_carrier carrier;
   warp_range const r = range_of_warp(segments);
@@ -208,20 +212,14 @@ void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t unit
   observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, threads, bytes, stream>>>(args...); });
 }
 
-// Pass 1 and the sample pass before it share the analyze geometry.
-template <typename U>
-void sample_class(const launch_choice& analyze, const prog::encode_args& a, std::uint64_t segments,
-                   cudaStream_t stream) {
-  if (segments == 0) return;
-  expect_params(analyze, kernel_id::bitpack_analyze);
-  launch_warps(sample_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
-}
-
+// The sample pass, then pass 1: they share the analyze geometry. A width class's frames are its
+// own, so its pass 1 needs only its own samples.
 template <typename U>
 void analyze_class(const launch_choice& analyze, const prog::encode_args& a, std::uint64_t segments,
                    cudaStream_t stream) {
   if (segments == 0) return;
   expect_params(analyze, kernel_id::bitpack_analyze);
+  launch_warps(sample_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
   launch_warps(analyze_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
 }
 
@@ -298,8 +296,6 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
                   plan.segments64, plan.chunk_frame64);
 
-  sample_class<std::uint32_t>(plan.analyze32, a32, plan.segments32, stream);
-  sample_class<std::uint64_t>(plan.analyze64, a64, plan.segments64, stream);
   analyze_class<std::uint32_t>(plan.analyze32, a32, plan.segments32, stream);
   analyze_class<std::uint64_t>(plan.analyze64, a64, plan.segments64, stream);
 
