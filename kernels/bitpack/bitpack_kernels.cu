@@ -245,7 +245,8 @@ void decode_class(const launch_choice& choice, prog::decode_args a, std::uint64_
 }  // namespace
 
 void check_config(const decode_config& config) {
-  ZS_EXPECTS(config.blocks_per_tile == 4 || config.blocks_per_tile == 8, "blocks per tile 4 or 8");
+  ZS_EXPECTS(config.blocks_per_tile == 4 || config.blocks_per_tile == 8 || config.blocks_per_tile == 16,
+             "blocks per tile 4, 8 or 16");
   ZS_EXPECTS(config.threads == 64 || config.threads == 128 || config.threads == 256,
              "64, 128 or 256 threads per thread block");
 }

@@ -25,7 +25,7 @@ namespace zs::kernels::bitpack {
 /// not of the format. The tuning table (kernel_id::bitpack_decode) holds D as
 /// launch_params::items.
 struct decode_config {
-  /// 4 or 8: tiles of 1 or 2 segments of 512 values.
+  /// 4, 8 or 16: tiles of 1, 2 or 4 segments of 512 values.
   unsigned blocks_per_tile = 4;
   /// 64, 128 or 256.
   unsigned threads = 128;

@@ -43,7 +43,7 @@
 //   repack:  the other segments, encoded again from the input in their frame's scheme;
 //   seams:   per segment, the one checksum term that straddles its end and the next segment's
 //            start, which neither warp could compute alone.
-// Decoding: check each frame's layout; then per tile of 1 or 2 segments (4 or 8 blocks: the
+// Decoding: check each frame's layout; then per tile of 1, 2 or 4 segments (4, 8 or 16 blocks: the
 // paper's D), one warp loads the tile into shared memory, checks its blocks there, adds its
 // checksum terms and writes its values. The base class compares the checksums afterwards, so a
 // frame that fails them has been written (within its target) before it is refused. The warp
@@ -360,14 +360,17 @@ ZS_WARP_FN void store_segment(Warp& w, U* out, std::uint32_t m, const U (&x)[lan
   }
   std::uint32_t const lane = w.lane;
   if constexpr (sizeof(U) == 4) {
+    // Row r (lane r's values) holds its 16-byte chunk c at c ^ (r / 2 % 4): the 8 lanes of a
+    // shared-memory wavefront then hit 8 different 16-byte bank groups, storing and loading.
+    auto* rows = reinterpret_cast<word4*>(stage);
+    auto const at = [](std::uint32_t r, std::uint32_t c) { return 4 * r + (c ^ (r / 2 % 4)); };
 ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) stage[lane * (lane_values + 1) + k] = x[k];
+    for (unsigned c = 0; c < 4; ++c) rows[at(lane, c)] = word4{x[4 * c], x[4 * c + 1], x[4 * c + 2], x[4 * c + 3]};
     w.sync();
 ZS_UNROLL
     for (unsigned q = 0; q < segment_values / 128; ++q) {
-      std::uint32_t const p = q * 128 + 4 * lane;  // 4 values of lane p / 16's row
-      const std::uint32_t* row = stage + (p / lane_values) * (lane_values + 1) + p % lane_values;
-      *reinterpret_cast<word4*>(out + p) = word4{row[0], row[1], row[2], row[3]};
+      // values [128 q + 4 lane, + 4): chunk lane % 4 of row 8 q + lane / 4
+      reinterpret_cast<word4*>(out)[32 * q + lane] = rows[at(8 * q + lane / 4, lane % 4)];
     }
     w.sync();
   } else {
@@ -1193,7 +1196,7 @@ struct decode_args {
   std::uint64_t num_frames;
   frame_layout* layouts;         // per frame, written by check_frame
   const std::uint64_t* tiles;    // tile map (work_map.hpp) of this width class
-  std::uint32_t tile_segments;   // segments per tile: 1 or 2
+  std::uint32_t tile_segments;   // segments per tile: 1, 2 or 4
   std::uint64_t* sums;           // per frame: checksum terms (zeroed by the caller)
 };
 
@@ -1206,7 +1209,7 @@ ZS_HD inline void check_frame(const decode_args& a, std::uint64_t f) {
   if (s != frame_status::ok) a.status[f] = s;
 }
 
-inline constexpr std::uint32_t max_tile_segments = 2;
+inline constexpr std::uint32_t max_tile_segments = 4;
 
 /// The frame of the tiles a decode warp is on. It lives in the warp's shared memory, so that
 /// the walk over a frame's tiles costs the warp no registers; enter_frame writes it once per
@@ -1232,18 +1235,20 @@ struct tile_job {
   std::uint32_t starts;   // block starts in the tile
   std::uint32_t w0, w1;   // its data words
   std::uint32_t fits;     // w0 <= w1 <= data words, and the words fit the buffer
-  std::uint32_t rest;     // segments of the tile after these (a tile too large for its buffer)
   std::uint32_t lead;     // buffer words before data word w0 (its copy starts on 16 bytes)
 };
 
 /// The most data words of a tile in a decode buffer. A tile of one segment gets room for the
 /// largest segment. A tile of two gets room for 1.25 of them, not 2: that holds the tiles of data
-/// compressing at least 1.25x (for 32-bit values, 2 x 512 values in 825 words), and the smaller
+/// compressing at least 1.25x (for 32-bit values, 2 x 512 values in 822 words), and the smaller
 /// buffers leave room in shared memory for half as many warps again (24 a SM instead of 16 for
-/// 32-bit values, 1.2x faster decoding on the H200). A tile larger than its buffer is decoded one
-/// segment at a time (start_tile, decode_range).
+/// 32-bit values, 1.2x faster decoding on the H200). A tile of four gets room for 1.6 of them
+/// (tiles of data compressing at least 1.95x): the per-tile work, about as much as decoding a
+/// segment's values, is spread over twice the values, for 20 warps a SM instead of 24. A tile
+/// larger than its buffer is decoded in parts (start_tile, decode_range).
 ZS_HD constexpr std::uint32_t tile_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
-  return g == 1 ? max_segment_words(width_bits) : max_segment_words(width_bits) * 5 / 4;
+  std::uint32_t const most = max_segment_words(width_bits);
+  return g == 1 ? most : (g == 2 ? most * 5 / 4 : most * 8 / 5);
 }
 inline constexpr std::uint32_t job_words = sizeof(tile_job) / 4;
 inline constexpr std::uint32_t starts_words = tile_blocks * max_tile_segments + 4;
@@ -1316,15 +1321,17 @@ ZS_HD inline bool job_of(const decode_args& a, const decode_frame& fr, std::uint
 
 /// Reads a for, dfor or rfor tile's block starts into the buffer and starts copying its data
 /// words there, followed by zero guard words; copies nothing when the starts do not bound a
-/// tile that fits. Commits a group of copies either way. `j` has s0, g and values.
+/// tile that fits. Commits a group of copies either way. `j` has s0, g and values; the buffer
+/// holds `capacity` data words. A tile of several segments that does not fit is cut to its
+/// first half (again, down to one segment), and the job says how many segments were taken.
 template <class Warp, typename U>
-ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const decode_buffer& buf) {
+ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const decode_buffer& buf,
+                           std::uint32_t capacity) {
   frame_layout const& L = fr.layout;
   const std::uint32_t* payload = fr.payload;
   std::uint64_t const per = L.kind == scheme::rfor ? 1 : tile_blocks;
   std::uint64_t const sb = j.s0 * per;
   std::uint32_t start = 0;  // lane i < starts: block i's start; lane `starts`: the next start
-  j.rest = 0;
   for (;;) {
     j.starts = static_cast<std::uint32_t>(min_of<std::uint64_t>(j.g * per, L.blocks - sb));
     if (w.lane < j.starts) {
@@ -1336,13 +1343,12 @@ ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const de
     j.w0 = segment_start_from(L, w.shfl(start, 0));
     j.w1 = last_tile ? static_cast<std::uint32_t>(L.data_words) : segment_start_from(L, w.shfl(start, j.starts));
     bool const in_payload = j.w0 <= j.w1 && j.w1 <= L.data_words;
-    j.fits = in_payload && j.w1 - j.w0 <= tile_words(8 * sizeof(U), j.g);
+    j.fits = in_payload && j.w1 - j.w0 <= capacity;
     if (j.fits || !in_payload || j.g == 1) break;
-    // More words than the buffer holds: this round takes the tile's first segment, and
-    // decode_range fetches the rest one segment at a time (a valid segment always fits).
-    j.rest = j.g - 1;
-    j.g = 1;
-    j.values = min_of(segment_values, j.values);
+    // More words than the buffer holds: this round takes the first half, and decode_range
+    // fetches the rest in later rounds (a valid segment always fits).
+    j.g /= 2;
+    j.values = min_of(j.g * segment_values, j.values);
   }
   if (w.lane <= j.starts) buf.starts[w.lane] = start;
   j.lead = 0;
@@ -1554,13 +1560,14 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
   auto& fr = *reinterpret_cast<decode_frame*>(smem);
   std::uint32_t* buffers = smem + decode_frame_words;
   std::uint32_t const words = buffer_words(8 * sizeof(U), a.tile_segments);
+  std::uint32_t const capacity = tile_words(8 * sizeof(U), a.tile_segments);
   std::uint32_t* stage = buffers + 2 * words;
   bool started = false;  // tile t is on its way into buffer b (it was the previous round's next)
   std::uint32_t b = 0;
-  // A tile larger than its buffer arrives one segment at a time (start_tile; a valid segment
-  // always fits): `part` is the segment of tile t a round decodes, and a round that leaves one
-  // to go stays on t and fetches it into the same buffer. Slower (nothing overlaps those
-  // copies), and only for data compressing less than tile_words allows for.
+  // A tile larger than its buffer arrives in parts (start_tile cuts it; a valid segment always
+  // fits): `part` is the first segment of tile t a round decodes, and a round that leaves some
+  // to go stays on t and fetches the next part into the same buffer. Slower (nothing overlaps
+  // those copies), and only for data compressing less than tile_words allows for.
   std::uint32_t part = 0;
   for (std::uint64_t t = begin; t < end; t += part == 0 ? 1 : 0) {
     if (part == 0 && (t == begin || t >= fr.last)) enter_frame(w, a, fr, t);
@@ -1577,24 +1584,24 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
     } else {
       decode_buffer const now(buffers + b * words);
       if (part != 0) {
-        tile_job one = j;
-        one.s0 += part;
-        one.g = 1;
-        one.values = min_of(segment_values, j.values - part * segment_values);
-        start_tile<Warp, U>(w, fr, one, now);
+        tile_job rest = j;
+        rest.s0 += part;
+        rest.g -= part;
+        rest.values -= part * segment_values;
+        start_tile<Warp, U>(w, fr, rest, now, capacity);
         w.wait_copies(0);
       } else {
-        if (!started) start_tile<Warp, U>(w, fr, j, now);
+        if (!started) start_tile<Warp, U>(w, fr, j, now, capacity);
         tile_job next;
         bool const ahead = t + 1 < end && t + 1 < fr.last && job_of(a, fr, t + 1, next);
-        if (ahead) start_tile<Warp, U>(w, fr, next, decode_buffer(buffers + (b ^ 1) * words));
+        if (ahead) start_tile<Warp, U>(w, fr, next, decode_buffer(buffers + (b ^ 1) * words), capacity);
         w.wait_copies(ahead ? 1 : 0);  // tile t has landed
         started = ahead;
       }
       ok = decode_tile<Warp, U>(w, fr, now, stage, out + part * segment_values, sum);
-      bool const more = ok && now.job->rest != 0;
-      w.sync();  // the buffer takes the tile after next, or this tile's next segment
-      part = more ? part + 1 : 0;
+      std::uint32_t const done = part + now.job->g;
+      w.sync();  // the buffer takes the tile after next, or this tile's next part
+      part = ok && done < j.g ? done : 0;
       if (part == 0 && started) b ^= 1;
     }
     if (!ok && w.lane == 0) w.store_status(a.status + fr.f, frame_status::corrupt_payload);

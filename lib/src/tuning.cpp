@@ -28,7 +28,7 @@ constexpr std::array<unsigned, 5> checksum_items{1024, 2048, 4096, 8192, 16384};
 constexpr std::array<unsigned, 4> offsets_threads{128, 256, 512, 1024};
 constexpr std::array<unsigned, 5> offsets_items{512, 1024, 2048, 4096, 8192};
 constexpr std::array<unsigned, 3> warp_kernel_threads{64, 128, 256};
-constexpr std::array<unsigned, 2> decode_items{4, 8};
+constexpr std::array<unsigned, 3> decode_items{4, 8, 16};
 constexpr std::array<unsigned, 4> gather_threads{128, 256, 512, 1024};
 
 // The default cap of four waves keeps every SM busy to the end of a launch while blocks still

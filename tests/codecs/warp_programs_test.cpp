@@ -316,15 +316,16 @@ TEST(BitpackPrograms, EncoderUsesEverySchemeInTheMixedBatch) {
 
 TEST(BitpackPrograms, DecoderReadsTheCpuFramesWithEveryTileSize) {
   auto const b = mixed_batch();
-  for (std::uint32_t g : {1U, 2U}) {
+  for (std::uint32_t g : {1U, 2U, 4U}) {
     SCOPED_TRACE("segments per tile " + std::to_string(g));
     expect_decodes_cpu_frames(b, g);
   }
 }
 
 // Frames that compress less than 1.25x have tiles of two segments larger than a decode buffer
-// (gp::tile_words): the decoder takes them one segment at a time.
-TEST(BitpackPrograms, TilesLargerThanTheirBufferAreDecodedOneSegmentAtATime) {
+// (gp::tile_words), and frames compressing less than 1.95x tiles of four: the decoder takes
+// them in parts (two segments, or one).
+TEST(BitpackPrograms, TilesLargerThanTheirBufferAreDecodedInParts) {
   batch b;
   std::mt19937_64 rng(5);
   // for: 27 random bits over a base that steps every block (440 words a segment)
@@ -335,18 +336,27 @@ TEST(BitpackPrograms, TilesLargerThanTheirBufferAreDecodedOneSegmentAtATime) {
   // rfor: 54 random bits, no two alike (867 words a segment)
   std::vector<std::uint64_t> wide(4 * 512);
   for (auto& x : wide) x = rng() >> 10;
+  // rfor (runs of one, 290 words a segment, just below for): tiles of four go in two parts
+  std::vector<std::int32_t> narrow(9 * 512 + 100);
+  for (auto& x : narrow) x = static_cast<std::int32_t>(rng() & ((1U << 18) - 1));
   b.add(stepped, 1);
   b.add(wide, 1);
+  b.add(narrow, 1);
   cpu_frames const cpu = cpu_encode(b);
-  zs::codec_id const expected[] = {zs::codec_id::bitpack_for, zs::codec_id::bitpack_rfor};
-  for (std::size_t f = 0; f < 2; ++f) {
+  zs::codec_id const expected[] = {zs::codec_id::bitpack_for, zs::codec_id::bitpack_rfor, zs::codec_id::bitpack_rfor};
+  for (std::size_t f = 0; f < 3; ++f) {
     zs::frame_header const h = zs::load_header(cpu.frames.data() + cpu.offsets[f]);
     ASSERT_EQ(h.codec, expected[f]) << "frame " << f;
     std::uint32_t const width = 8 * static_cast<std::uint32_t>(zs::value_width(b.sources[f].type));
     std::uint64_t const words_per_segment = h.payload_bytes / 4 / bp::segment_count(b.sources[f].count);
-    ASSERT_GT(2 * words_per_segment, gp::tile_words(width, 2)) << "frame " << f;
+    ASSERT_GT(4 * words_per_segment, gp::tile_words(width, 4)) << "frame " << f;
+    if (f < 2) {
+      ASSERT_GT(2 * words_per_segment, gp::tile_words(width, 2)) << "frame " << f;
+    } else {
+      ASSERT_LE(2 * words_per_segment + 8, gp::tile_words(width, 2)) << "frame " << f;
+    }
   }
-  for (std::uint32_t g : {1U, 2U}) {
+  for (std::uint32_t g : {1U, 2U, 4U}) {
     SCOPED_TRACE("segments per tile " + std::to_string(g));
     expect_decodes_cpu_frames(b, g);
   }
@@ -355,7 +365,7 @@ TEST(BitpackPrograms, TilesLargerThanTheirBufferAreDecodedOneSegmentAtATime) {
 // Targets off a 16-byte boundary take the decoder's other store path.
 TEST(BitpackPrograms, DecoderWritesTargetsOffSixteenByteBoundaries) {
   auto const b = mixed_batch();
-  for (std::uint32_t g : {1U, 2U}) {
+  for (std::uint32_t g : {1U, 2U, 4U}) {
     SCOPED_TRACE("segments per tile " + std::to_string(g));
     expect_decodes_cpu_frames(b, g, true);
   }

@@ -155,7 +155,7 @@ void check_against_cpu(const batch& b, cudaStream_t stream,
 }
 
 constexpr std::initializer_list<zs::kernels::bitpack::decode_config> all_configs = {
-    {4, 128}, {8, 128}, {4, 64}, {8, 64}, {4, 256}, {8, 256}};
+    {4, 128}, {8, 128}, {16, 128}, {4, 64}, {8, 64}, {16, 64}, {4, 256}, {8, 256}, {16, 256}};
 
 class BitpackGpuRealData : public ::testing::TestWithParam<const char*> {};
 
@@ -269,7 +269,7 @@ TEST(BitpackGpuBatch, LargeFramesOfManySegments) {
   std::vector<std::uint64_t> wide(3000000);
   for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = (std::uint64_t{1} << 50) + 1000 * i + (i % 7);
   b.add(wide, 2, stream);
-  check_against_cpu(b, stream, {{8, 128}, {8, 256}});
+  check_against_cpu(b, stream, {{8, 128}, {8, 256}, {16, 64}});
 }
 
 // Frames the CPU refuses are refused by the GPU with the same status; the others of the batch
