@@ -291,7 +291,6 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   a64.chunk_frame = plan.chunk_frame64;
   a64.slots = plan.slots64;
 
-  ZS_CUDA_TRY(cudaMemsetAsync(plan.samples, 0, b.num_frames * sizeof(prog::scheme_words), stream));
   launch_per_item(index_kernel, plan.segments32, stream, plan.chunks32, std::uint64_t{b.num_frames},
                   plan.segments32, plan.chunk_frame32);
   launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
@@ -300,10 +299,9 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   analyze_class<std::uint32_t>(plan.analyze32, a32, plan.segments32, stream);
   analyze_class<std::uint64_t>(plan.analyze64, a64, plan.segments64, stream);
 
-  // offsets[0] = 0, offsets[1 + s] = sizes[0] + ... + sizes[s]: per-frame totals and each
-  // segment's place inside its frame's data section come out of one scan.
+  // offsets[0] = 0 (from the caller), offsets[1 + s] = sizes[0] + ... + sizes[s]: per-frame
+  // totals and each segment's place inside its frame's data section come out of one scan.
   std::uint64_t const segments = plan.segments32 + plan.segments64;
-  ZS_CUDA_TRY(cudaMemsetAsync(plan.offsets, 0, sizeof(prog::scheme_words), stream));
   if (segments > 0) {
     std::size_t bytes = plan.scan_temp_bytes;
     ZS_CUDA_TRY(cub::DeviceScan::InclusiveScan(plan.scan_temp, bytes, plan.sizes, plan.offsets + 1, add_words{},

@@ -53,8 +53,8 @@ struct encode_plan {
   std::uint32_t* chunk_frame64;            // segments64
   const std::uint64_t* seg_first;          // per frame: its first segment, 32-bit frames' first
   zs::bitpack::gpu::scheme_words* sizes;   // segments32 + segments64
-  zs::bitpack::gpu::scheme_words* offsets; // segments32 + segments64 + 1
-  zs::bitpack::gpu::scheme_words* samples; // num_frames (zeroed by encode)
+  zs::bitpack::gpu::scheme_words* offsets; // segments32 + segments64 + 1; the first zeroed by the caller
+  zs::bitpack::gpu::scheme_words* samples; // num_frames, zeroed by the caller
   std::uint64_t* slot_at;                  // segments32 + segments64
   std::uint64_t* layouts;                  // segments32 + segments64
   std::uint8_t* choice;                    // num_frames

@@ -49,9 +49,10 @@
 // frame that fails them has been written (within its target) before it is refused. The warp
 // keeps its frame and tiles' bookkeeping in shared memory rather than registers (more warps per
 // SM), and regroups each segment's values there before writing them, so that its stores are
-// contiguous: a lane's 16 values are 64 or 128 bytes apart from the next lane's. Its tile
-// buffers are sized for data that compresses (tile_words), again for more warps per SM; a
-// larger tile is loaded and decoded one segment at a time.
+// contiguous: a lane's 16 values are 64 or 128 bytes apart from the next lane's. The tile being
+// decoded and the next one arriving share one region, sized for data that compresses
+// (region_words), again for more warps per SM: a tile too large to share it arrives alone, and
+// a tile too large for all of it is loaded and decoded in parts.
 #pragma once
 
 #include <cstddef>
@@ -1225,59 +1226,68 @@ struct decode_frame {
 inline constexpr std::uint32_t decode_frame_words = sizeof(decode_frame) / 4;
 static_assert(decode_frame_words % 4 == 0, "the buffers after the frame start on 16 bytes");
 
-/// A for, dfor or rfor tile as the warp sees it. It lives in shared memory beside the tile's
-/// words, so that the tile arriving while another is decoded costs the warp no registers. Block
-/// starts and data words fit 32 bits (read_layout refuses larger data sections).
+/// A for, dfor or rfor tile as the warp sees it. It lives in shared memory (a buffer's header),
+/// so that the tile arriving while another is decoded costs the warp no registers. Block starts
+/// and data words fit 32 bits (read_layout refuses larger data sections).
 struct tile_job {
   std::uint64_t s0;       // first segment
   std::uint32_t g;        // segments
   std::uint32_t values;
   std::uint32_t starts;   // block starts in the tile
   std::uint32_t w0, w1;   // its data words
-  std::uint32_t fits;     // w0 <= w1 <= data words, and the words fit the buffer
-  std::uint32_t lead;     // buffer words before data word w0 (its copy starts on 16 bytes)
+  std::uint32_t fits;     // w0 <= w1 <= data words, and the words fit the region alone
+  std::uint32_t lead;     // region words before data word w0 (its copy starts on 16 bytes)
+  std::uint32_t at, end;  // its region words [at, end): the copy, then the guard words
 };
 
-/// The most data words of a tile in a decode buffer. A tile of one segment gets room for the
-/// largest segment. A tile of two gets room for 1.25 of them, not 2: that holds the tiles of data
-/// compressing at least 1.25x (for 32-bit values, 2 x 512 values in 822 words), and the smaller
-/// buffers leave room in shared memory for half as many warps again (24 a SM instead of 16 for
-/// 32-bit values, 1.2x faster decoding on the H200). A tile of four gets room for 1.6 of them
-/// (tiles of data compressing at least 1.95x): the per-tile work, about as much as decoding a
-/// segment's values, is spread over twice the values, for 20 warps a SM instead of 24. A tile
-/// larger than its buffer is decoded in parts (start_tile, decode_range).
-ZS_HD constexpr std::uint32_t tile_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
+/// Words of a decode warp's tile region, where the tile being decoded and the next one arriving
+/// share room, for tiles of g segments: 1.6 times the largest segment for g = 1, 2 times for
+/// g = 2, 2.55 times for g = 4; a multiple of 4. Two tiles of four segments of 32-bit values
+/// share it when the data compresses 2.45x or better (etopo5 3.7x, ncbi 14x, geoip 2.5x). A
+/// tile too large to share waits for the region to be free, which costs the overlap of its copy
+/// with the decoding before it. One region of this size instead of two buffers of whole tiles
+/// (1.6 largest segments each for g = 4) leaves room in shared memory for 24 warps a SM instead
+/// of 20 (32-bit values, four segments a tile), the most the decoder's 80 registers allow.
+ZS_HD constexpr std::uint32_t region_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
   std::uint32_t const most = max_segment_words(width_bits);
-  return g == 1 ? most : (g == 2 ? most * 5 / 4 : most * 8 / 5);
+  return (g == 1 ? most * 8 / 5 : (g == 2 ? most * 2 : most * 51 / 20)) / 4 * 4;
 }
+/// Shared memory words a tile takes besides its data words, at most: up to 3 before them (the
+/// copy goes in 16-byte chunks of the payload), the word after them (the high half of a
+/// checksum term they end in) and 4 guard words for the fixed read window.
+inline constexpr std::uint32_t tile_overhead_words = 8;
+/// The most data words of a tile of g segments decoded whole (alone in the region); larger
+/// tiles are decoded in parts (start_tile, decode_range). A valid segment always fits.
+ZS_HD constexpr std::uint32_t whole_tile_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
+  return region_words(width_bits, g) - tile_overhead_words;
+}
+static_assert(whole_tile_words(32, 1) >= max_segment_words(32) && whole_tile_words(64, 1) >= max_segment_words(64));
 inline constexpr std::uint32_t job_words = sizeof(tile_job) / 4;
-inline constexpr std::uint32_t starts_words = tile_blocks * max_tile_segments + 4;
-/// Where the tile sits in a decode buffer: after the job and the block starts, on 16 bytes.
-inline constexpr std::uint32_t tile_offset = (job_words + starts_words + 3) / 4 * 4;
-/// Words of one decode buffer: the job, the block starts (and the one after), then the tile
-/// with up to 3 words before it (it is copied in 16-byte chunks of the payload), the word after
-/// it (the high half of a checksum term it ends in) and 4 guard words for the fixed read window;
-/// a multiple of 4, so that every buffer starts on 16 bytes.
-ZS_HD constexpr std::uint32_t buffer_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
-  return (tile_offset + 3 + tile_words(width_bits, g) + 1 + 4 + 3) / 4 * 4;
-}
+/// A buffer's block starts: one per block of a tile, and the one after.
+inline constexpr std::uint32_t starts_words = tile_blocks * max_tile_segments + 1;
+/// Words of a buffer header (its job, then its block starts): an even number, so that the
+/// second header's job starts on 8 bytes.
+inline constexpr std::uint32_t header_words = (job_words + starts_words + 1) / 2 * 2;
 /// Words of the staging area where a decode warp regroups a segment's values for its stores,
 /// which also holds an rfor segment's run starts (512 x 16 bits) before: 32 lanes x 17 words.
 inline constexpr std::uint32_t stage_words = warp_lanes * (lane_values + 1);
-/// Words of a decode warp's shared memory: its frame (decode_frame), two buffers (the tile
-/// being decoded, and the next one arriving), then the staging area; a multiple of 4 words,
-/// like a buffer.
+/// Where a decode warp's tile region starts in its shared memory: after its frame
+/// (decode_frame) and two buffer headers (the tile being decoded, and the next one arriving),
+/// on 16 bytes.
+inline constexpr std::uint32_t region_offset = (decode_frame_words + 2 * header_words + 3) / 4 * 4;
+/// Words of a decode warp's shared memory: frame, headers, tile region, then the staging area.
 ZS_HD constexpr std::uint32_t decode_warp_words(std::uint32_t width_bits, std::uint32_t g) noexcept {
-  return decode_frame_words + 2 * buffer_words(width_bits, g) + stage_words;
+  return region_offset + region_words(width_bits, g) + stage_words;
 }
+static_assert(decode_warp_words(32, 4) * 4 <= 9216, "32-bit tiles of four: 24 warps in 228 KiB of shared memory");
 
-/// One decode buffer in a warp's shared memory.
+/// One decode buffer in a warp's shared memory: a header, and the region its tile lies in.
 struct decode_buffer {
   tile_job* job;
   std::uint32_t* starts;
-  std::uint32_t* tile;
-  ZS_HD explicit decode_buffer(std::uint32_t* base) noexcept
-      : job(reinterpret_cast<tile_job*>(base)), starts(base + job_words), tile(base + tile_offset) {}
+  std::uint32_t* region;
+  ZS_HD decode_buffer(std::uint32_t* header, std::uint32_t* tile_region) noexcept
+      : job(reinterpret_cast<tile_job*>(header)), starts(header + job_words), region(tile_region) {}
 };
 
 /// Enters the frame of tile t: one lane reads its status for all (another warp may refuse the
@@ -1319,14 +1329,19 @@ ZS_HD inline bool job_of(const decode_args& a, const decode_frame& fr, std::uint
   return true;
 }
 
-/// Reads a for, dfor or rfor tile's block starts into the buffer and starts copying its data
-/// words there, followed by zero guard words; copies nothing when the starts do not bound a
-/// tile that fits. Commits a group of copies either way. `j` has s0, g and values; the buffer
-/// holds `capacity` data words. A tile of several segments that does not fit is cut to its
-/// first half (again, down to one segment), and the job says how many segments were taken.
+/// Reads a for, dfor or rfor tile's block starts into the buffer's header and starts copying its
+/// data words into the region, followed by zero guard words: beside the tile being decoded
+/// (region words [busy_begin, busy_end); an empty range when there is none) where there is
+/// room, else not at all. Copies nothing when the starts do not bound a tile whose words fit
+/// `capacity`. `j` has s0, g and values. A tile of several segments that does not fit is cut
+/// to its first half (again, down to one segment), and the job says how many segments were
+/// taken. Returns whether the tile is under way (a group of copies committed); it is not when
+/// it fits but has no room beside the other, and then the caller starts it again once the
+/// region is free.
 template <class Warp, typename U>
-ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const decode_buffer& buf,
-                           std::uint32_t capacity) {
+ZS_WARP_FN bool start_tile(Warp& w, const decode_frame& fr, tile_job j, const decode_buffer& buf,
+                           std::uint32_t capacity, std::uint32_t region_size, std::uint32_t busy_begin,
+                           std::uint32_t busy_end) {
   frame_layout const& L = fr.layout;
   const std::uint32_t* payload = fr.payload;
   std::uint64_t const per = L.kind == scheme::rfor ? 1 : tile_blocks;
@@ -1345,13 +1360,13 @@ ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const de
     bool const in_payload = j.w0 <= j.w1 && j.w1 <= L.data_words;
     j.fits = in_payload && j.w1 - j.w0 <= capacity;
     if (j.fits || !in_payload || j.g == 1) break;
-    // More words than the buffer holds: this round takes the first half, and decode_range
+    // More words than the region holds: this round takes the first half, and decode_range
     // fetches the rest in later rounds (a valid segment always fits).
     j.g /= 2;
     j.values = min_of(j.g * segment_values, j.values);
   }
-  if (w.lane <= j.starts) buf.starts[w.lane] = start;
   j.lead = 0;
+  j.at = j.end = 0;
   if (j.fits) {
     // Payload words [C, E) in 16-byte chunks (payloads start on 16 bytes): C rounds the tile's
     // first word down to 4, and E takes the word after the tile where the tile ends inside a
@@ -1360,16 +1375,29 @@ ZS_WARP_FN void start_tile(Warp& w, const decode_frame& fr, tile_job j, const de
     std::uint64_t const P0 = L.blocks + j.w0, P1 = L.blocks + j.w1;
     std::uint64_t const C = P0 & ~std::uint64_t{3};
     auto const n = static_cast<std::uint32_t>(min_of<std::uint64_t>(P1 + (P1 & 1), T) - C);
+    std::uint32_t const need = n + 4;  // at most capacity + tile_overhead_words
+    if (busy_begin < busy_end) {
+      std::uint32_t const after = (busy_end + 3) / 4 * 4;
+      if (after + need <= region_size) {
+        j.at = after;
+      } else if (need > busy_begin) {
+        return false;
+      }
+    }
+    j.end = j.at + need;
     j.lead = static_cast<std::uint32_t>(P0 - C);
+    std::uint32_t* tile = buf.region + j.at;
     auto const* chunks = reinterpret_cast<const word4*>(payload + C);
-    auto* dst = reinterpret_cast<word4*>(buf.tile);
+    auto* dst = reinterpret_cast<word4*>(tile);
     for (std::uint32_t c = w.lane; c < n / 4; c += warp_lanes) w.copy16(&dst[c], &chunks[c]);
     std::uint32_t const q = n / 4 * 4 + w.lane;
-    if (q < n) w.copy4(&buf.tile[q], &payload[C + q]);
-    if (w.lane < 4) buf.tile[n + w.lane] = 0;
+    if (q < n) w.copy4(&tile[q], &payload[C + q]);
+    if (w.lane < 4) tile[n + w.lane] = 0;
   }
+  if (w.lane <= j.starts) buf.starts[w.lane] = start;
   if (w.lane == 0) *buf.job = j;
   w.commit();
+  return true;
 }
 
 /// The field of `bits` bits (at most 32) at bit `pos` of `p`, through a two-word window.
@@ -1507,7 +1535,8 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   frame_layout const& L = fr.layout;
   tile_job const j = *buf.job;
   if (!j.fits) return false;
-  const std::uint32_t* tile = buf.tile + j.lead;
+  const std::uint32_t* base = buf.region + j.at;
+  const std::uint32_t* tile = base + j.lead;
   std::uint32_t const lane = w.lane;
   std::uint32_t const words = j.w1 - j.w0;
   std::uint32_t const start = lane <= j.starts ? buf.starts[lane] : 0;
@@ -1529,7 +1558,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
 
   // Checksum terms of the tile's data words and of its block starts.
   std::uint64_t const T = L.blocks + L.data_words;
-  sum += buffer_sum(w, buf.tile, L.blocks + j.w0 - j.lead, L.blocks + j.w0, L.blocks + j.w1);
+  sum += buffer_sum(w, base, L.blocks + j.w0 - j.lead, L.blocks + j.w0, L.blocks + j.w1);
   std::uint64_t const sb = L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks;
   // The word after the starts: the next start, or after a frame's last block its data word 0.
   std::uint64_t const B = sb + j.starts;
@@ -1558,16 +1587,18 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
                              sum_carrier& carrier) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   auto& fr = *reinterpret_cast<decode_frame*>(smem);
-  std::uint32_t* buffers = smem + decode_frame_words;
-  std::uint32_t const words = buffer_words(8 * sizeof(U), a.tile_segments);
-  std::uint32_t const capacity = tile_words(8 * sizeof(U), a.tile_segments);
-  std::uint32_t* stage = buffers + 2 * words;
+  std::uint32_t* headers = smem + decode_frame_words;
+  std::uint32_t* region = smem + region_offset;
+  std::uint32_t const region_size = region_words(8 * sizeof(U), a.tile_segments);
+  std::uint32_t const capacity = whole_tile_words(8 * sizeof(U), a.tile_segments);
+  std::uint32_t* stage = region + region_size;
+  auto const buffer = [&](std::uint32_t i) { return decode_buffer(headers + i * header_words, region); };
   bool started = false;  // tile t is on its way into buffer b (it was the previous round's next)
   std::uint32_t b = 0;
-  // A tile larger than its buffer arrives in parts (start_tile cuts it; a valid segment always
+  // A tile larger than the region arrives in parts (start_tile cuts it; a valid segment always
   // fits): `part` is the first segment of tile t a round decodes, and a round that leaves some
-  // to go stays on t and fetches the next part into the same buffer. Slower (nothing overlaps
-  // those copies), and only for data compressing less than tile_words allows for.
+  // to go stays on t and fetches the next part alone. Slower (nothing overlaps those copies),
+  // and only for data compressing less than whole_tile_words allows for.
   std::uint32_t part = 0;
   for (std::uint64_t t = begin; t < end; t += part == 0 ? 1 : 0) {
     if (part == 0 && (t == begin || t >= fr.last)) enter_frame(w, a, fr, t);
@@ -1582,19 +1613,22 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
       sum = copy_range<8>(w, fr.payload + A, j.values * rw, reinterpret_cast<std::uint32_t*>(out), A,
                           L.count * rw, true);
     } else {
-      decode_buffer const now(buffers + b * words);
+      decode_buffer const now = buffer(b);
       if (part != 0) {
         tile_job rest = j;
         rest.s0 += part;
         rest.g -= part;
         rest.values -= part * segment_values;
-        start_tile<Warp, U>(w, fr, rest, now, capacity);
+        start_tile<Warp, U>(w, fr, rest, now, capacity, region_size, 0, 0);
         w.wait_copies(0);
       } else {
-        if (!started) start_tile<Warp, U>(w, fr, j, now, capacity);
+        if (!started) start_tile<Warp, U>(w, fr, j, now, capacity, region_size, 0, 0);
+        w.sync();  // the job of tile t is in shared memory
+        // The next tile starts arriving beside this one, unless this one is cut in parts
+        // (they take the region alone) or the next has no room.
         tile_job next;
-        bool const ahead = t + 1 < end && t + 1 < fr.last && job_of(a, fr, t + 1, next);
-        if (ahead) start_tile<Warp, U>(w, fr, next, decode_buffer(buffers + (b ^ 1) * words), capacity);
+        bool ahead = now.job->g == j.g && t + 1 < end && t + 1 < fr.last && job_of(a, fr, t + 1, next);
+        if (ahead) ahead = start_tile<Warp, U>(w, fr, next, buffer(b ^ 1), capacity, region_size, now.job->at, now.job->end);
         w.wait_copies(ahead ? 1 : 0);  // tile t has landed
         started = ahead;
       }

@@ -65,6 +65,18 @@ scratch<Descriptor> carve(detail::temp_layout& layout, std::size_t n, std::size_
   return s;
 }
 
+// The descriptors and frame offsets go up and the sums start at zero, in one copy (the three
+// lie side by side in the scratch).
+template <typename Descriptor>
+void upload(const scratch<Descriptor>& s, std::span<const Descriptor> descriptors,
+            std::span<const std::uint64_t> offsets, cudaStream_t stream) {
+  detail::upload_image image(s.descriptors);
+  image.put(s.descriptors, descriptors);
+  image.put(s.offsets, offsets);
+  image.zero(s.sums, descriptors.size() * sizeof(std::uint64_t));
+  image.send(stream);
+}
+
 // The base class's own checksum pass, for codecs whose payload kernels do not sum: the chunk
 // map goes up, then every payload's terms are added into s.sums.
 template <typename Descriptor>
@@ -92,10 +104,7 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<encode_source>(layout, n, encode_payloads_temp_bytes(batch.sources));
 
-  copy_async(s.descriptors, batch.sources.data(), n * sizeof(encode_source), stream);
-  copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
-
-  ZS_CUDA_TRY(cudaMemsetAsync(s.sums, 0, n * sizeof(std::uint64_t), stream));
+  upload(s, batch.sources, batch.frame_offsets, stream);
   kernels::begin_headers(s.descriptors, batch.frames, s.offsets, n, id(), stream);
   encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n, s.sums}, batch.sources,
                         s.payload, s.payload_bytes, stream);
@@ -121,10 +130,7 @@ void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<decode_target>(layout, n, decode_payloads_temp_bytes(batch.targets));
 
-  copy_async(s.descriptors, batch.targets.data(), n * sizeof(decode_target), stream);
-  copy_async(s.offsets, batch.frame_offsets.data(), (n + 1) * sizeof(std::uint64_t), stream);
-
-  ZS_CUDA_TRY(cudaMemsetAsync(s.sums, 0, n * sizeof(std::uint64_t), stream));
+  upload(s, batch.targets, batch.frame_offsets, stream);
   kernels::validate_headers(batch.frames, s.offsets, s.descriptors, n, decodes(), batch.status, stream);
   // Payload checksums are compared before the payload decoders run, unless the codec sums
   // them as it decodes; then after.

@@ -46,8 +46,8 @@ std::vector<std::vector<T>> adversarial_inputs() {
   for (std::size_t i = 0; i < wrap.size(); ++i) wrap[i] = static_cast<T>(static_cast<U>(L::max()) + static_cast<U>(i));
   inputs.push_back(wrap);
   // Barely compressible (about 1.15x, as for): w - 5 random bits over a base that steps every
-  // 128 values. A decode tile of two such segments outruns its buffer (tile_words), so the
-  // decoder takes it one segment at a time.
+  // 128 values. A decode tile of four such segments outruns the decoder's tile region
+  // (whole_tile_words), so the decoder takes it in parts.
   constexpr unsigned w = 8 * sizeof(T);
   std::vector<T> dense(2600);
   for (std::size_t i = 0; i < dense.size(); ++i) {

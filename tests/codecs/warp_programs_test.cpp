@@ -322,38 +322,64 @@ TEST(BitpackPrograms, DecoderReadsTheCpuFramesWithEveryTileSize) {
   }
 }
 
-// Frames that compress less than 1.25x have tiles of two segments larger than a decode buffer
-// (gp::tile_words), and frames compressing less than 1.95x tiles of four: the decoder takes
-// them in parts (two segments, or one).
-TEST(BitpackPrograms, TilesLargerThanTheirBufferAreDecodedInParts) {
+// How the decoder's tile region (gp::region_words) holds tiles of data that compresses less
+// and less: the tile being decoded and the next one side by side, or the next one placed before
+// the other (the region's start), or the next alone once the other is decoded, or a tile too
+// large for the region in parts (two segments, or one).
+TEST(BitpackPrograms, TilesShareTheRegionOrArriveAloneOrInParts) {
   batch b;
   std::mt19937_64 rng(5);
-  // for: 27 random bits over a base that steps every block (440 words a segment)
+  // for: 28 random bits over a base that steps every block (about 450 words a segment)
   std::vector<std::int32_t> stepped(5 * 512 + 300);
   for (std::size_t i = 0; i < stepped.size(); ++i) {
-    stepped[i] = static_cast<std::int32_t>(((i / 128) % 4) << 28 | (rng() & ((1U << 27) - 1)));
+    stepped[i] = static_cast<std::int32_t>(((i / 128) % 4) << 29 | (rng() & ((1U << 28) - 1)));
   }
   // rfor: 54 random bits, no two alike (867 words a segment)
   std::vector<std::uint64_t> wide(4 * 512);
   for (auto& x : wide) x = rng() >> 10;
-  // rfor (runs of one, 290 words a segment, just below for): tiles of four go in two parts
+  // rfor (runs of one, 290 words a segment, just below for)
   std::vector<std::int32_t> narrow(9 * 512 + 100);
   for (auto& x : narrow) x = static_cast<std::int32_t>(rng() & ((1U << 18) - 1));
+  // rfor (runs of one, their lengths in no bits: about 200 words a segment)
+  std::vector<std::int32_t> twelve(14 * 512 + 7);
+  for (auto& x : twelve) x = static_cast<std::int32_t>(rng() & ((1U << 12) - 1));
+  // for, a tile of four in parts (two segments of 20 random bits, then two of 32) and tiles of
+  // four small values after it: the second part must not be copied over the next tile, so the
+  // next tile does not start before a tile cut in parts is done.
+  std::vector<std::int32_t> uneven(3 * 4 * 512);
+  for (std::size_t i = 0; i < uneven.size(); ++i) {
+    std::uint32_t const bits = i < 1024 ? 20 : (i < 2048 ? 32 : 4);
+    uneven[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(rng()) >> (32 - bits));
+  }
   b.add(stepped, 1);
   b.add(wide, 1);
   b.add(narrow, 1);
+  b.add(twelve, 1);
+  b.add(uneven, 1);
   cpu_frames const cpu = cpu_encode(b);
-  zs::codec_id const expected[] = {zs::codec_id::bitpack_for, zs::codec_id::bitpack_rfor, zs::codec_id::bitpack_rfor};
-  for (std::size_t f = 0; f < 3; ++f) {
+  zs::codec_id const expected[] = {zs::codec_id::bitpack_for, zs::codec_id::bitpack_rfor, zs::codec_id::bitpack_rfor,
+                                   zs::codec_id::bitpack_rfor};
+  std::uint64_t const o = gp::tile_overhead_words;
+  ASSERT_EQ(zs::load_header(cpu.frames.data() + cpu.offsets[4]).codec, zs::codec_id::bitpack_for);
+  for (std::size_t f = 0; f < 4; ++f) {
+    SCOPED_TRACE("frame " + std::to_string(f));
     zs::frame_header const h = zs::load_header(cpu.frames.data() + cpu.offsets[f]);
-    ASSERT_EQ(h.codec, expected[f]) << "frame " << f;
+    ASSERT_EQ(h.codec, expected[f]);
     std::uint32_t const width = 8 * static_cast<std::uint32_t>(zs::value_width(b.sources[f].type));
-    std::uint64_t const words_per_segment = h.payload_bytes / 4 / bp::segment_count(b.sources[f].count);
-    ASSERT_GT(4 * words_per_segment, gp::tile_words(width, 4)) << "frame " << f;
+    std::uint64_t const per_segment = h.payload_bytes / 4 / bp::segment_count(b.sources[f].count);
+    std::uint64_t const four = 4 * per_segment, two = 2 * per_segment;
     if (f < 2) {
-      ASSERT_GT(2 * words_per_segment, gp::tile_words(width, 2)) << "frame " << f;
+      ASSERT_GT(four, gp::whole_tile_words(width, 4)) << "tiles of four in parts";
+      ASSERT_LE(two, gp::whole_tile_words(width, 2)) << "tiles of two whole";
+      ASSERT_GT(2 * (two + o), gp::region_words(width, 2)) << "tiles of two alone";
+      ASSERT_LE(2 * (per_segment + o), gp::region_words(width, 1)) << "tiles of one side by side";
+    } else if (f == 2) {
+      ASSERT_LE(four + 16, gp::whole_tile_words(width, 4)) << "tiles of four whole";
+      ASSERT_GT(2 * (four + o), gp::region_words(width, 4) + 16) << "tiles of four alone";
+      ASSERT_LE(2 * (two + o) + 16, gp::region_words(width, 2)) << "tiles of two side by side";
     } else {
-      ASSERT_LE(2 * words_per_segment + 8, gp::tile_words(width, 2)) << "frame " << f;
+      ASSERT_LE(2 * (four + o) + 16, gp::region_words(width, 4)) << "tiles of four side by side";
+      ASSERT_GT(3 * (four + o), gp::region_words(width, 4) + 16) << "the third at the region's start";
     }
   }
   for (std::uint32_t g : {1U, 2U, 4U}) {

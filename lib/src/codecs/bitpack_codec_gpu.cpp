@@ -104,14 +104,16 @@ struct encode_scratch {
 encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, const encode_maps& m) {
   std::uint64_t const segments = m.segments32 + m.segments64;
   encode_scratch s{};
+  // What goes up from the host first, side by side (one upload_image), ending with the first
+  // entry of offsets.
   s.chunks32 = layout.take<std::uint64_t>(frames + 1);
   s.chunks64 = layout.take<std::uint64_t>(frames + 1);
+  s.seg_first = layout.take<std::uint64_t>(frames);
+  s.samples = layout.take<std::byte>(frames * kb::scheme_words_bytes());
+  s.offsets = layout.take<std::byte>((segments + 1) * kb::scheme_words_bytes());
   s.chunk_frame32 = layout.take<std::uint32_t>(m.segments32);
   s.chunk_frame64 = layout.take<std::uint32_t>(m.segments64);
-  s.seg_first = layout.take<std::uint64_t>(frames);
   s.sizes = layout.take<std::byte>(segments * kb::scheme_words_bytes());
-  s.offsets = layout.take<std::byte>((segments + 1) * kb::scheme_words_bytes());
-  s.samples = layout.take<std::byte>(frames * kb::scheme_words_bytes());
   s.slot_at = layout.take<std::uint64_t>(segments);
   s.layouts = layout.take<std::uint64_t>(segments);
   s.choice = layout.take<std::uint8_t>(frames);
@@ -178,11 +180,6 @@ decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames) {
   return s;
 }
 
-template <typename T>
-void upload(T* dst, const std::vector<T>& src, cudaStream_t stream) {
-  if (!src.empty()) copy_async(dst, src.data(), src.size() * sizeof(T), stream);
-}
-
 }  // namespace
 
 std::size_t bitpack_codec::encode_payloads_temp_bytes(std::span<const encode_source> sources) const {
@@ -198,9 +195,13 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
   class_work const w32 = work_of(host_sources, 4), w64 = work_of(host_sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
   encode_scratch const s = carve_encode(layout, host_sources.size(), m);
-  upload(s.chunks32, m.chunks32, stream);
-  upload(s.chunks64, m.chunks64, stream);
-  upload(s.seg_first, m.seg_first, stream);
+  detail::upload_image image(s.chunks32);
+  image.put<std::uint64_t>(s.chunks32, m.chunks32);
+  image.put<std::uint64_t>(s.chunks64, m.chunks64);
+  image.put<std::uint64_t>(s.seg_first, m.seg_first);
+  image.zero(s.samples, host_sources.size() * kb::scheme_words_bytes());
+  image.zero(s.offsets, kb::scheme_words_bytes());
+  image.send(stream);
   kb::encode_plan const plan{batch,
                              s.chunks32,
                              s.chunks64,
@@ -239,8 +240,10 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
   decode_maps const m = plan_decode(host_targets, choices);
   detail::temp_layout layout(temp, temp_bytes);
   decode_scratch const s = carve_decode(layout, host_targets.size());
-  upload(s.tiles32, m.tiles32, stream);
-  upload(s.tiles64, m.tiles64, stream);
+  detail::upload_image image(s.tiles32);
+  image.put<std::uint64_t>(s.tiles32, m.tiles32);
+  image.put<std::uint64_t>(s.tiles64, m.tiles64);
+  image.send(stream);
   kb::decode_plan const plan{batch,
                              static_cast<bitpack::frame_layout*>(s.layouts),
                              s.tiles32,
