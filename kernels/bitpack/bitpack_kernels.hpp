@@ -86,15 +86,17 @@ struct decode_plan {
   std::uint64_t num_tiles32;
   std::uint64_t num_tiles64;
   launch_choice decode32, decode64;    // kernel_id::bitpack_decode: tiles32/64 have tiles of their D
+  std::uint32_t accepted_codecs;       // codec_bit of each codec id the frames may carry
 };
 
 /// Bytes of one frame_layout entry.
 std::size_t frame_layout_bytes();
 
-/// Decodes every frame whose status is ok and adds its checksum terms into batch.sums; sets
-/// unsupported_type or corrupt_payload on frames the format rules refuse. A tile is checked
-/// before anything is read through it; what a refused frame's target holds afterwards is
-/// unspecified, and nothing outside it is written.
+/// Checks every frame's header against its target (batch.status: what zs::validate_header
+/// says), then decodes every frame whose status is ok and adds its checksum terms into
+/// batch.sums; sets unsupported_type or corrupt_payload on frames the format rules refuse. A
+/// tile is checked before anything is read through it; what a refused frame's target holds
+/// afterwards is unspecified, and nothing outside it is written.
 void decode(const decode_plan& plan, cudaStream_t stream);
 
 }  // namespace zs::kernels::bitpack

@@ -1193,16 +1193,21 @@ struct decode_args {
   const std::byte* frames;
   const std::uint64_t* frame_offsets;
   const decode_target* targets;
-  frame_status* status;
+  frame_status* status;         // per frame, written by check_frame
   std::uint64_t num_frames;
   frame_layout* layouts;         // per frame, written by check_frame
   const std::uint64_t* tiles;    // tile map (work_map.hpp) of this width class
   std::uint32_t tile_segments;   // segments per tile: 1, 2 or 4
   std::uint64_t* sums;           // per frame: checksum terms (zeroed by the caller)
+  std::uint32_t accepted_codecs; // codec_bit of each codec id the frames may carry
 };
 
-/// Frame-level rules for frame f (one thread per frame); records the layout for the others.
+/// Frame f's header against its target, then the format's frame-level rules (one thread per
+/// frame): writes its status, and its layout for the decode warps.
 ZS_HD inline void check_frame(const decode_args& a, std::uint64_t f) {
+  decode_target const& t = a.targets[f];
+  a.status[f] = validate_header(a.frames + a.frame_offsets[f], a.frame_offsets[f + 1] - a.frame_offsets[f],
+                                {a.accepted_codecs, t.type, t.count, t.raw_bytes()});
   if (a.status[f] != frame_status::ok) return;
   frame_layout layout;
   frame_status const s = read_layout(load_header(a.frames + a.frame_offsets[f]), layout);

@@ -65,25 +65,26 @@ scratch<Descriptor> carve(detail::temp_layout& layout, std::size_t n, std::size_
   return s;
 }
 
-// The descriptors and frame offsets go up and the sums start at zero, in one copy (the three
-// lie side by side in the scratch).
+// The scratch's uploads from the descriptors on: the descriptors and frame offsets, and the sums
+// at zero (the three lie side by side, so they go up in one copy).
 template <typename Descriptor>
-void upload(const scratch<Descriptor>& s, std::span<const Descriptor> descriptors,
-            std::span<const std::uint64_t> offsets, cudaStream_t stream) {
+detail::upload_image stage(const scratch<Descriptor>& s, std::span<const Descriptor> descriptors,
+                           std::span<const std::uint64_t> offsets) {
   detail::upload_image image(s.descriptors);
   image.put(s.descriptors, descriptors);
   image.put(s.offsets, offsets);
   image.zero(s.sums, descriptors.size() * sizeof(std::uint64_t));
-  image.send(stream);
+  return image;
 }
 
 // The base class's own checksum pass, for codecs whose payload kernels do not sum: the chunk
 // map goes up, then every payload's terms are added into s.sums.
 template <typename Descriptor>
 void add_checksums(const std::byte* frames, std::span<const std::uint64_t> offsets, const scratch<Descriptor>& s,
-                   const frame_status* status, cudaStream_t stream) {
+                   const frame_status* status, detail::upload_image& uploads, cudaStream_t stream) {
   checksum_plan const checksums = plan_checksums(offsets);
-  copy_async(s.chunk_begin, checksums.chunk_begin.data(), offsets.size() * sizeof(std::uint64_t), stream);
+  uploads.put<std::uint64_t>(s.chunk_begin, checksums.chunk_begin);
+  uploads.send(stream);
   kernels::add_checksums(frames, s.offsets, offsets.size() - 1, checksums.choice, s.chunk_begin,
                          checksums.chunk_begin.back(), status, s.sums, stream);
 }
@@ -104,11 +105,12 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<encode_source>(layout, n, encode_payloads_temp_bytes(batch.sources));
 
-  upload(s, batch.sources, batch.frame_offsets, stream);
+  detail::upload_image uploads = stage(s, batch.sources, batch.frame_offsets);
+  uploads.send(stream);
   kernels::begin_headers(s.descriptors, batch.frames, s.offsets, n, id(), stream);
   encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n, s.sums}, batch.sources,
-                        s.payload, s.payload_bytes, stream);
-  if (!sums_payloads()) add_checksums(batch.frames, batch.frame_offsets, s, nullptr, stream);
+                        s.payload, s.payload_bytes, uploads, stream);
+  if (!sums_payloads()) add_checksums(batch.frames, batch.frame_offsets, s, nullptr, uploads, stream);
   kernels::finish_headers(batch.frames, s.offsets, n, s.sums, batch.frame_bytes, stream);
 }
 
@@ -130,16 +132,21 @@ void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<decode_target>(layout, n, decode_payloads_temp_bytes(batch.targets));
 
-  upload(s, batch.targets, batch.frame_offsets, stream);
-  kernels::validate_headers(batch.frames, s.offsets, s.descriptors, n, decodes(), batch.status, stream);
+  // A codec that validates headers itself (as it sums payloads) gets the uploads unsent, and
+  // sends them with its own.
+  detail::upload_image uploads = stage(s, batch.targets, batch.frame_offsets);
+  if (!(validates_headers() && sums_payloads())) {
+    uploads.send(stream);
+    kernels::validate_headers(batch.frames, s.offsets, s.descriptors, n, decodes(), batch.status, stream);
+  }
   // Payload checksums are compared before the payload decoders run, unless the codec sums
   // them as it decodes; then after.
   if (!sums_payloads()) {
-    add_checksums(batch.frames, batch.frame_offsets, s, batch.status, stream);
+    add_checksums(batch.frames, batch.frame_offsets, s, batch.status, uploads, stream);
     kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
   }
   decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n, s.sums},
-                        batch.targets, s.payload, s.payload_bytes, stream);
+                        batch.targets, s.payload, s.payload_bytes, uploads, stream);
   if (sums_payloads()) kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
 }
 

@@ -2,6 +2,7 @@
 // no memory to learn the size, then again with the memory to get the pointers.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -43,11 +44,12 @@ class temp_layout {
   std::size_t used_ = 0;
 };
 
-/// What a batch uploads into its scratch, gathered on the host and sent in one copy. Each call on
-/// a stream costs the host some microseconds (about 4 for a small copy or a memset on an H200
-/// host, 5 for a kernel launch), and a batch's kernels wait for the host to issue them: fewer
-/// calls are a shorter batch. Pieces go at their scratch addresses from `begin` on; gaps
-/// between them are sent as zeros, so the pieces should lie close together.
+/// What a batch uploads into its scratch, gathered on the host and sent in as few copies as its
+/// kernels allow. Each call on a stream costs the host some microseconds (about 4 for a small
+/// copy or a memset on an H200 host, 5 for a kernel launch), and a batch's kernels wait for the
+/// host to issue them: fewer calls are a shorter batch. Pieces go at their scratch addresses
+/// from `begin` on; one send covers every piece put since the last, and the scratch between
+/// them gets zeros (or what an earlier piece put there), so the pieces should lie close together.
 class upload_image {
  public:
   explicit upload_image(void* begin) : begin_(static_cast<std::byte*>(begin)) {}
@@ -59,12 +61,16 @@ class upload_image {
     std::memcpy(room(device_dst, values.size_bytes()), values.data(), values.size_bytes());
   }
   /// `bytes` zero bytes go to `device_dst`.
-  void zero(void* device_dst, std::size_t bytes) { std::memset(room(device_dst, bytes), 0, bytes); }
+  void zero(void* device_dst, std::size_t bytes) {
+    if (bytes > 0) std::memset(room(device_dst, bytes), 0, bytes);
+  }
 
-  /// One copy of everything put, ordered on `stream`. The host image may go once this returns:
-  /// copies from pageable memory are staged before the call returns.
-  void send(cudaStream_t stream) const {
-    if (!image_.empty()) copy_async(begin_, image_.data(), image_.size(), stream);
+  /// One copy of everything put since the last send (none when nothing was), ordered on
+  /// `stream`. Copies from pageable memory are staged before the call returns, so the image may
+  /// change or go right after.
+  void send(cudaStream_t stream) {
+    if (lo_ < hi_) copy_async(begin_ + lo_, image_.data() + lo_, hi_ - lo_, stream);
+    lo_ = hi_ = 0;
   }
 
  private:
@@ -73,11 +79,19 @@ class upload_image {
     ZS_EXPECTS(at >= begin_, "an upload inside the image's scratch");
     auto const offset = static_cast<std::size_t>(at - begin_);
     if (image_.size() < offset + bytes) image_.resize(offset + bytes, std::byte{0});
+    if (lo_ == hi_) {
+      lo_ = offset;
+      hi_ = offset + bytes;
+    } else {
+      lo_ = std::min(lo_, offset);
+      hi_ = std::max(hi_, offset + bytes);
+    }
     return image_.data() + offset;
   }
 
   std::byte* begin_;
   std::vector<std::byte> image_;
+  std::size_t lo_ = 0, hi_ = 0;  // what the next send copies
 };
 
 }  // namespace zs::detail

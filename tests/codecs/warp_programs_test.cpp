@@ -147,12 +147,7 @@ struct emulated {
   static std::vector<zs::frame_status> decode(const std::byte* frames, std::span<const std::uint64_t> offsets,
                                               std::span<const zs::decode_target> targets, std::uint32_t g) {
     std::size_t const nf = targets.size();
-    std::vector<zs::frame_status> status(nf);
-    for (std::size_t f = 0; f < nf; ++f) {  // the base class's header checks
-      status[f] = zs::validate_header(frames + offsets[f], offsets[f + 1] - offsets[f],
-                                      {bitpack().decodes(), targets[f].type, targets[f].count,
-                                       targets[f].raw_bytes()});
-    }
+    std::vector<zs::frame_status> status(nf, zs::frame_status::not_decoded);  // check_frame writes each
     std::vector<std::uint64_t> segments(nf), sums(nf, 0);
     std::vector<std::size_t> widths(nf);
     for (std::size_t f = 0; f < nf; ++f) {
@@ -163,8 +158,9 @@ struct emulated {
     auto const tiles32 = class_map(segments, widths, 4, g);
     auto const tiles64 = class_map(segments, widths, 8, g);
     std::vector<bp::frame_layout> layouts(nf);
-    gp::decode_args a{frames, offsets.data(), targets.data(), status.data(), nf, layouts.data(), nullptr, g, sums.data()};
-    for (std::size_t f = 0; f < nf; ++f) gp::check_frame(a, f);
+    gp::decode_args a{frames,  offsets.data(), targets.data(), status.data(),        nf, layouts.data(),
+                      nullptr, g,              sums.data(),    bitpack().decodes()};
+    for (std::size_t f = 0; f < nf; ++f) gp::check_frame(a, f);  // the header checks included
     gp::decode_args a32 = a, a64 = a;
     a32.tiles = tiles32.data();
     a64.tiles = tiles64.data();
@@ -495,6 +491,48 @@ TEST(BitpackPrograms, RealColumnsEncodeAndDecodeLikeTheCpu) {
   b.add(std::vector<std::uint32_t>(v, v + 9000), 1);
   expect_same_frames_as_cpu(b);
   expect_decodes_cpu_frames(b, 2);
+}
+
+// The decoder checks each frame's header against its target before anything else, as the CPU
+// reference does: a bad magic, a header that fails its checksum, a count or a type other than
+// the target's, a slot shorter than the frame.
+TEST(BitpackPrograms, HeadersAreCheckedLikeTheCpu) {
+  batch b;
+  for (int kind = 0; kind < 3; ++kind) {
+    b.add(patterned<std::int32_t>(1400, kind, 30 + kind), 1);
+    b.add(patterned<std::uint32_t>(900, kind, 40 + kind), 1);
+  }
+  cpu_frames const cpu = cpu_encode(b);
+  std::vector<std::byte> frames = cpu.frames;
+  std::vector<std::uint64_t> offsets = cpu.offsets;
+  std::size_t const nf = b.sources.size();
+  std::vector<std::vector<std::byte>> out(nf), out_cpu(nf);
+  std::vector<zs::decode_target> targets(nf), targets_cpu(nf);
+  for (std::size_t f = 0; f < nf; ++f) {
+    zs::decode_target t{b.sources[f].type, b.sources[f].count, nullptr};
+    std::byte* frame = frames.data() + offsets[f];
+    switch (f) {
+      case 0: frame[0] ^= std::byte{1}; break;
+      case 1: frame[8] ^= std::byte{4}; break;
+      case 2: t.count += 1; break;
+      case 3: t.type = zs::value_type::int32; break;
+      case 4: break;
+      default: offsets[f + 1] = offsets[f] + zs::frame_header_bytes + 8; break;
+    }
+    out[f].assign(t.raw_bytes(), std::byte{0x33});
+    out_cpu[f] = out[f];
+    targets[f] = t;
+    targets[f].values = out[f].data();
+    targets_cpu[f] = t;
+    targets_cpu[f].values = out_cpu[f].data();
+  }
+  std::vector<zs::frame_status> expected(nf);
+  bitpack().decode_host({frames.data(), offsets, targets_cpu, expected.data()});
+  for (std::size_t f = 0; f < nf; ++f) {
+    EXPECT_EQ(expected[f] == zs::frame_status::ok, f == 4) << "frame " << f << ": " << zs::to_string(expected[f]);
+  }
+  EXPECT_EQ(emulated::decode(frames.data(), offsets, targets, 2), expected);
+  EXPECT_EQ(out[4], out_cpu[4]);
 }
 
 // Corrupt payloads behind valid checksums get the CPU's status; the other frames of the batch

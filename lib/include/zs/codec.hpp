@@ -29,6 +29,10 @@
 
 namespace zs {
 
+namespace detail {
+class upload_image;  // lib/src/temp_layout.hpp
+}  // namespace detail
+
 /// One partition of one column to encode. Pointers are in the memory of the side that runs.
 struct encode_source {
   value_type type = value_type::int32;
@@ -146,9 +150,13 @@ class codec {
   // scheme per frame also writes the codec id (offset 6). The base class writes the rest of the
   // header (magic, version, type, counts, checksums) before and after.
   virtual std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const;
+  // `uploads` carries host data into device scratch (`temp` included); the base class has sent
+  // its own through it. A payload hook puts its host data there too and sends it before its first
+  // kernel, so that data of the same batch goes up in as few copies as possible.
   virtual void encode_payloads_async(const device_encode_batch& batch,
                                      std::span<const encode_source> host_sources, void* temp,
-                                     std::size_t temp_bytes, cudaStream_t stream) const = 0;
+                                     std::size_t temp_bytes, detail::upload_image& uploads,
+                                     cudaStream_t stream) const = 0;
   virtual void encode_payload_host(const encode_source& source, std::byte* frame,
                                    std::uint64_t capacity) const = 0;
 
@@ -157,15 +165,22 @@ class codec {
   /// Such a decoder runs before the checksum is compared: it writes frames that may then be
   /// refused (within their targets), so their targets' contents are unspecified.
   virtual bool sums_payloads() const noexcept { return false; }
+  /// Whether the GPU payload decoder checks each frame's header itself (zs::validate_header
+  /// against its target, into the batch's status) before it reads anything else of the frame,
+  /// sparing the base class its validation pass. Only for codecs that sums_payloads().
+  virtual bool validates_headers() const noexcept { return false; }
 
-  // Payload decoders see only frames whose status is ok after validation (header, and payload
-  // checksum unless they sum payloads themselves), must not read or write outside any frame or
-  // target, and set corrupt_payload where a payload does not decode within its bounds. Frames
-  // they decode keep status ok.
+  // Payload decoders see only frames whose status is ok after validation (header, unless they
+  // validate headers themselves, and payload checksum unless they sum payloads themselves), must
+  // not read or write outside any frame or target, and set corrupt_payload where a payload does
+  // not decode within its bounds. Frames they decode keep status ok.
   virtual std::size_t decode_payloads_temp_bytes(std::span<const decode_target> targets) const;
+  // `uploads` holds the base class's descriptors, offsets and zeroed sums; they are not sent yet
+  // when the codec validates_headers(). The hook sends them with its own before its first kernel.
   virtual void decode_payloads_async(const device_decode_batch& batch,
                                      std::span<const decode_target> host_targets, void* temp,
-                                     std::size_t temp_bytes, cudaStream_t stream) const = 0;
+                                     std::size_t temp_bytes, detail::upload_image& uploads,
+                                     cudaStream_t stream) const = 0;
   virtual frame_status decode_payload_host(const frame_header& header, const std::byte* payload,
                                            const decode_target& target) const = 0;
 };

@@ -190,18 +190,18 @@ std::size_t bitpack_codec::encode_payloads_temp_bytes(std::span<const encode_sou
 
 void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                                           std::span<const encode_source> host_sources, void* temp,
-                                          std::size_t temp_bytes, cudaStream_t stream) const {
+                                          std::size_t temp_bytes, detail::upload_image& uploads,
+                                          cudaStream_t stream) const {
   encode_maps const m = plan_encode(host_sources);
   class_work const w32 = work_of(host_sources, 4), w64 = work_of(host_sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
   encode_scratch const s = carve_encode(layout, host_sources.size(), m);
-  detail::upload_image image(s.chunks32);
-  image.put<std::uint64_t>(s.chunks32, m.chunks32);
-  image.put<std::uint64_t>(s.chunks64, m.chunks64);
-  image.put<std::uint64_t>(s.seg_first, m.seg_first);
-  image.zero(s.samples, host_sources.size() * kb::scheme_words_bytes());
-  image.zero(s.offsets, kb::scheme_words_bytes());
-  image.send(stream);
+  uploads.put<std::uint64_t>(s.chunks32, m.chunks32);
+  uploads.put<std::uint64_t>(s.chunks64, m.chunks64);
+  uploads.put<std::uint64_t>(s.seg_first, m.seg_first);
+  uploads.zero(s.samples, host_sources.size() * kb::scheme_words_bytes());
+  uploads.zero(s.offsets, kb::scheme_words_bytes());
+  uploads.send(stream);
   kb::encode_plan const plan{batch,
                              s.chunks32,
                              s.chunks64,
@@ -235,15 +235,15 @@ std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_tar
 
 void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                                           std::span<const decode_target> host_targets, void* temp,
-                                          std::size_t temp_bytes, cudaStream_t stream) const {
+                                          std::size_t temp_bytes, detail::upload_image& uploads,
+                                          cudaStream_t stream) const {
   decode_choices const choices = choose_decode(host_targets, fixed_decode_);
   decode_maps const m = plan_decode(host_targets, choices);
   detail::temp_layout layout(temp, temp_bytes);
   decode_scratch const s = carve_decode(layout, host_targets.size());
-  detail::upload_image image(s.tiles32);
-  image.put<std::uint64_t>(s.tiles32, m.tiles32);
-  image.put<std::uint64_t>(s.tiles64, m.tiles64);
-  image.send(stream);
+  uploads.put<std::uint64_t>(s.tiles32, m.tiles32);
+  uploads.put<std::uint64_t>(s.tiles64, m.tiles64);
+  uploads.send(stream);  // with the base class's descriptors and offsets: headers are checked here
   kb::decode_plan const plan{batch,
                              static_cast<bitpack::frame_layout*>(s.layouts),
                              s.tiles32,
@@ -251,7 +251,8 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                              m.tiles32.back(),
                              m.tiles64.back(),
                              choices.decode32,
-                             choices.decode64};
+                             choices.decode64,
+                             decodes()};
   kb::decode(plan, stream);
 }
 
