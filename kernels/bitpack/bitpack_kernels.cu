@@ -131,10 +131,12 @@ __global__ void __launch_bounds__(256, analyze_min_blocks<U>) analyze_kernel(pro
 // than 128 registers; at 42 it spills and loses.
 template <typename U>
 __global__ void __launch_bounds__(256, 4) pack_kernel(prog::encode_args a, std::uint64_t segments) {
+  extern __shared__ __align__(16) unsigned char pack_shared[];
+  auto* jobs = reinterpret_cast<prog::pack_job*>(pack_shared) + (threadIdx.x / 32) * prog::warp_lanes;
   cuda_warp w;
   prog::sum_carrier carrier;
   warp_range const r = range_of_warp(segments);
-  prog::pack_range<cuda_warp, U>(w, a, r.begin, r.end, carrier);
+  prog::pack_range<cuda_warp, U>(w, a, r.begin, r.end, jobs, carrier);
   carrier.flush(w, a.sums);
 }
 
@@ -227,7 +229,7 @@ template <typename U>
 void pack_class(const launch_choice& pack, const prog::encode_args& a, std::uint64_t segments, cudaStream_t stream) {
   if (segments == 0) return;
   expect_params(pack, kernel_id::bitpack_pack);
-  launch_warps(pack_kernel<U>, pack, segments, 0, stream, a, segments);
+  launch_warps(pack_kernel<U>, pack, segments, prog::pack_jobs_bytes, stream, a, segments);
   // The repack launch is part of pass 2 and shares its geometry.
   launch_warps(repack_kernel<U>, pack, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
   launch_per_item(seams_kernel<U>, segments, stream, a, segments);

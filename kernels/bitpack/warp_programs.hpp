@@ -1119,37 +1119,55 @@ ZS_HD inline bool copied(const encode_args& a, scheme kind, scheme guess, std::u
   return kind == scheme::raw || (kind == guess && a.slot_at[g] != no_slot);
 }
 
+/// Pass 2's copy of one segment. One lane looks it up (its frame, scheme, slot and ranges), so
+/// that a warp waits on those loads once for 32 segments instead of once per segment.
+struct pack_job {
+  const std::uint32_t* src;  // the words to copy: the kept encoding, or a raw frame's values
+  std::uint32_t* payload;    // its frame's payload
+  segment_ranges r;
+  std::uint64_t layout;      // block_layout of the kept encoding (not for raw frames)
+  std::uint32_t f;
+  std::uint32_t raw;
+};
+/// Bytes of a warp's pack jobs in shared memory: one per lane.
+inline constexpr std::size_t pack_jobs_bytes = warp_lanes * sizeof(pack_job);
+
 /// Pass 2 over the segments [begin, end) of this width class that need no new encoding: those
 /// of raw frames copy their values, those pass 1 kept in their frame's scheme their slot. The
-/// others are left to repack_range, which needs shared memory (this pass runs without, for
-/// more warps).
+/// others are left to repack_range, which needs more shared memory than the job table `jobs`
+/// (pack_jobs_bytes; this pass runs with little, for more warps).
 template <class Warp, typename U>
-ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, sum_carrier& carrier) {
-  segment_cursor<U> cursor;
-  std::uint32_t frame = 0xffffffffU;
-  scheme kind = scheme::raw, guess = scheme::raw;
-  std::uint32_t* payload = nullptr;
-  for (std::uint64_t s = begin; s < end; ++s) {
-    segment_place<U> const at = cursor.at(a, s);
-    if (at.f != frame) {
-      frame = at.f;
-      kind = static_cast<scheme>(a.choice[frame]);
-      guess = frame_guess(a, frame);
-      payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[frame] + frame_header_bytes);
+ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, pack_job* jobs,
+                           sum_carrier& carrier) {
+  segment_cursor<U> cursor;  // this lane's walk over its segments: base + lane
+  for (std::uint64_t base = begin; base < end; base += warp_lanes) {
+    std::uint64_t const s = base + w.lane;
+    bool copy = false;
+    if (s < end) {
+      segment_place<U> const at = cursor.at(a, s);
+      auto const kind = static_cast<scheme>(a.choice[at.f]);
+      copy = copied(a, kind, frame_guess(a, at.f), at.g);
+      if (copy) {
+        pack_job& j = jobs[w.lane];
+        j.raw = kind == scheme::raw;
+        j.src = j.raw ? reinterpret_cast<const std::uint32_t*>(at.in) : a.slots + a.slot_at[at.g];
+        j.payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
+        j.r = ranges_of(a, at, kind);
+        j.layout = j.raw ? 0 : a.layouts[at.g];
+        j.f = at.f;
+      }
     }
-    if (!copied(a, kind, guess, at.g)) continue;
-    segment_ranges const r = ranges_of(a, at, kind);
-    std::uint64_t sum = 0;
-    if (kind == scheme::raw) {
-      sum = copy_range<8>(w, reinterpret_cast<const std::uint32_t*>(at.in),
-                          static_cast<std::uint32_t>(r.data_end - r.data_begin), payload + r.data_begin,
-                          r.data_begin, r.total, false);
-    } else {
-      sum = copy_range<8>(w, a.slots + a.slot_at[at.g], static_cast<std::uint32_t>(r.data_end - r.data_begin),
-                          payload + r.data_begin, r.data_begin, r.total, false);
-      sum += emit_starts(w, payload, r, a.layouts[at.g]);
+    std::uint32_t const picked = w.ballot(copy);
+    w.sync();  // the jobs are in shared memory
+    for (std::uint32_t mask = picked; mask != 0; mask &= mask - 1) {
+      pack_job const& j = jobs[lowest_bit(mask)];
+      segment_ranges const& r = j.r;
+      std::uint64_t sum = copy_range<8>(w, j.src, static_cast<std::uint32_t>(r.data_end - r.data_begin),
+                                        j.payload + r.data_begin, r.data_begin, r.total, false);
+      if (j.raw == 0) sum += emit_starts(w, j.payload, r, j.layout);
+      carrier.add(w, a.sums, j.f, sum);
     }
-    carrier.add(w, a.sums, at.f, sum);
+    w.sync();  // the table takes the next segments
   }
 }
 

@@ -105,8 +105,10 @@ struct emulated {
       // Each lane has its own carrier, as on the GPU; only lane 0's adds.
       std::vector<gp::sum_carrier> carriers(32);
       auto const flush = [&](warp& w) { carriers[w.lane].flush(w, args.sums); };
-      emu::run(ranges(n), 0, [&](warp& w, std::uint64_t r, std::byte*) {
-        gp::pack_range<warp, U>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), carriers[w.lane]);
+      // The copy in ranges of 40 segments: more than one table of 32 jobs, frames changing inside one.
+      emu::run((n + 39) / 40, gp::pack_jobs_bytes, [&](warp& w, std::uint64_t r, std::byte* smem) {
+        gp::pack_range<warp, U>(w, args, 40 * r, std::min<std::uint64_t>(40 * r + 40, n),
+                                reinterpret_cast<gp::pack_job*>(smem), carriers[w.lane]);
       }, flush);
       emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
         gp::repack_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem),
