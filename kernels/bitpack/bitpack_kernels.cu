@@ -319,8 +319,8 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
 void decode(const decode_plan& plan, cudaStream_t stream) {
   auto const& b = plan.batch;
   if (b.num_frames == 0) return;
-  prog::decode_args a{b.frames,       b.frame_offsets, b.targets, b.status, b.num_frames, plan.layouts, nullptr, 1,
-                      b.sums, plan.accepted_codecs};
+  prog::decode_args a{b.frames, b.frame_offsets, b.targets, b.status, b.num_frames, plan.layouts,
+                      nullptr,  1,               b.sums,    plan.accepted_codecs};
   launch_per_item(check_frames_kernel, b.num_frames, stream, a);
   a.tiles = plan.tiles32;
   decode_class<std::uint32_t>(plan.decode32, a, plan.num_tiles32, stream);
