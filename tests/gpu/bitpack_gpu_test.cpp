@@ -353,6 +353,39 @@ TEST(BitpackGpuCorrupt, TruncatedFramesAndFramesEndingOffTheAlignment) {
   }
 }
 
+// The decoder's frame pass checks each header as the CPU does (the base class runs no header
+// check of its own for this codec): the frames with a bad one are refused with the CPU's
+// statuses, and the others decode.
+TEST(BitpackGpuCorrupt, HeadersAreCheckedLikeTheCpu) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  batch b;
+  for (int f = 0; f < 6; ++f) {
+    std::vector<std::int32_t> v(1500 + 100 * f);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int32_t>((i * 7 + f) % 500);
+    b.add(v, 1, stream);
+  }
+  frames in = cpu_encode(b);
+  auto const header = [&](std::size_t f) { return in.bytes.data() + in.offsets[f]; };
+  header(0)[0] ^= std::byte{1};  // magic
+  header(1)[9] ^= std::byte{4};  // a header field, the header checksum not redone
+  for (std::size_t f : {2, 3}) {  // the version, and a codec it does not decode, resealed
+    zs::frame_header h = zs::load_header(header(f));
+    if (f == 2) h.version = 2;
+    if (f == 3) h.codec = zs::codec_id::fsst;
+    zs::store_header(h, header(f));
+  }
+  auto const [expected, expected_values] = cpu_decode(b, in);
+  std::vector<zs::frame_status> const statuses{zs::frame_status::bad_magic, zs::frame_status::bad_header_checksum,
+                                               zs::frame_status::bad_version, zs::frame_status::wrong_codec,
+                                               zs::frame_status::ok, zs::frame_status::ok};
+  ASSERT_EQ(expected, statuses);
+  auto const [status, values] = gpu_decode(bitpack(), b, in, stream);
+  EXPECT_EQ(status, expected);
+  EXPECT_EQ(values[4], expected_values[4]);
+  EXPECT_EQ(values[5], expected_values[5]);
+}
+
 // The decoder sums the payload checksum as it decodes: a payload that disagrees with its
 // header's checksum is refused, on every tile shape, and the frames around it decode.
 TEST(BitpackGpuCorrupt, PayloadsThatFailTheirChecksumAreRefused) {
