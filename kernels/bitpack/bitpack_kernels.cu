@@ -126,11 +126,11 @@ __global__ void __launch_bounds__(256, analyze_min_blocks<U>) analyze_kernel(pro
   prog::analyze_range(w, a, r.begin, r.end, sm);
 }
 
-// Pass 2's copy keeps few values live and waits on its loads: at 64 registers (4 blocks of 256
-// threads a SM) twice the warps wait at once, which measured 4.6% faster encoding on the H200
-// than 128 registers; at 42 it spills and loses.
+// Pass 2's copy waits on its loads: at 80 registers (3 blocks of 256 threads a SM) its ranges
+// load 16 words a lane at a time without spilling, which measured 1 to 3% faster on the H200
+// than 8 words at 64 registers (4 blocks; more warps, but spills).
 template <typename U>
-__global__ void __launch_bounds__(256, 4) pack_kernel(prog::encode_args a, std::uint64_t segments) {
+__global__ void __launch_bounds__(256, 3) pack_kernel(prog::encode_args a, std::uint64_t segments) {
   extern __shared__ __align__(16) unsigned char pack_shared[];
   auto* jobs = reinterpret_cast<prog::pack_job*>(pack_shared) + (threadIdx.x / 32) * prog::warp_lanes;
   cuda_warp w;

@@ -682,69 +682,81 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
   });
 }
 
-/// Packs the for or dfor encoding of a segment of 32-bit values straight from the lanes'
-/// registers into out (the block layout from the analysis): lane l packs its 16 fields into
-/// the words of its half miniblock, and where a width is odd, the word the two halves share
-/// is joined with a shuffle.
+/// f >> s for s <= 32 (f >> 32 is 0; C++ leaves it undefined, the GPU's clamped shift does not).
+ZS_HD inline std::uint32_t shift_right_clamped(std::uint32_t f, std::uint32_t s) noexcept {
+#if defined(__CUDA_ARCH__)
+  return __funnelshift_rc(f, 0U, s);
+#else
+  return s >= 32 ? 0U : f >> s;
+#endif
+}
+
+/// Packs the for or dfor encoding of a whole segment (512 values) of 32-bit values straight
+/// from the lanes' registers into out (the block layout from the analysis): lane l packs its 16
+/// fields into the words of its half miniblock, and where a width is odd, the word the two
+/// halves share is joined with a shuffle. Each field costs a few instructions and no branch:
+/// the delta, the scheme and whether fields go in pairs are fixed for the whole warp.
 template <class Warp>
 ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const lane_facts<std::uint32_t>& lf,
                            scheme kind, const segment_stats<std::uint32_t>& st, std::uint32_t* out) {
   std::uint32_t const lane = w.lane;
-  std::uint32_t const p0 = lane * lane_values;
   std::uint32_t const block = lane / 8, j = (lane / 2) % miniblocks, half = lane % 2;
   bool const delta = kind == scheme::dfor;
-  std::uint32_t const m = st.m;
-  bool const exists = (lane / 2) * miniblock_values < m;
   std::uint32_t const ref = delta ? st.dfor_ref[block] : st.for_ref[block];
   std::uint32_t const widths = delta ? st.dfor_widths[block] : st.for_widths[block];
   std::uint32_t const bits = width_of(widths, j);
   std::uint32_t const block_start = layout_offset(block_layout(st, kind), block);
-  std::uint32_t const begin = block_start + 2 + widths_before(widths, j);
-  if (lane % 8 == 0 && exists) {
+  if (lane % 8 == 0) {
     out[block_start] = ref;
     out[block_start + 1] = widths;
   }
   if (delta && lane == 0) out[0] = st.dfor_first;
-  std::uint32_t word = begin + half * lane_values * bits / 32;
-  std::uint32_t const shared_word = word;
-  std::uint32_t have = half * lane_values * bits % 32;  // 16 when an odd width splits a word
-  bool pending = have != 0;  // the split word is written after the shuffle
-  std::uint32_t first = 0;
-  std::uint64_t acc = 0;
-  bool const whole = p0 + lane_values <= m;  // no bounds checks per value
-  auto const field = [&](unsigned k) -> std::uint32_t {
-    std::uint32_t const p = p0 + k;
-    std::uint32_t const v = delta ? x[k] - (k == 0 ? lf.before : x[k - 1]) : x[k];
-    bool const no_difference = delta && k == 0 && p == 0;  // dfor: position 0 holds none
-    return (whole || p < m) && !no_difference ? v - ref : 0;
-  };
-  // Appends `f` (at most 32 bits, `b` wide) to the stream; a word is complete at most once.
+  std::uint32_t* const first = out + block_start + 2 + widths_before(widths, j) + half * lane_values * bits / 32;
+  std::uint32_t* word = first;                          // the word being filled
+  std::uint32_t have = half * lane_values * bits % 32;  // its bits so far: 16 where an odd width splits it
+  std::uint32_t acc = 0;
+  // Appends f (b <= 32 bits wide) to the stream; a word is complete at most once.
   auto const append = [&](std::uint32_t f, std::uint32_t b) {
-    acc |= static_cast<std::uint64_t>(f) << have;
+    acc |= f << have;
+    std::uint32_t const rest = shift_right_clamped(f, 32 - have);  // f's bits past the word
     have += b;
-    if (have >= 32) {
-      auto const value = static_cast<std::uint32_t>(acc);
-      if (pending) {
-        first = value;
-        pending = false;
-      } else if (exists) {
-        out[word] = value;
+    bool const full = have >= 32;
+    if (full) *word = acc;
+    word += full ? 1 : 0;
+    acc = full ? rest : acc;
+    have -= full ? 32 : 0;
+  };
+  auto const pack = [&]<bool Delta, bool Pairs>() {
+    auto const field = [&](unsigned k) -> std::uint32_t {
+      if constexpr (!Delta) return x[k] - ref;
+      if (k == 0) return lane == 0 ? 0U : x[0] - lf.before - ref;  // position 0 holds no difference
+      return x[k] - x[k - 1] - ref;
+    };
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; k += Pairs ? 2 : 1) {
+      if constexpr (Pairs) {
+        append(field(k) | (field(k + 1) << bits), 2 * bits);
+      } else {
+        append(field(k), bits);
       }
-      ++word;
-      acc >>= 32;
-      have -= 32;
     }
   };
   // Where no lane's width exceeds 16, fields go in pairs: half the appends.
-  if (!w.any(bits > 16)) {
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; k += 2) append(field(k) | (field(k + 1) << bits), 2 * bits);
+  bool const pairs = !w.any(bits > 16);
+  if (delta) {
+    if (pairs) {
+      pack.template operator()<true, true>();
+    } else {
+      pack.template operator()<true, false>();
+    }
+  } else if (pairs) {
+    pack.template operator()<false, true>();
   } else {
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) append(field(k), bits);
+    pack.template operator()<false, false>();
   }
-  std::uint32_t const left = w.shfl_up(static_cast<std::uint32_t>(acc), 1);
-  if (half == 1 && bits % 2 == 1 && exists) out[shared_word] = first | left;
+  // The shared word: the second half wrote its own bits, above the first half's 16 left in acc.
+  std::uint32_t const left = w.shfl_up(acc, 1);
+  if (half == 1 && bits % 2 == 1) *first |= left;
 }
 
 // --- encoding: the passes --------------------------------------------------------------------
@@ -899,26 +911,30 @@ ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin,
 }
 
 /// Writes the segment's encoding in `kind` (the analysis ran; n data words) through `emit`,
-/// which takes word(q) for q < n. Ends with the warp met.
+/// which takes word(q) for q < n, and `packed`: where the encoding was packed into shared
+/// memory, `lead` words in (whole segments of 32-bit values in for or dfor), else nullptr. Ends
+/// with the warp met.
 template <class Warp, typename U, class Emit>
 ZS_WARP_FN void with_encoding(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
-                              encode_smem<U>& sm, Emit emit) {
+                              encode_smem<U>& sm, std::uint32_t lead, Emit emit) {
   if constexpr (sizeof(U) == 4) {
-    if (kind != scheme::rfor) {
+    if (kind != scheme::rfor && sm.st.m == segment_values) {
+      // (A frame's last segment, with fewer values, takes the general path below.)
       // Packed into shared memory first (sm.stage, free on this path): each lane's words are
       // scattered over the encoding, and one word a lane at a time to global memory would touch
       // several cache lines per store; emit writes consecutive words.
-      static_assert(sizeof(sm.stage) >= 4 * (1 + tile_blocks * (2 + miniblocks * 32)), "a dfor segment's words");
+      static_assert(sizeof(sm.stage) >= 4 * (3 + 1 + tile_blocks * (2 + miniblocks * 32)), "a dfor segment's words");
       auto* packed = reinterpret_cast<std::uint32_t*>(sm.stage);
-      pack_lanes(w, x, lf, kind, sm.st, packed);
+      pack_lanes(w, x, lf, kind, sm.st, packed + lead);
       w.sync();
-      emit([&](std::uint64_t q) { return packed[q]; });
+      emit([&](std::uint64_t q) { return packed[lead + q]; }, packed);
       w.sync();
       return;
     }
   }
   stage(w, x, lf, kind, sm);
-  emit([&](std::uint64_t q) { return encoded_word(sm, kind, static_cast<std::uint32_t>(q)); });
+  emit([&](std::uint64_t q) { return encoded_word(sm, kind, static_cast<std::uint32_t>(q)); },
+       static_cast<const std::uint32_t*>(nullptr));
   w.sync();
 }
 
@@ -945,16 +961,25 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_pla
     if (kept) a.layouts[at.g] = block_layout(sm.st, guess);
   }
   if (kept) {
-    // Slots start on 16 bytes (pool.next stays a multiple of 4), so the words go out in chunks
-    // of 4, one store each.
-    auto* out = reinterpret_cast<word4*>(a.slots + pool.next);
-    with_encoding(w, x, lf, guess, sm, [&](auto word) {
-      auto const padded = [&](std::uint32_t q) { return q < n ? word(q) : 0U; };
-      for (std::uint32_t c = w.lane; 4 * c < n; c += warp_lanes) {
-        out[c] = word4{padded(4 * c), padded(4 * c + 1), padded(4 * c + 2), padded(4 * c + 3)};
+    // No gaps between a warp's encodings: pass 2 copies consecutive ones as one range. So an
+    // encoding starts `lead` words into a 16-byte chunk of the pool; packed into shared memory
+    // as far into one, its chunks after the first go out in one store each. The last chunk's
+    // words past the encoding are left over in shared memory, and land in the warp's pool
+    // (which ends on 16 bytes) where its next encoding will go.
+    auto const lead = static_cast<std::uint32_t>(pool.next % 4);
+    std::uint32_t* out = a.slots + pool.next;
+    with_encoding(w, x, lf, guess, sm, lead, [&](auto word, const std::uint32_t* packed) {
+      if (packed == nullptr) {
+        for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = word(q);
+        return;
       }
+      std::uint32_t const head = lead == 0 ? 0 : 4 - lead;  // words in the first, shared chunk
+      if (w.lane < head) out[w.lane] = word(w.lane);
+      auto* chunks = reinterpret_cast<word4*>(out - lead);
+      auto const* from = reinterpret_cast<const word4*>(packed);
+      for (std::uint32_t c = (head == 0 ? 0 : 1) + w.lane; 4 * c < lead + n; c += warp_lanes) chunks[c] = from[c];
     });
-    pool.next += (n + 3) & ~3U;
+    pool.next += n;
   }
   w.sync();  // the next segment reuses the shared memory
 }
@@ -1047,14 +1072,14 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
 
 /// Copies the n words at `src` (global memory), words [A, A + n) of a payload of T words, to
 /// dst[0..n), and returns this lane's sum of the checksum terms that range owns. The term that
-/// straddles its end is included when `past_end` (src[n] may be read: decoding), else left to
-/// the seam pass (encoding, where the next range is still being written). Lane l takes the
+/// straddles its end is included when `after` points at the payload word after the range
+/// (decoding: src + n), else (nullptr) left to the seam pass. Lane l takes the
 /// range's terms l, l + 32, ...: both halves of a term in one lane, so every lane hashes;
 /// Regs words a lane per round, all loads of a round issued together. Indices are relative to
 /// A (32-bit): only the term's number needs 64 bits.
 template <unsigned Regs, class Warp>
 ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint32_t n, std::uint32_t* dst,
-                                    std::uint64_t A, std::uint64_t T, bool past_end) {
+                                    std::uint64_t A, std::uint64_t T, const std::uint32_t* after) {
   static_assert(Regs % 2 == 0);
   constexpr unsigned pairs = Regs / 2;
   // Where A is odd, word A is the high half of a term the range before owns: copied only.
@@ -1079,8 +1104,8 @@ ZS_UNROLL
       if (q + 1 < n) {
         dst[q + 1] = hi[t];
       } else if (!ends_payload) {
-        if (!past_end) continue;  // straddles into the next range: a seam
-        hi[t] = src[n];
+        if (after == nullptr) continue;  // straddles into a range not known here: a seam
+        hi[t] = *after;
       }
       sum += hash::term(k0 + j0 + warp_lanes * t, lo[t] | (std::uint64_t{hi[t]} << 32));
     }
@@ -1107,8 +1132,9 @@ ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, con
   std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
   std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
-  with_encoding(w, x, lf, kind, sm,
-                [&](auto word) { sum += emit_range(w, payload, r.data_begin, r.data_end, r.total, word); });
+  with_encoding(w, x, lf, kind, sm, 0, [&](auto word, const std::uint32_t*) {
+    sum += emit_range(w, payload, r.data_begin, r.data_end, r.total, word);
+  });
   w.sync();  // the next segment reuses the shared memory
   return sum;
 }
@@ -1119,53 +1145,104 @@ ZS_HD inline bool copied(const encode_args& a, scheme kind, scheme guess, std::u
   return kind == scheme::raw || (kind == guess && a.slot_at[g] != no_slot);
 }
 
-/// Pass 2's copy of one segment. One lane looks it up (its frame, scheme, slot and ranges), so
+/// The words pass 2 copies for a segment of a frame that chose `kind`: a raw frame's values, or
+/// the encoding pass 1 kept; nullptr for a segment encoded again.
+template <typename U>
+ZS_HD inline const std::uint32_t* source_of(const encode_args& a, const segment_place<U>& at, scheme kind) {
+  if (!copied(a, kind, frame_guess(a, at.f), at.g)) return nullptr;
+  return kind == scheme::raw ? reinterpret_cast<const std::uint32_t*>(at.in) : a.slots + a.slot_at[at.g];
+}
+
+/// Pass 2's copy of one segment. One lane looks it up (its frame, scheme, source and ranges), so
 /// that a warp waits on those loads once for 32 segments instead of once per segment.
 struct pack_job {
-  const std::uint32_t* src;  // the words to copy: the kept encoding, or a raw frame's values
-  std::uint32_t* payload;    // its frame's payload
+  const std::uint32_t* src;   // source_of the segment
+  const std::uint32_t* next;  // source_of the next segment where it is of the same frame, else nullptr
+  std::uint32_t* payload;     // its frame's payload
   segment_ranges r;
-  std::uint64_t layout;      // block_layout of the kept encoding (not for raw frames)
+  std::uint64_t layout;       // block_layout of the kept encoding (not for raw frames)
   std::uint32_t f;
-  std::uint32_t raw;
+  scheme kind;
 };
 /// Bytes of a warp's pack jobs in shared memory: one per lane.
 inline constexpr std::size_t pack_jobs_bytes = warp_lanes * sizeof(pack_job);
 
+/// Block start q of the segments from `first` on (all of one frame), in a table of jobs.
+ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q) {
+  std::uint32_t const per = first->kind == scheme::rfor ? 1 : tile_blocks;
+  pack_job const& j = first[q / per];
+  return static_cast<std::uint32_t>(j.r.base + layout_offset(j.layout, static_cast<std::uint32_t>(q % per)));
+}
+
 /// Pass 2 over the segments [begin, end) of this width class that need no new encoding: those
 /// of raw frames copy their values, those pass 1 kept in their frame's scheme their slot. The
 /// others are left to repack_range, which needs more shared memory than the job table `jobs`
-/// (pack_jobs_bytes; this pass runs with little, for more warps).
+/// (pack_jobs_bytes; this pass runs with little, for more warps). Consecutive segments whose
+/// sources follow each other (a warp's encodings in pass 1's pool, a raw frame's values) are
+/// copied as one range: few, long copies, which keep more loads in flight than one copy per
+/// segment. A range's checksum terms include the one straddling its end where the next
+/// segment is copied too (its first word is known: the start of its source); seam_sum adds
+/// the others.
 template <class Warp, typename U>
 ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, pack_job* jobs,
                            sum_carrier& carrier) {
   segment_cursor<U> cursor;  // this lane's walk over its segments: base + lane
   for (std::uint64_t base = begin; base < end; base += warp_lanes) {
     std::uint64_t const s = base + w.lane;
-    bool copy = false;
+    pack_job& j = jobs[w.lane];
+    const std::uint32_t* src = nullptr;
+    bool last_of_frame = true;
     if (s < end) {
       segment_place<U> const at = cursor.at(a, s);
       auto const kind = static_cast<scheme>(a.choice[at.f]);
-      copy = copied(a, kind, frame_guess(a, at.f), at.g);
-      if (copy) {
-        pack_job& j = jobs[w.lane];
-        j.raw = kind == scheme::raw;
-        j.src = j.raw ? reinterpret_cast<const std::uint32_t*>(at.in) : a.slots + a.slot_at[at.g];
+      src = source_of(a, at, kind);
+      last_of_frame = s + 1 >= cursor.last;
+      if (src != nullptr) {
+        j.src = src;
         j.payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
         j.r = ranges_of(a, at, kind);
-        j.layout = j.raw ? 0 : a.layouts[at.g];
+        j.layout = kind == scheme::raw ? 0 : a.layouts[at.g];
         j.f = at.f;
+        j.kind = kind;
       }
     }
-    std::uint32_t const picked = w.ballot(copy);
+    // The next segment's source: the next lane's, or looked up where that lane has none.
+    auto next = reinterpret_cast<const std::uint32_t*>(w.shfl_down(reinterpret_cast<std::uint64_t>(src), 1));
+    bool const next_in_table = w.lane + 1 < warp_lanes && s + 1 < end;
+    if (src != nullptr) {
+      if (last_of_frame) {
+        next = nullptr;
+      } else if (!next_in_table) {
+        segment_place<U> const after = segment_cursor<U>{}.at(a, s + 1);
+        next = source_of(a, after, static_cast<scheme>(a.choice[after.f]));
+      }
+      j.next = next;
+    }
+    bool const joins_next = src != nullptr && next_in_table && next != nullptr &&
+                            next == src + (j.r.data_end - j.r.data_begin);
+    std::uint32_t const joins = w.ballot(joins_next);
+    std::uint32_t const firsts = w.ballot(src != nullptr) & ~(joins << 1);
     w.sync();  // the jobs are in shared memory
-    for (std::uint32_t mask = picked; mask != 0; mask &= mask - 1) {
-      pack_job const& j = jobs[lowest_bit(mask)];
-      segment_ranges const& r = j.r;
-      std::uint64_t sum = copy_range<8>(w, j.src, static_cast<std::uint32_t>(r.data_end - r.data_begin),
-                                        j.payload + r.data_begin, r.data_begin, r.total, false);
-      if (j.raw == 0) sum += emit_starts(w, j.payload, r, j.layout);
-      carrier.add(w, a.sums, j.f, sum);
+    for (std::uint32_t mask = firsts; mask != 0; mask &= mask - 1) {
+      std::uint32_t const l0 = lowest_bit(mask);
+      std::uint32_t const l1 = l0 + lowest_bit(~(joins >> l0));  // the last lane of the range
+      pack_job const& first = jobs[l0];
+      pack_job const& last = jobs[l1];
+      std::uint64_t const A = first.r.data_begin;
+      std::uint64_t sum = copy_range<16>(w, first.src, static_cast<std::uint32_t>(last.r.data_end - A),
+                                        first.payload + A, A, first.r.total, last.next);
+      if (first.kind != scheme::raw) {
+        std::uint64_t const S = first.r.starts_begin, E = last.r.starts_end;
+        sum += emit_range(w, first.payload, S, E, first.r.total,
+                          [&](std::uint64_t q) { return block_start_of(&first, q); });
+        // The block start after E, where the next segment is of this frame: its data's start
+        // (only rfor, one start a segment, ends a segment's starts on an odd word).
+        if (w.lane == 0 && E % 2 == 1 && last.r.data_end < last.r.total) {
+          auto const after = static_cast<std::uint32_t>(last.r.data_end - (last.r.data_begin - last.r.base));
+          sum += hash::term((E - 1) / 2, block_start_of(&first, E - 1 - S) | (std::uint64_t{after} << 32));
+        }
+      }
+      carrier.add(w, a.sums, first.f, sum);
     }
     w.sync();  // the table takes the next segments
   }
@@ -1190,8 +1267,9 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
   });
 }
 
-/// After pass 2, one thread per segment: the terms that straddle the ends of its ranges.
-/// Returns the segment's frame and the sum of those terms.
+/// After pass 2, one thread per segment: the terms that straddle the ends of its ranges which
+/// pass 2 left (pack_range adds those between two copied segments of a frame, and after a
+/// copied segment's block starts inside its frame). Returns the segment's frame and the sum.
 template <typename U>
 ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, std::uint32_t& frame) {
   segment_cursor<U> cursor;
@@ -1200,8 +1278,12 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   auto const kind = static_cast<scheme>(a.choice[s.f]);
   auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
   segment_ranges const r = ranges_of(a, s, kind);
-  std::uint64_t sum = seam_term(payload, r.data_begin, r.data_end, r.total);
-  if (kind != scheme::raw) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
+  bool const last_of_frame = chunk + 1 >= cursor.last;
+  bool const copy = source_of(a, s, kind) != nullptr;
+  bool const next_copy = !last_of_frame && source_of(a, cursor.at(a, chunk + 1), kind) != nullptr;
+  std::uint64_t sum = 0;
+  if (!(copy && next_copy)) sum += seam_term(payload, r.data_begin, r.data_end, r.total);
+  if (kind != scheme::raw && (!copy || last_of_frame)) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
   return sum;
 }
 
@@ -1634,7 +1716,7 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
     if (L.kind == scheme::raw) {
       std::uint64_t const A = j.s0 * segment_values * rw;
       sum = copy_range<8>(w, fr.payload + A, j.values * rw, reinterpret_cast<std::uint32_t*>(out), A,
-                          L.count * rw, true);
+                          L.count * rw, fr.payload + A + j.values * rw);
     } else {
       decode_buffer const now = buffer(b);
       if (part != 0) {
