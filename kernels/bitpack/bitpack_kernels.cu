@@ -73,14 +73,15 @@ struct cuda_warp {
 template <typename U>
 inline constexpr int decode_min_blocks = sizeof(U) == 4 ? 3 : 2;
 
-// Each warp takes a contiguous range of the work units (segments or tiles).
+// Each warp takes a contiguous range of the work units (segments or tiles), of a multiple of
+// `granule` units (the last warps may get fewer, or none).
 struct warp_range {
   std::uint64_t begin, end;
 };
-__device__ inline warp_range range_of_warp(std::uint64_t units) {
+__device__ inline warp_range range_of_warp(std::uint64_t units, std::uint64_t granule = 1) {
   std::uint64_t const warps = std::uint64_t{gridDim.x} * blockDim.x / 32;
   std::uint64_t const warp = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32;
-  std::uint64_t const per = (units + warps - 1) / warps;
+  std::uint64_t const per = ((units + warps - 1) / warps + granule - 1) / granule * granule;
   std::uint64_t const begin = warp * per < units ? warp * per : units;
   return {begin, begin + per < units ? begin + per : units};
 }
@@ -122,8 +123,11 @@ template <typename U>
 __global__ void __launch_bounds__(256, analyze_min_blocks<U>) analyze_kernel(prog::encode_args a, std::uint64_t segments) {
   auto& sm = warp_encode_smem<U>();
   cuda_warp w;
-  warp_range const r = range_of_warp(segments);
-  prog::analyze_range(w, a, r.begin, r.end, sm);
+  // One scan block a warp.
+  std::uint64_t const warp = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32;
+  std::uint64_t const begin = warp * a.block_segments;
+  if (begin >= segments) return;
+  prog::analyze_range(w, a, begin, begin + a.block_segments < segments ? begin + a.block_segments : segments, sm);
 }
 
 // Pass 2's copy waits on its loads: at 80 registers (3 blocks of 256 threads a SM) its ranges
@@ -135,7 +139,8 @@ __global__ void __launch_bounds__(256, 3) pack_kernel(prog::encode_args a, std::
   auto* jobs = reinterpret_cast<prog::pack_job*>(pack_shared) + (threadIdx.x / 32) * prog::warp_lanes;
   cuda_warp w;
   prog::sum_carrier carrier;
-  warp_range const r = range_of_warp(segments);
+  // Whole tables of jobs: a warp looks up 32 segments at once.
+  warp_range const r = range_of_warp(segments, prog::warp_lanes);
   prog::pack_range<cuda_warp, U>(w, a, r.begin, r.end, jobs, carrier);
   carrier.flush(w, a.sums);
 }
@@ -201,28 +206,46 @@ void expect_params(const launch_choice& choice, kernel_id kernel) {
 
 // A launch of a warp kernel: `units` warps' worth of work, `warp_bytes` of dynamic shared
 // memory per warp. The limit is raised before the occupancy query, which counts against it.
-template <class Kernel, class... Args>
-void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t units, std::size_t warp_bytes,
-                  cudaStream_t stream, Args... args) {
-  if (units == 0) return;
+template <class Kernel>
+launch_record plan_warps(Kernel kernel, const launch_choice& choice, std::uint64_t units, std::size_t warp_bytes) {
   unsigned const threads = choice.params.threads;
   ZS_EXPECTS(threads % 32 == 0 && threads > 0, "warp kernels take whole warps");
   std::size_t const bytes = warp_bytes * (threads / 32);
   ZS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   std::uint64_t const per_block = threads / 32;
-  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, (units + per_block - 1) / per_block, bytes);
-  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, threads, bytes, stream>>>(args...); });
+  return plan_launch(reinterpret_cast<const void*>(kernel), choice, (units + per_block - 1) / per_block, bytes);
+}
+template <class Kernel, class... Args>
+void launch_planned(Kernel kernel, const launch_record& r, cudaStream_t stream, Args... args) {
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, r.shared_bytes, stream>>>(args...); });
+}
+template <class Kernel, class... Args>
+void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t units, std::size_t warp_bytes,
+                  cudaStream_t stream, Args... args) {
+  if (units == 0) return;
+  launch_planned(kernel, plan_warps(kernel, choice, units, warp_bytes), stream, args...);
 }
 
-// The sample pass, then pass 1: they share the analyze geometry. A width class's frames are its
+// Pass 1's launch for a width class, and the segments each of its warps takes: a scan block.
+template <typename U>
+launch_record plan_analyze(const launch_choice& analyze, std::uint64_t segments, std::uint32_t& per) {
+  per = 1;
+  if (segments == 0) return {};
+  expect_params(analyze, kernel_id::bitpack_analyze);
+  launch_record const r = plan_warps(analyze_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>));
+  std::uint64_t const warps = std::uint64_t{r.geometry.grid} * r.geometry.threads / prog::warp_lanes;
+  per = static_cast<std::uint32_t>((segments + warps - 1) / warps);
+  return r;
+}
+
+// The sample pass, then pass 1: they share the analyze choice. A width class's frames are its
 // own, so its pass 1 needs only its own samples.
 template <typename U>
-void analyze_class(const launch_choice& analyze, const prog::encode_args& a, std::uint64_t segments,
-                   cudaStream_t stream) {
+void analyze_class(const launch_choice& analyze, const launch_record& pass1, const prog::encode_args& a,
+                   std::uint64_t segments, cudaStream_t stream) {
   if (segments == 0) return;
-  expect_params(analyze, kernel_id::bitpack_analyze);
   launch_warps(sample_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
-  launch_warps(analyze_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
+  launch_planned(analyze_kernel<U>, pass1, stream, a, segments);
 }
 
 template <typename U>
@@ -269,23 +292,35 @@ launch_choice fixed_decode_choice(const decode_config& config, std::optional<val
 
 std::uint32_t slot_words(std::uint32_t width_bits) { return prog::slot_words(width_bits); }
 std::size_t scheme_words_bytes() { return sizeof(prog::scheme_words); }
+std::size_t block_words_bytes() { return sizeof(prog::block_words); }
 std::size_t frame_layout_bytes() { return sizeof(frame_layout); }
 
-std::size_t scan_temp_bytes(std::uint64_t segments) {
-  if (segments == 0) return 0;
+std::size_t scan_temp_bytes(std::uint64_t blocks) {
+  if (blocks == 0) return 0;
   std::size_t bytes = 0;
   ZS_CUDA_TRY(cub::DeviceScan::InclusiveScan(nullptr, bytes, static_cast<const prog::scheme_words*>(nullptr),
-                                             static_cast<prog::scheme_words*>(nullptr), add_words{}, segments));
+                                             static_cast<prog::scheme_words*>(nullptr), add_words{}, blocks));
   return bytes;
 }
 
 void encode(const encode_plan& plan, cudaStream_t stream) {
   auto const& b = plan.batch;
   if (b.num_frames == 0) return;
-  prog::encode_args a{b.sources,    b.frames,     b.frame_offsets, b.num_frames,  nullptr,      nullptr,
-                      plan.seg_first, plan.sizes, plan.offsets,    plan.samples,  nullptr,      plan.slot_at,
-                      plan.layouts, plan.choice,  b.sums};
+  // Scan blocks are numbered in 32 bits (prog::block_words).
+  ZS_EXPECTS(plan.segments32 + plan.segments64 < (std::uint64_t{1} << 32), "at most 2^32 - 1 segments of 512 values a batch");
+  std::uint32_t per32 = 1, per64 = 1;
+  launch_record const pass1_32 = plan_analyze<std::uint32_t>(plan.analyze32, plan.segments32, per32);
+  launch_record const pass1_64 = plan_analyze<std::uint64_t>(plan.analyze64, plan.segments64, per64);
+  std::uint64_t const blocks32 = prog::scan_blocks(plan.segments32, per32);
+  std::uint64_t const blocks = blocks32 + prog::scan_blocks(plan.segments64, per64);
+  prog::encode_args a{b.sources,       b.frames,        b.frame_offsets, b.num_frames,  nullptr,
+                      nullptr,         plan.seg_first,  plan.segments32, plan.segments64, blocks,
+                      per32,           0,               plan.within,     plan.block_sums, plan.offsets,
+                      plan.samples,    nullptr,         plan.slot_at,    plan.layouts,  plan.choice,
+                      b.sums};
   prog::encode_args a32 = a, a64 = a;
+  a64.block_segments = per64;
+  a64.block_base = blocks32;
   a32.chunks = plan.chunks32;
   a32.chunk_frame = plan.chunk_frame32;
   a32.slots = plan.slots32;
@@ -298,16 +333,16 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
                   plan.segments64, plan.chunk_frame64);
 
-  analyze_class<std::uint32_t>(plan.analyze32, a32, plan.segments32, stream);
-  analyze_class<std::uint64_t>(plan.analyze64, a64, plan.segments64, stream);
+  analyze_class<std::uint32_t>(plan.analyze32, pass1_32, a32, plan.segments32, stream);
+  analyze_class<std::uint64_t>(plan.analyze64, pass1_64, a64, plan.segments64, stream);
 
-  // offsets[0] = 0 (from the caller), offsets[1 + s] = sizes[0] + ... + sizes[s]: per-frame
-  // totals and each segment's place inside its frame's data section come out of one scan.
-  std::uint64_t const segments = plan.segments32 + plan.segments64;
-  if (segments > 0) {
+  // offsets[0] = 0 (from the caller), offsets[1 + b] = block_sums[0] + ... + block_sums[b]:
+  // with the segments' places inside their blocks, per-frame totals and each segment's place
+  // inside its frame's data section (prog::offset_of).
+  if (blocks > 0) {
     std::size_t bytes = plan.scan_temp_bytes;
-    ZS_CUDA_TRY(cub::DeviceScan::InclusiveScan(plan.scan_temp, bytes, plan.sizes, plan.offsets + 1, add_words{},
-                                               segments, stream));
+    ZS_CUDA_TRY(cub::DeviceScan::InclusiveScan(plan.scan_temp, bytes, plan.block_sums, plan.offsets + 1, add_words{},
+                                               blocks, stream));
   }
 
   launch_per_item(choose_kernel, b.num_frames, stream, a);

@@ -15,6 +15,7 @@ namespace zs::bitpack {
 struct frame_layout;
 namespace gpu {
 struct scheme_words;
+struct block_words;
 }
 }  // namespace zs::bitpack
 
@@ -52,7 +53,9 @@ struct encode_plan {
   std::uint32_t* chunk_frame32;            // segments32: each one's frame
   std::uint32_t* chunk_frame64;            // segments64
   const std::uint64_t* seg_first;          // per frame: its first segment, 32-bit frames' first
-  zs::bitpack::gpu::scheme_words* sizes;   // segments32 + segments64
+  zs::bitpack::gpu::block_words* within;   // segments32 + segments64
+  // Pass 1's scan blocks (one per warp with work, at most one per segment):
+  zs::bitpack::gpu::scheme_words* block_sums;  // segments32 + segments64
   zs::bitpack::gpu::scheme_words* offsets; // segments32 + segments64 + 1; the first zeroed by the caller
   zs::bitpack::gpu::scheme_words* samples; // num_frames, zeroed by the caller
   std::uint64_t* slot_at;                  // segments32 + segments64
@@ -68,10 +71,12 @@ struct encode_plan {
 
 /// Words of one segment's share of pass 1's slot pool for values of `width_bits` bits.
 std::uint32_t slot_words(std::uint32_t width_bits);
-/// Bytes of one per-segment scheme_words entry.
+/// Bytes of one scheme_words entry (per frame, per scan block).
 std::size_t scheme_words_bytes();
-/// CUB scratch for scanning `segments` scheme_words entries.
-std::size_t scan_temp_bytes(std::uint64_t segments);
+/// Bytes of one per-segment block_words entry.
+std::size_t block_words_bytes();
+/// CUB scratch for scanning up to `blocks` scheme_words entries.
+std::size_t scan_temp_bytes(std::uint64_t blocks);
 
 /// Encodes every payload of the batch, fills the header fields a payload encoder owns, and
 /// adds every payload's checksum terms into batch.sums.

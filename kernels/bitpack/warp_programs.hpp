@@ -33,9 +33,10 @@
 //   index:   per segment, its frame;
 //   sample:  per frame, the exact data words of for, dfor and rfor summed over every
 //            sample_stride-th segment: the scheme the frame will likely choose (frame_guess);
-//   analyze: per segment, the exact data words of for, dfor and rfor, and its encoding in the
-//            frame's guessed scheme kept in its warp's slot pool (slot_pool);
-//   scan:    a device-wide sum over the segments' sizes (CUB);
+//   analyze: per segment, the exact data words of for, dfor and rfor (summed in scan blocks),
+//            and its encoding in the frame's guessed scheme kept in its warp's slot pool
+//            (slot_pool);
+//   scan:    a device-wide sum over the scan blocks' sizes (CUB);
 //   choose:  per frame, the smallest scheme and the header fields;
 //   pack:    per segment whose slot holds its frame's scheme (or of a raw frame): its words
 //            copied to their place, its block starts, and the checksum terms of the 64-bit
@@ -94,9 +95,24 @@ ZS_HD constexpr std::uint32_t slot_words(std::uint32_t width_bits) noexcept {
 /// encode_args::slot_at of a segment pass 1 did not keep.
 inline constexpr std::uint64_t no_slot = ~std::uint64_t{0};
 
-/// Data words per segment of each scheme (for, dfor, rfor); the encoder scans these.
+/// Data words of each scheme (for, dfor, rfor): of a frame's sampled segments, of a scan
+/// block, and their scan.
 struct scheme_words {
   std::uint64_t w[3];
+};
+
+/// Pass 1 sums the segments' sizes over scan blocks, each the range of `per` consecutive
+/// segments of a width class (the last one fewer) that one pass-1 warp analyses, so that the
+/// device-wide scan runs over one entry per warp rather than one per segment.
+ZS_HD constexpr std::uint64_t scan_blocks(std::uint64_t segments, std::uint64_t per) noexcept {
+  return (segments + per - 1) / per;
+}
+
+/// Per segment: its scan block (batch-wide), and the data words of each scheme of the segments
+/// before it in that block.
+struct block_words {
+  std::uint32_t w[3];
+  std::uint32_t block;
 };
 
 // --- small helpers ---------------------------------------------------------------------------
@@ -470,22 +486,25 @@ ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32
   lane_facts<U> lf;
   lf.before = w.shfl_up(x[lane_values - 1], 1);
 
-  U lo = ones, hi = 0;
+  U lo = ones, hi = 0;  // in the unsigned order (x ^ flip)
   S dlo = static_cast<S>(ones >> 1), dhi = static_cast<S>(~(ones >> 1));
   std::uint32_t has_diff = 0;
   std::uint32_t heads = 0;
-  // The same loop twice: lanes whose 16 values are all in the segment (all but one lane of the
-  // last segment of a frame) skip the per-value bounds checks.
-  auto const scan = [&]<bool Whole>() {
+  // The same loop four times: lanes whose 16 values are all in the segment (all but one lane of
+  // the last segment of a frame) skip the per-value bounds checks, and the extremes are taken in
+  // the type's own order (signed or not), which flips two values instead of sixteen.
+  auto const scan = [&]<bool Whole, bool Signed>() {
+    using K = std::conditional_t<Signed, S, U>;
+    K klo = Signed ? static_cast<K>(ones >> 1) : static_cast<K>(ones);
+    K khi = Signed ? static_cast<K>(~(ones >> 1)) : K{0};
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) {
       std::uint32_t const p = p0 + k;
       bool const valid = Whole || p < m;
       U const prev = k == 0 ? lf.before : x[k - 1];
-      U const key = static_cast<U>(x[k] ^ flip);
       if (valid) {
-        lo = min_of(lo, key);
-        hi = max_of(hi, key);
+        klo = min_of(klo, static_cast<K>(x[k]));
+        khi = max_of(khi, static_cast<K>(x[k]));
       }
       if (valid && (k != 0 || p != 0)) {
         auto const d = static_cast<S>(static_cast<U>(x[k] - prev));
@@ -495,11 +514,21 @@ ZS_UNROLL
       }
       if (valid && ((k == 0 && p == 0) || x[k] != prev)) heads |= 1U << k;
     }
+    // (A lane without values gets ones and 0: the identities map to those of the flipped order.)
+    lo = static_cast<U>(static_cast<U>(klo) ^ flip);
+    hi = static_cast<U>(static_cast<U>(khi) ^ flip);
   };
-  if (p0 + lane_values <= m) {
-    scan.template operator()<true>();
+  bool const whole = p0 + lane_values <= m;
+  if (flip != 0) {
+    if (whole) {
+      scan.template operator()<true, true>();
+    } else {
+      scan.template operator()<false, true>();
+    }
+  } else if (whole) {
+    scan.template operator()<true, false>();
   } else {
-    scan.template operator()<false>();
+    scan.template operator()<false, false>();
   }
   auto const umin = [](U a, U b) { return min_of(a, b); };
   auto const bor = [](std::uint32_t a, std::uint32_t b) { return a | b; };
@@ -769,8 +798,14 @@ struct encode_args {
   const std::uint64_t* chunks;       // chunk map of this width class: one chunk per segment
   const std::uint32_t* chunk_frame;  // per chunk of this width class: its frame (index_chunk)
   const std::uint64_t* seg_first;    // per frame: batch-wide index of its first segment
-  scheme_words* sizes;               // per segment (batch-wide)
-  const scheme_words* offsets;       // inclusive scan of sizes after a leading zero
+  std::uint64_t segments32;          // the batch's segments: first those of 32-bit values,
+  std::uint64_t segments64;          // then those of 64-bit values
+  std::uint64_t blocks;              // scan blocks of both classes
+  std::uint64_t block_segments;      // this width class: segments per scan block (at least 1)
+  std::uint64_t block_base;          // this width class: the index of its first scan block
+  block_words* within;               // per segment (batch-wide): its place in its scan block
+  scheme_words* block_sums;          // per scan block (32-bit classes' first)
+  const scheme_words* offsets;       // inclusive scan of block_sums after a leading zero
   scheme_words* samples;             // per frame: sizes summed over its sampled segments (zeroed)
   std::uint32_t* slots;              // this width class: slot_words per segment, pooled per warp
   std::uint64_t* slot_at;            // per segment: where in slots pass 1 kept it, or no_slot
@@ -783,6 +818,14 @@ struct encode_args {
 ZS_HD inline void index_chunk(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t chunk,
                               std::uint32_t* chunk_frame) {
   chunk_frame[chunk] = static_cast<std::uint32_t>(kernels::frame_of_chunk(chunks, num_frames, chunk));
+}
+
+/// Data words of scheme i (0 for, 1 dfor, 2 rfor) of the batch's segments before segment g
+/// (batch-wide; g may be the number of segments).
+ZS_HD inline std::uint64_t offset_of(const encode_args& a, std::uint64_t g, int i) {
+  if (g == a.segments32 + a.segments64) return a.offsets[a.blocks].w[i];
+  block_words const b = a.within[g];
+  return a.offsets[b.block].w[i] + b.w[i];
 }
 
 /// Where a segment sits in its frame and its input.
@@ -945,21 +988,27 @@ struct slot_pool {
   std::uint64_t next, end;
 };
 
-/// Pass 1 over segment `at` (values in x): its sizes in all three schemes, and its encoding in
-/// the frame's guessed scheme kept in the warp's pool where it fits.
+/// Pass 1 over segment `at` (values in x): its sizes in all three schemes added to its scan
+/// block's, and its encoding in the frame's guessed scheme (frame_guess) kept in the warp's
+/// pool where it fits, with `running` its scan block's sizes so far. `closes`: the segment ends
+/// its scan block.
 template <class Warp, typename U>
 ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_place<U>& at, const U (&x)[lane_values],
-                                encode_smem<U>& sm, slot_pool& pool) {
+                                scheme guess, bool closes, block_words& running, encode_smem<U>& sm,
+                                slot_pool& pool) {
   std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
-  scheme const guess = frame_guess(a, at.f);
   std::uint32_t const n = words_of(words, guess);
   bool const kept = n <= pool.end - pool.next;
   if (w.lane == 0) {
-    a.sizes[at.g] = {{words[0], words[1], words[2]}};
+    a.within[at.g] = running;
+    if (closes) {
+      a.block_sums[running.block] = {{running.w[0] + words[0], running.w[1] + words[1], running.w[2] + words[2]}};
+    }
     a.slot_at[at.g] = kept ? pool.next : no_slot;
     if (kept) a.layouts[at.g] = block_layout(sm.st, guess);
   }
+  for (int i = 0; i < 3; ++i) running.w[i] += words[i];
   if (kept) {
     // No gaps between a warp's encodings: pass 2 copies consecutive ones as one range. So an
     // encoding starts `lead` words into a 16-byte chunk of the pool; packed into shared memory
@@ -985,7 +1034,8 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_pla
 }
 
 /// Pass 1 over the segments [begin, end) of this width class, one after the other; the next
-/// segment's values are on their way while this one is analysed.
+/// segment's values are on their way while this one is analysed. [begin, end) is one scan
+/// block (begin a multiple of a.block_segments, end the next or the class's end).
 template <class Warp, typename U>
 ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                               encode_smem<U>& sm) {
@@ -996,9 +1046,12 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   segment_place<U> next = cursor.at(a, begin);
   fetch_input(w, next, sm);
   w.commit();
+  // The scan block's sizes so far (the same in every lane).
+  block_words running{{0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
   for (std::uint64_t s = begin; s < end; ++s) {
     w.wait_copies(0);
     segment_place<U> const here = next;
+
     U x[lane_values];
     read_input(w, here.m, sm, x);
     w.sync();  // every lane has read: the buffer takes the next segment
@@ -1007,7 +1060,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
       fetch_input(w, next, sm);
     }
     w.commit();
-    analyze_segment(w, a, here, x, sm, pool);
+    analyze_segment(w, a, here, x, frame_guess(a, here.f), s + 1 == end, running, sm, pool);
   }
 }
 
@@ -1024,7 +1077,7 @@ ZS_HD inline void choose_frame(const encode_args& a, std::uint64_t f) {
   std::uint64_t const first = a.seg_first[f];
   std::uint64_t const last = first + segment_count(src.count);
   std::uint64_t words[3];
-  for (int i = 0; i < 3; ++i) words[i] = a.offsets[last].w[i] - a.offsets[first].w[i];
+  for (int i = 0; i < 3; ++i) words[i] = offset_of(a, last, i) - offset_of(a, first, i);
   scheme const best = pick_scheme(src.count, src.raw_bytes(), words);
   a.choice[f] = static_cast<std::uint8_t>(best);
   if (best == scheme::raw) {
@@ -1059,14 +1112,14 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
   std::uint64_t const first = s.g - s.local;
   std::uint64_t const blocks = block_count(kind, s.src.count);
   std::uint64_t const last = first + segment_count(s.src.count);
-  std::uint64_t const origin = a.offsets[first].w[i];
-  r.base = a.offsets[s.g].w[i] - origin;
+  std::uint64_t const origin = offset_of(a, first, i);
+  r.base = offset_of(a, s.g, i) - origin;
   std::uint64_t const per = kind == scheme::rfor ? 1 : tile_blocks;
   r.starts_begin = s.local * per;
   r.starts_end = min_of(r.starts_begin + per, blocks);
   r.data_begin = blocks + r.base;
-  r.data_end = blocks + a.offsets[s.g + 1].w[i] - origin;
-  r.total = blocks + a.offsets[last].w[i] - origin;
+  r.data_end = blocks + offset_of(a, s.g + 1, i) - origin;
+  r.total = blocks + offset_of(a, last, i) - origin;
   return r;
 }
 

@@ -58,7 +58,11 @@ struct emulated {
     std::uint64_t const s32 = chunks32.back(), s64 = chunks64.back();
     std::vector<std::uint64_t> seg_first(nf);
     for (std::size_t f = 0; f < nf; ++f) seg_first[f] = widths[f] == 8 ? s32 + chunks64[f] : chunks32[f];
-    std::vector<gp::scheme_words> sizes(s32 + s64), scanned(s32 + s64 + 1), samples(nf);
+    // Pass 1's warps take 5 segments of 32-bit values, or 3 of 64-bit ones: each a scan block.
+    constexpr std::uint32_t per32 = 5, per64 = 3;
+    std::uint64_t const blocks32 = gp::scan_blocks(s32, per32), blocks = blocks32 + gp::scan_blocks(s64, per64);
+    std::vector<gp::block_words> within(s32 + s64);
+    std::vector<gp::scheme_words> block_sums(blocks), scanned(blocks + 1), samples(nf);
     std::vector<std::uint8_t> choice(nf);
     std::vector<std::uint64_t> slot_at(s32 + s64), layouts(s32 + s64), sums(nf, 0);
     std::vector<std::uint32_t> slots32(s32 * gp::slot_words(32)), slots64(s64 * gp::slot_words(64));
@@ -74,10 +78,15 @@ struct emulated {
     std::vector<std::uint32_t> frame32(s32), frame64(s64);
     for (std::uint64_t c = 0; c < s32; ++c) gp::index_chunk(chunks32.data(), nf, c, frame32.data());
     for (std::uint64_t c = 0; c < s64; ++c) gp::index_chunk(chunks64.data(), nf, c, frame64.data());
-    gp::encode_args const a{sources.data(),   frames,        offsets.data(), nf,           nullptr,
-                            nullptr,          seg_first.data(), sizes.data(), scanned.data(), samples.data(),
-                            nullptr,          slot_at.data(), layouts.data(), choice.data(), sums.data()};
+    gp::encode_args const a{sources.data(),    frames,         offsets.data(),   nf,
+                            nullptr,           nullptr,        seg_first.data(), s32,
+                            s64,               blocks,         per32,            0,
+                            within.data(),     block_sums.data(), scanned.data(), samples.data(),
+                            nullptr,           slot_at.data(), layouts.data(),   choice.data(),
+                            sums.data()};
     gp::encode_args a32 = a, a64 = a;
+    a64.block_segments = per64;
+    a64.block_base = blocks32;
     a32.chunks = chunks32.data();
     a32.chunk_frame = frame32.data();
     a32.slots = slots32.data();
@@ -85,8 +94,8 @@ struct emulated {
     a64.chunk_frame = frame64.data();
     a64.slots = slots64.data();
 
-    // One warp per range of segments, as on the GPU: ranges of 3 segments cover the seams
-    // between them, and pools of 3 slots.
+    // One warp per range of segments, as on the GPU: ranges of 3 segments (the sample pass,
+    // the repack) cover the seams between them; pass 1's ranges are its scan blocks.
     auto const ranges = [](std::uint64_t n) { return (n + 2) / 3; };
     auto const pass1 = [&](const gp::encode_args& args, std::uint64_t n, auto width) {
       using U = decltype(width);
@@ -95,8 +104,9 @@ struct emulated {
         gp::sample_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem));
       }, [](warp&) {});
       if (guess) guess(samples);
-      emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::analyze_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem));
+      std::uint64_t const per = args.block_segments;
+      emu::run((n + per - 1) / per, sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
+        gp::analyze_range(w, args, per * r, std::min<std::uint64_t>(per * r + per, n), *reinterpret_cast<smem_t*>(smem));
       }, [](warp&) {});
     };
     auto const pass2 = [&](const gp::encode_args& args, std::uint64_t n, auto width) {
@@ -118,8 +128,8 @@ struct emulated {
     pass1(a32, s32, std::uint32_t{});
     pass1(a64, s64, std::uint64_t{});
     scanned[0] = {{0, 0, 0}};
-    for (std::size_t s = 0; s < sizes.size(); ++s) {
-      for (int i = 0; i < 3; ++i) scanned[s + 1].w[i] = scanned[s].w[i] + sizes[s].w[i];
+    for (std::size_t b = 0; b < blocks; ++b) {
+      for (int i = 0; i < 3; ++i) scanned[b + 1].w[i] = scanned[b].w[i] + block_sums[b].w[i];
     }
     for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
     pass2(a32, s32, std::uint32_t{});
@@ -448,8 +458,8 @@ TEST(BitpackPrograms, GuessesLargerThanRawLeaveTheFrameRaw) {
 }
 
 // A warp keeps its segments' encodings in one pool of its segments' slots (half the raw size
-// each): a segment larger than its slot is kept after a smaller one (the emulated warps take 3
-// segments), and one the pool cannot hold is encoded again in pass 2.
+// each): a segment larger than its slot is kept after a smaller one (the frame's 3 segments
+// are one emulated warp's), and one the pool cannot hold is encoded again in pass 2.
 TEST(BitpackPrograms, SegmentsLargerThanTheirSlotAreKeptWhileThePoolHasRoom) {
   batch b;
   std::vector<std::int32_t> v;

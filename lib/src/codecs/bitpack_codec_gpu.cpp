@@ -89,7 +89,8 @@ struct encode_scratch {
   std::uint32_t* chunk_frame32;
   std::uint32_t* chunk_frame64;
   std::uint64_t* seg_first;
-  void* sizes;
+  void* within;
+  void* block_sums;
   void* offsets;
   void* samples;
   std::uint64_t* slot_at;
@@ -103,6 +104,7 @@ struct encode_scratch {
 
 encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, const encode_maps& m) {
   std::uint64_t const segments = m.segments32 + m.segments64;
+  std::uint64_t const blocks = segments;  // pass 1's scan blocks: at most one per segment
   encode_scratch s{};
   // What goes up from the host first, side by side (one upload_image), ending with the first
   // entry of offsets.
@@ -110,16 +112,17 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   s.chunks64 = layout.take<std::uint64_t>(frames + 1);
   s.seg_first = layout.take<std::uint64_t>(frames);
   s.samples = layout.take<std::byte>(frames * kb::scheme_words_bytes());
-  s.offsets = layout.take<std::byte>((segments + 1) * kb::scheme_words_bytes());
+  s.offsets = layout.take<std::byte>((blocks + 1) * kb::scheme_words_bytes());
   s.chunk_frame32 = layout.take<std::uint32_t>(m.segments32);
   s.chunk_frame64 = layout.take<std::uint32_t>(m.segments64);
-  s.sizes = layout.take<std::byte>(segments * kb::scheme_words_bytes());
+  s.within = layout.take<std::byte>(segments * kb::block_words_bytes());
+  s.block_sums = layout.take<std::byte>(blocks * kb::scheme_words_bytes());
   s.slot_at = layout.take<std::uint64_t>(segments);
   s.layouts = layout.take<std::uint64_t>(segments);
   s.choice = layout.take<std::uint8_t>(frames);
   s.slots32 = layout.take<std::uint32_t>(m.segments32 * kb::slot_words(32));
   s.slots64 = layout.take<std::uint32_t>(m.segments64 * kb::slot_words(64));
-  s.scan_bytes = kb::scan_temp_bytes(segments);
+  s.scan_bytes = kb::scan_temp_bytes(blocks);
   s.scan = layout.take<std::byte>(s.scan_bytes);
   return s;
 }
@@ -210,7 +213,8 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.chunk_frame32,
                              s.chunk_frame64,
                              s.seg_first,
-                             static_cast<bitpack::gpu::scheme_words*>(s.sizes),
+                             static_cast<bitpack::gpu::block_words*>(s.within),
+                             static_cast<bitpack::gpu::scheme_words*>(s.block_sums),
                              static_cast<bitpack::gpu::scheme_words*>(s.offsets),
                              static_cast<bitpack::gpu::scheme_words*>(s.samples),
                              s.slot_at,
