@@ -472,6 +472,65 @@ ZS_UNROLL
   }
 }
 
+/// What a byte of run heads says about the runs that start in it: bits 0-3 its first head (8
+/// when it has none), 4-7 its last, 8-11 the shortest distance between two consecutive heads (15
+/// for none), 12-15 the longest (0 for none).
+ZS_HD constexpr std::uint16_t head_byte_facts(std::uint32_t b) noexcept {
+  std::uint32_t first = 8, last = 0, shortest = 15, longest = 0;
+  for (std::uint32_t k = 0; k < 8; ++k) {
+    if (((b >> k) & 1U) == 0) continue;
+    if (first == 8) {
+      first = k;
+    } else {
+      shortest = k - last < shortest ? k - last : shortest;
+      longest = k - last > longest ? k - last : longest;
+    }
+    last = k;
+  }
+  return static_cast<std::uint16_t>(first | last << 4 | shortest << 8 | longest << 12);
+}
+struct head_byte_table {
+  std::uint16_t facts[256];
+};
+ZS_HD constexpr head_byte_table make_head_byte_table() noexcept {
+  head_byte_table t{};
+  for (std::uint32_t b = 0; b < 256; ++b) t.facts[b] = head_byte_facts(b);
+  return t;
+}
+#if defined(__CUDACC__)
+static __device__ constexpr head_byte_table device_head_bytes = make_head_byte_table();
+#endif
+inline constexpr head_byte_table host_head_bytes = make_head_byte_table();
+
+/// The shortest and longest of the runs that start in a lane (heads: bit k for position p0 + k;
+/// the last run reaches next_head), from two table lookups instead of a walk over 16 bits;
+/// 0xffffffff and 0 where none starts there.
+ZS_HD inline void lane_run_lengths(std::uint32_t heads, std::uint32_t p0, std::uint32_t next_head,
+                                   std::uint32_t& shortest, std::uint32_t& longest) noexcept {
+  shortest = 0xffffffffU;
+  longest = 0;
+  if (heads == 0) return;
+#if defined(__CUDA_ARCH__)
+  const head_byte_table& table = device_head_bytes;
+#else
+  const head_byte_table& table = host_head_bytes;
+#endif
+  std::uint32_t const low = heads & 0xffU, high = heads >> 8;
+  std::uint32_t const lo = table.facts[low], hi = table.facts[high];
+  std::uint32_t inner_min = min_of((lo >> 8) & 15U, (hi >> 8) & 15U);
+  std::uint32_t inner_max = max_of(lo >> 12, hi >> 12);
+  if (low != 0 && high != 0) {
+    std::uint32_t const across = 8 + (hi & 15U) - ((lo >> 4) & 15U);  // the low byte's last head to the high's first
+    inner_min = min_of(inner_min, across);
+    inner_max = max_of(inner_max, across);
+  }
+  std::uint32_t const top = high != 0 ? 8 + ((hi >> 4) & 15U) : (lo >> 4) & 15U;
+  std::uint32_t const last = next_head - (p0 + top);
+  bool const inner = bit_count(heads) >= 2;
+  shortest = inner ? min_of(inner_min, last) : last;
+  longest = inner ? max_of(inner_max, last) : last;
+}
+
 /// Exact data words of for, dfor and rfor for the m values the lanes hold (words[0..3), the
 /// same in every lane), with the references and widths packing needs in sm.st. `flip` maps the
 /// type's order to the unsigned order; differences are always ordered as signed.
@@ -570,11 +629,8 @@ ZS_UNROLL
   lf.heads = heads;
   lf.runs_before = through - count;
   lf.next_head = min_of(next, m);
-  std::uint32_t llo = 0xffffffffU, lhi = 0;
-  for_each_run(heads, p0, lf.next_head, [&](unsigned, std::uint32_t length) {
-    llo = min_of(llo, length);
-    lhi = max_of(lhi, length);
-  });
+  std::uint32_t llo, lhi;
+  lane_run_lengths(heads, p0, lf.next_head, llo, lhi);
   llo = warp_min(w, llo);
   lhi = warp_max(w, lhi);
   U const glo = warp_min(w, lo);

@@ -309,6 +309,24 @@ void expect_decodes_cpu_frames(const batch& b, std::uint32_t g, bool unaligned =
   }
 }
 
+// Pass 1 takes the shortest and longest run starting in a lane from two lookups in a table of
+// head bytes; every pattern of 16 heads, against a walk over them.
+TEST(BitpackPrograms, RunLengthsFromTheHeadTableMatchAWalk) {
+  for (std::uint32_t heads = 0; heads < (1U << 16); ++heads) {
+    for (std::uint32_t const next_head : {16U + 16U, 16U + 17U, 512U}) {  // the lane at p0 = 16
+      std::uint32_t shortest = 0, longest = 0;
+      gp::lane_run_lengths(heads, 16, next_head, shortest, longest);
+      std::uint32_t walk_min = 0xffffffffU, walk_max = 0;
+      gp::for_each_run(heads, 16, next_head, [&](unsigned, std::uint32_t length) {
+        walk_min = std::min(walk_min, length);
+        walk_max = std::max(walk_max, length);
+      });
+      ASSERT_EQ(shortest, walk_min) << "heads " << heads << " next " << next_head;
+      ASSERT_EQ(longest, walk_max) << "heads " << heads << " next " << next_head;
+    }
+  }
+}
+
 TEST(BitpackPrograms, EncoderWritesTheCpuFramesByteForByte) {
   auto const b = mixed_batch();
   expect_same_frames_as_cpu(b);
