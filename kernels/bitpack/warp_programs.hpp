@@ -39,11 +39,12 @@
 //   scan:    a device-wide sum over the scan blocks' sizes (CUB);
 //   choose:  per frame, the smallest scheme and the header fields;
 //   pack:    per segment whose slot holds its frame's scheme (or of a raw frame): its words
-//            copied to their place, its block starts, and the checksum terms of the 64-bit
-//            payload words it owns;
+//            copied to their place (consecutive ones whose sources follow each other as one
+//            range), its block starts, and the checksum terms of the 64-bit payload words it
+//            owns;
 //   repack:  the other segments, encoded again from the input in their frame's scheme;
-//   seams:   per segment, the one checksum term that straddles its end and the next segment's
-//            start, which neither warp could compute alone.
+//   seams:   per segment, the checksum terms that straddle its end and the next segment's
+//            start where pack could not compute them (a segment encoded again on either side).
 // Decoding: check each frame's layout; then per tile of 1, 2 or 4 segments (4, 8 or 16 blocks: the
 // paper's D), one warp loads the tile into shared memory, checks its blocks there, adds its
 // checksum terms and writes its values. The base class compares the checksums afterwards, so a
@@ -1385,11 +1386,12 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   segment_place<U> const s = cursor.at(a, chunk);
   frame = s.f;
   auto const kind = static_cast<scheme>(a.choice[s.f]);
-  auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
-  segment_ranges const r = ranges_of(a, s, kind);
   bool const last_of_frame = chunk + 1 >= cursor.last;
   bool const copy = source_of(a, s, kind) != nullptr;
   bool const next_copy = !last_of_frame && source_of(a, cursor.at(a, chunk + 1), kind) != nullptr;
+  if (copy && next_copy) return 0;  // the common case, known before the ranges are looked up
+  auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
+  segment_ranges const r = ranges_of(a, s, kind);
   std::uint64_t sum = 0;
   if (!(copy && next_copy)) sum += seam_term(payload, r.data_begin, r.data_end, r.total);
   if (kind != scheme::raw && (!copy || last_of_frame)) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
