@@ -181,6 +181,11 @@ ZS_HD inline bool aligned16(const U* p) noexcept {
 }
 
 template <typename U>
+ZS_HD inline bool aligned8(const U* p) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(p) & 7) == 0;
+}
+
+template <typename U>
 ZS_HD constexpr U flip_of(value_type type) noexcept {
   return is_signed_type(type) ? sign_bit<U>() : U{0};
 }
@@ -1185,8 +1190,10 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
 /// straddles its end is included when `after` points at the payload word after the range
 /// (decoding: src + n), else (nullptr) left to the seam pass. Lane l takes the
 /// range's terms l, l + 32, ...: both halves of a term in one lane, so every lane hashes;
-/// Regs words a lane per round, all loads of a round issued together. Indices are relative to
-/// A (32-bit): only the term's number needs 64 bits.
+/// Regs words a lane per round, all loads of a round issued together, and both words of a term
+/// loaded and stored as one 8-byte access where the source or the target sits on 8 bytes (two
+/// 4-byte accesses of a warp touch the same sectors twice). Indices are relative to A (32-bit):
+/// only the term's number needs 64 bits.
 template <unsigned Regs, class Warp>
 ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint32_t n, std::uint32_t* dst,
                                     std::uint64_t A, std::uint64_t T, const std::uint32_t* after) {
@@ -1197,28 +1204,51 @@ ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint
   if (lead != 0 && w.lane == 0 && n != 0) dst[0] = src[0];
   std::uint64_t const k0 = (A + lead) / 2;   // the range's first term
   bool const ends_payload = A + n >= T;     // a term straddling the end takes zero padding
+  bool const wide_stores = aligned8(dst + lead);
   std::uint64_t sum = 0;
-  for (std::uint32_t j0 = w.lane; lead + 2 * j0 < n; j0 += warp_lanes * pairs) {
-    std::uint32_t lo[pairs], hi[pairs];
+  // The kind of loads is fixed per range, as a template argument: tested per load, it took the
+  // registers that made pass 2 (80 a thread) spill.
+  auto const rounds = [&]<bool WideLoads>() {
+    for (std::uint32_t j0 = w.lane; lead + 2 * j0 < n; j0 += warp_lanes * pairs) {
+      std::uint32_t lo[pairs], hi[pairs];
 ZS_UNROLL
-    for (unsigned t = 0; t < pairs; ++t) {
-      std::uint32_t const q = lead + 2 * (j0 + warp_lanes * t);
-      lo[t] = q < n ? src[q] : 0;
-      hi[t] = q + 1 < n ? src[q + 1] : 0;
-    }
-ZS_UNROLL
-    for (unsigned t = 0; t < pairs; ++t) {
-      std::uint32_t const q = lead + 2 * (j0 + warp_lanes * t);
-      if (q >= n) break;
-      dst[q] = lo[t];
-      if (q + 1 < n) {
-        dst[q + 1] = hi[t];
-      } else if (!ends_payload) {
-        if (after == nullptr) continue;  // straddles into a range not known here: a seam
-        hi[t] = *after;
+      for (unsigned t = 0; t < pairs; ++t) {
+        std::uint32_t const q = lead + 2 * (j0 + warp_lanes * t);
+        if (WideLoads && q + 1 < n) {
+          word2 const p = *reinterpret_cast<const word2*>(src + q);
+          lo[t] = p.x;
+          hi[t] = p.y;
+        } else {
+          lo[t] = q < n ? src[q] : 0;
+          hi[t] = q + 1 < n ? src[q + 1] : 0;
+        }
       }
-      sum += hash::term(k0 + j0 + warp_lanes * t, lo[t] | (std::uint64_t{hi[t]} << 32));
+ZS_UNROLL
+      for (unsigned t = 0; t < pairs; ++t) {
+        std::uint32_t const q = lead + 2 * (j0 + warp_lanes * t);
+        if (q >= n) break;
+        if (q + 1 < n) {
+          if (wide_stores) {
+            *reinterpret_cast<word2*>(dst + q) = word2{lo[t], hi[t]};
+          } else {
+            dst[q] = lo[t];
+            dst[q + 1] = hi[t];
+          }
+        } else {
+          dst[q] = lo[t];
+          if (!ends_payload) {
+            if (after == nullptr) continue;  // straddles into a range not known here: a seam
+            hi[t] = *after;
+          }
+        }
+        sum += hash::term(k0 + j0 + warp_lanes * t, lo[t] | (std::uint64_t{hi[t]} << 32));
+      }
     }
+  };
+  if (aligned8(src + lead)) {
+    rounds.template operator()<true>();
+  } else {
+    rounds.template operator()<false>();
   }
   return sum;
 }
