@@ -78,9 +78,11 @@ inline constexpr int decode_min_blocks = sizeof(U) == 4 ? 3 : 2;
 struct warp_range {
   std::uint64_t begin, end;
 };
+// This warp's index in the grid.
+__device__ inline std::uint64_t warp_index() { return (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32; }
 __device__ inline warp_range range_of_warp(std::uint64_t units, std::uint64_t granule = 1) {
   std::uint64_t const warps = std::uint64_t{gridDim.x} * blockDim.x / 32;
-  std::uint64_t const warp = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32;
+  std::uint64_t const warp = warp_index();
   std::uint64_t const per = ((units + warps - 1) / warps + granule - 1) / granule * granule;
   std::uint64_t const begin = warp * per < units ? warp * per : units;
   return {begin, begin + per < units ? begin + per : units};
@@ -124,8 +126,7 @@ __global__ void __launch_bounds__(256, analyze_min_blocks<U>) analyze_kernel(pro
   auto& sm = warp_encode_smem<U>();
   cuda_warp w;
   // One scan block a warp.
-  std::uint64_t const warp = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32;
-  std::uint64_t const begin = warp * a.block_segments;
+  std::uint64_t const begin = warp_index() * a.block_segments;
   if (begin >= segments) return;
   prog::analyze_range(w, a, begin, begin + a.block_segments < segments ? begin + a.block_segments : segments, sm);
 }

@@ -190,6 +190,23 @@ ZS_HD constexpr U flip_of(value_type type) noexcept {
   return is_signed_type(type) ? sign_bit<U>() : U{0};
 }
 
+/// Runs f.template operator()<A, B>() with the run-time flags a and b as its template
+/// arguments: a loop specialised for each combination, which tests neither flag inside.
+template <class F>
+ZS_HD inline void with_flags(bool a, bool b, F& f) {
+  if (a) {
+    if (b) {
+      f.template operator()<true, true>();
+    } else {
+      f.template operator()<true, false>();
+    }
+  } else if (b) {
+    f.template operator()<false, true>();
+  } else {
+    f.template operator()<false, false>();
+  }
+}
+
 // --- warp collectives ------------------------------------------------------------------------
 
 /// 32-bit unsigned values in one step (a warp reduction), others over shuffles.
@@ -583,18 +600,7 @@ ZS_UNROLL
     lo = static_cast<U>(static_cast<U>(klo) ^ flip);
     hi = static_cast<U>(static_cast<U>(khi) ^ flip);
   };
-  bool const whole = p0 + lane_values <= m;
-  if (flip != 0) {
-    if (whole) {
-      scan.template operator()<true, true>();
-    } else {
-      scan.template operator()<false, true>();
-    }
-  } else if (whole) {
-    scan.template operator()<true, false>();
-  } else {
-    scan.template operator()<false, false>();
-  }
+  with_flags(p0 + lane_values <= m, flip != 0, scan);
   auto const umin = [](U a, U b) { return min_of(a, b); };
   auto const bor = [](std::uint32_t a, std::uint32_t b) { return a | b; };
   std::uint32_t const block = lane / 8;
@@ -833,18 +839,7 @@ ZS_UNROLL
     }
   };
   // Where no lane's width exceeds 16, fields go in pairs: half the appends.
-  bool const pairs = !w.any(bits > 16);
-  if (delta) {
-    if (pairs) {
-      pack.template operator()<true, true>();
-    } else {
-      pack.template operator()<true, false>();
-    }
-  } else if (pairs) {
-    pack.template operator()<false, true>();
-  } else {
-    pack.template operator()<false, false>();
-  }
+  with_flags(delta, !w.any(bits > 16), pack);
   // The shared word: the second half wrote its own bits, above the first half's 16 left in acc.
   std::uint32_t const left = w.shfl_up(acc, 1);
   if (half == 1 && bits % 2 == 1) *first |= left;
@@ -1422,8 +1417,7 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   if (copy && next_copy) return 0;  // the common case, known before the ranges are looked up
   auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
   segment_ranges const r = ranges_of(a, s, kind);
-  std::uint64_t sum = 0;
-  if (!(copy && next_copy)) sum += seam_term(payload, r.data_begin, r.data_end, r.total);
+  std::uint64_t sum = seam_term(payload, r.data_begin, r.data_end, r.total);
   if (kind != scheme::raw && (!copy || last_of_frame)) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
   return sum;
 }
