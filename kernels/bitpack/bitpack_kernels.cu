@@ -110,10 +110,10 @@ __device__ prog::encode_smem<U>& warp_encode_smem() {
 }
 
 template <typename U>
-__global__ void ZS_WARP_KERNEL_BOUNDS sample_kernel(prog::encode_args a, std::uint64_t segments) {
+__global__ void ZS_WARP_KERNEL_BOUNDS sample_kernel(prog::encode_args a, std::uint64_t samples) {
   auto& sm = warp_encode_smem<U>();
   cuda_warp w;
-  warp_range const r = range_of_warp(segments);
+  warp_range const r = range_of_warp(samples);
   prog::sample_range(w, a, r.begin, r.end, sm);
 }
 
@@ -243,9 +243,9 @@ launch_record plan_analyze(const launch_choice& analyze, std::uint64_t segments,
 // own, so its pass 1 needs only its own samples.
 template <typename U>
 void analyze_class(const launch_choice& analyze, const launch_record& pass1, const prog::encode_args& a,
-                   std::uint64_t segments, cudaStream_t stream) {
+                   std::uint64_t segments, std::uint64_t samples, cudaStream_t stream) {
   if (segments == 0) return;
-  launch_warps(sample_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
+  launch_warps(sample_kernel<U>, analyze, samples, sizeof(prog::encode_smem<U>), stream, a, samples);
   launch_planned(analyze_kernel<U>, pass1, stream, a, segments);
 }
 
@@ -315,18 +315,20 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   std::uint64_t const blocks32 = prog::scan_blocks(plan.segments32, per32);
   std::uint64_t const blocks = blocks32 + prog::scan_blocks(plan.segments64, per64);
   prog::encode_args a{b.sources,       b.frames,        b.frame_offsets, b.num_frames,  nullptr,
-                      nullptr,         plan.seg_first,  plan.segments32, plan.segments64, blocks,
+                      nullptr,         nullptr,         plan.seg_first,  plan.segments32, plan.segments64, blocks,
                       per32,           0,               plan.within,     plan.block_sums, plan.offsets,
                       plan.samples,    nullptr,         plan.slot_at,    plan.layouts,  plan.choice,
-                      b.sums};
+                      b.sums,          plan.encode_again};
   prog::encode_args a32 = a, a64 = a;
   a64.block_segments = per64;
   a64.block_base = blocks32;
   a32.chunks = plan.chunks32;
   a32.chunk_frame = plan.chunk_frame32;
+  a32.sample_first = plan.sample_first32;
   a32.slots = plan.slots32;
   a64.chunks = plan.chunks64;
   a64.chunk_frame = plan.chunk_frame64;
+  a64.sample_first = plan.sample_first64;
   a64.slots = plan.slots64;
 
   launch_per_item(index_kernel, plan.segments32, stream, plan.chunks32, std::uint64_t{b.num_frames},
@@ -334,8 +336,8 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
                   plan.segments64, plan.chunk_frame64);
 
-  analyze_class<std::uint32_t>(plan.analyze32, pass1_32, a32, plan.segments32, stream);
-  analyze_class<std::uint64_t>(plan.analyze64, pass1_64, a64, plan.segments64, stream);
+  analyze_class<std::uint32_t>(plan.analyze32, pass1_32, a32, plan.segments32, plan.samples32, stream);
+  analyze_class<std::uint64_t>(plan.analyze64, pass1_64, a64, plan.segments64, plan.samples64, stream);
 
   // offsets[0] = 0 (from the caller), offsets[1 + b] = block_sums[0] + ... + block_sums[b]:
   // with the segments' places inside their blocks, per-frame totals and each segment's place

@@ -53,6 +53,10 @@ struct encode_plan {
   std::uint32_t* chunk_frame32;            // segments32: each one's frame
   std::uint32_t* chunk_frame64;            // segments64
   const std::uint64_t* seg_first;          // per frame: its first segment, 32-bit frames' first
+  const std::uint64_t* sample_first32;     // num_frames + 1: per frame, its first sample (sample_count per 32-bit frame)
+  const std::uint64_t* sample_first64;     // num_frames + 1: the same for the 64-bit frames
+  std::uint64_t samples32;                 // the sample pass's segments of the 32-bit frames
+  std::uint64_t samples64;
   zs::bitpack::gpu::block_words* within;   // segments32 + segments64
   // Pass 1's scan blocks (one per warp with work, at most one per segment):
   zs::bitpack::gpu::scheme_words* block_sums;  // segments32 + segments64
@@ -61,6 +65,7 @@ struct encode_plan {
   std::uint64_t* slot_at;                  // segments32 + segments64
   std::uint64_t* layouts;                  // segments32 + segments64
   std::uint8_t* choice;                    // num_frames
+  std::uint32_t* encode_again;             // one word, zeroed by the caller
   std::uint32_t* slots32;                  // segments32 x slot_words(32)
   std::uint32_t* slots64;                  // segments64 x slot_words(64)
   void* scan_temp;

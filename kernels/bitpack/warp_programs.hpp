@@ -33,6 +33,7 @@
 //   index:   per segment, its frame;
 //   sample:  per frame, the exact data words of for, dfor and rfor summed over every
 //            sample_stride-th segment: the scheme the frame will likely choose (frame_guess);
+//            a warp per range of samples, numbered per width class (sample_first);
 //   analyze: per segment, the exact data words of for, dfor and rfor (summed in scan blocks),
 //            and its encoding in the frame's guessed scheme kept in its warp's slot pool
 //            (slot_pool);
@@ -854,6 +855,7 @@ struct encode_args {
   std::uint64_t num_frames;
   const std::uint64_t* chunks;       // chunk map of this width class: one chunk per segment
   const std::uint32_t* chunk_frame;  // per chunk of this width class: its frame (index_chunk)
+  const std::uint64_t* sample_first; // this width class: per frame, its first sample (num_frames + 1)
   const std::uint64_t* seg_first;    // per frame: batch-wide index of its first segment
   std::uint64_t segments32;          // the batch's segments: first those of 32-bit values,
   std::uint64_t segments64;          // then those of 64-bit values
@@ -869,6 +871,7 @@ struct encode_args {
   std::uint64_t* layouts;            // per segment: block_layout of its kept encoding
   std::uint8_t* choice;              // per frame: the chosen scheme
   std::uint64_t* sums;               // per frame: checksum terms (zeroed by the caller)
+  std::uint32_t* encode_again;       // nonzero where pass 2 must encode some segment again (zeroed)
 };
 
 /// One thread per chunk: records the chunk's frame, so the passes look it up in one load.
@@ -972,6 +975,12 @@ ZS_HD constexpr std::uint64_t sample_stride(std::uint64_t segments) noexcept {
   return max_of<std::uint64_t>(8, (segments + 63) / 64);
 }
 
+/// The segments the sample pass analyses in a frame of `segments`: every sample_stride-th,
+/// from the first.
+ZS_HD constexpr std::uint64_t sample_count(std::uint64_t segments) noexcept {
+  return (segments + sample_stride(segments) - 1) / sample_stride(segments);
+}
+
 /// The scheme pass 1 writes a frame's payload in before the frame's sizes are all known: the
 /// one with the fewest words over the sampled segments.
 ZS_HD inline scheme frame_guess(const encode_args& a, std::uint64_t f) {
@@ -989,25 +998,25 @@ ZS_WARP_FN void for_each_picked(Warp& w, std::uint64_t begin, std::uint64_t end,
   }
 }
 
-/// The sample pass over the segments [begin, end) of this width class: sizes of every
-/// sample_stride-th segment of each frame, summed per frame into samples.
+/// The sample pass over the samples [begin, end) of this width class (numbered through
+/// a.sample_first): each sampled segment's sizes, summed per frame into samples. A warp goes
+/// straight to its samples, rather than testing every segment for being one.
 template <class Warp, typename U>
 ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm) {
   segment_cursor<U> cursor;
-  auto const sampled = [&](std::uint64_t s) {
-    std::uint32_t const f = a.chunk_frame[s];
-    return (s - a.chunks[f]) % sample_stride(a.chunks[f + 1] - a.chunks[f]) == 0;
-  };
-  for_each_picked(w, begin, end, sampled, [&](std::uint64_t s) {
-    segment_place<U> const at = cursor.at(a, s);
+  for (std::uint64_t i = begin; i < end; ++i) {
+    std::size_t const f = kernels::frame_of_chunk(a.sample_first, a.num_frames, i);
+    std::uint64_t const first = a.chunks[f];
+    segment_place<U> const at =
+        cursor.at(a, first + (i - a.sample_first[f]) * sample_stride(a.chunks[f + 1] - first));
     U x[lane_values];
     load_lane(w, at.in, at.m, x);
     std::uint32_t words[3];
     analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
     if (w.lane < 3) w.add(&a.samples[at.f].w[w.lane], words_of(words, static_cast<scheme>(w.lane + 1)));
     w.sync();  // the next segment reuses the shared memory
-  });
+  }
 }
 
 /// Writes the segment's encoding in `kind` (the analysis ran; n data words) through `emit`,
@@ -1063,6 +1072,7 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_pla
       a.block_sums[running.block] = {{running.w[0] + words[0], running.w[1] + words[1], running.w[2] + words[2]}};
     }
     a.slot_at[at.g] = kept ? pool.next : no_slot;
+    if (!kept) *a.encode_again = 1;
     if (kept) a.layouts[at.g] = block_layout(sm.st, guess);
   }
   for (int i = 0; i < 3; ++i) running.w[i] += words[i];
@@ -1137,6 +1147,7 @@ ZS_HD inline void choose_frame(const encode_args& a, std::uint64_t f) {
   for (int i = 0; i < 3; ++i) words[i] = offset_of(a, last, i) - offset_of(a, first, i);
   scheme const best = pick_scheme(src.count, src.raw_bytes(), words);
   a.choice[f] = static_cast<std::uint8_t>(best);
+  if (best != scheme::raw && best != frame_guess(a, f)) *a.encode_again = 1;
   if (best == scheme::raw) {
     store_scheme_fields(frame, scheme::raw, src.raw_bytes(), 0);
     return;
@@ -1388,6 +1399,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
 template <class Warp, typename U>
 ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm, sum_carrier& carrier) {
+  if (*a.encode_again == 0) return;  // the usual case: every guess right, every encoding kept
   segment_cursor<U> cursor;
   auto const needed = [&](std::uint64_t s) {
     std::uint32_t const f = a.chunk_frame[s];

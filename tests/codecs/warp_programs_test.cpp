@@ -65,6 +65,7 @@ struct emulated {
     std::vector<gp::scheme_words> block_sums(blocks), scanned(blocks + 1), samples(nf);
     std::vector<std::uint8_t> choice(nf);
     std::vector<std::uint64_t> slot_at(s32 + s64), layouts(s32 + s64), sums(nf, 0);
+    std::uint32_t encode_again = 0;
     std::vector<std::uint32_t> slots32(s32 * gp::slot_words(32)), slots64(s64 * gp::slot_words(64));
 
     for (std::size_t f = 0; f < nf; ++f) {  // what the base class writes before the payloads
@@ -78,30 +79,38 @@ struct emulated {
     std::vector<std::uint32_t> frame32(s32), frame64(s64);
     for (std::uint64_t c = 0; c < s32; ++c) gp::index_chunk(chunks32.data(), nf, c, frame32.data());
     for (std::uint64_t c = 0; c < s64; ++c) gp::index_chunk(chunks64.data(), nf, c, frame64.data());
+    std::vector<std::uint64_t> sampled(nf);
+    for (std::size_t f = 0; f < nf; ++f) sampled[f] = gp::sample_count(segments[f]);
+    auto const samples32 = class_map(sampled, widths, 4, 1);
+    auto const samples64 = class_map(sampled, widths, 8, 1);
     gp::encode_args const a{sources.data(),    frames,         offsets.data(),   nf,
-                            nullptr,           nullptr,        seg_first.data(), s32,
+                            nullptr,           nullptr,        nullptr,          seg_first.data(), s32,
                             s64,               blocks,         per32,            0,
                             within.data(),     block_sums.data(), scanned.data(), samples.data(),
                             nullptr,           slot_at.data(), layouts.data(),   choice.data(),
-                            sums.data()};
+                            sums.data(),       &encode_again};
     gp::encode_args a32 = a, a64 = a;
     a64.block_segments = per64;
     a64.block_base = blocks32;
     a32.chunks = chunks32.data();
     a32.chunk_frame = frame32.data();
+    a32.sample_first = samples32.data();
     a32.slots = slots32.data();
     a64.chunks = chunks64.data();
     a64.chunk_frame = frame64.data();
+    a64.sample_first = samples64.data();
     a64.slots = slots64.data();
 
-    // One warp per range of segments, as on the GPU: ranges of 3 segments (the sample pass,
-    // the repack) cover the seams between them; pass 1's ranges are its scan blocks.
+    // One warp per range of segments (or samples), as on the GPU: ranges of 3 segments (the
+    // repack) cover the seams between them; pass 1's ranges are its scan blocks.
     auto const ranges = [](std::uint64_t n) { return (n + 2) / 3; };
     auto const pass1 = [&](const gp::encode_args& args, std::uint64_t n, auto width) {
       using U = decltype(width);
       using smem_t = gp::encode_smem<U>;
-      emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::sample_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem));
+      std::uint64_t const samples_here = (sizeof(U) == 4 ? samples32 : samples64).back();
+      emu::run(ranges(samples_here), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
+        gp::sample_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, samples_here),
+                         *reinterpret_cast<smem_t*>(smem));
       }, [](warp&) {});
       if (guess) guess(samples);
       std::uint64_t const per = args.block_segments;
@@ -338,6 +347,36 @@ TEST(BitpackPrograms, EncoderUsesEverySchemeInTheMixedBatch) {
   std::vector<int> seen(4, 0);
   for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6])];
   for (int s = 0; s < 4; ++s) EXPECT_GT(seen[s], 0) << "no frame of codec " << s;
+}
+
+// The sample pass's sizes per frame: those of every sample_stride-th segment from the first, as
+// the CPU reference codes a segment alone (a segment is whole blocks, tiles and run blocks).
+TEST(BitpackPrograms, SamplesAreTheSizesOfEveryStrideThSegment) {
+  auto b = mixed_batch();
+  b.add(patterned<std::int32_t>(600 * 512 + 77, 1, 99), 1);  // 601 segments: a stride of 10
+  b.add(patterned<std::uint64_t>(20 * 512, 0, 98), 1);       // 20 segments: a stride of 8
+  std::vector<gp::scheme_words> got;
+  expect_same_frames_as_cpu(b, [&](std::vector<gp::scheme_words>& samples) { got = samples; });
+  ASSERT_EQ(got.size(), b.sources.size());
+  std::size_t several = 0;
+  for (std::size_t f = 0; f < b.sources.size(); ++f) {
+    auto const& src = b.sources[f];
+    std::uint64_t const segments = bp::segment_count(src.count);
+    std::uint64_t const stride = gp::sample_stride(segments);
+    std::uint64_t want[3] = {0, 0, 0};
+    for (std::uint64_t g = 0; g < segments; g += stride) {
+      std::uint64_t const v0 = g * 512, m = std::min<std::uint64_t>(512, src.count - v0);
+      auto const* values = static_cast<const std::byte*>(src.values) + v0 * zs::value_width(src.type);
+      auto const bytes = zs::codecs::bitpack_codec::scheme_payload_bytes({src.type, m, values});
+      for (int i = 0; i < 3; ++i) {
+        auto const kind = static_cast<bp::scheme>(i + 1);
+        want[i] += bytes[i + 1] / 4 - bp::block_count(kind, m);
+      }
+    }
+    several += gp::sample_count(segments) > 2 ? 1 : 0;
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(got[f].w[i], want[i]) << "frame " << f << ", scheme " << i + 1;
+  }
+  EXPECT_EQ(several, 2U);
 }
 
 TEST(BitpackPrograms, DecoderReadsTheCpuFramesWithEveryTileSize) {

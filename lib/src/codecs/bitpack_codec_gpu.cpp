@@ -6,6 +6,7 @@
 
 #include "bitpack/bitpack_format.hpp"
 #include "bitpack/bitpack_kernels.hpp"
+#include "bitpack/warp_programs.hpp"
 #include "codecs/bitpack_codec.hpp"
 #include "common/work_map.hpp"
 #include "temp_layout.hpp"
@@ -60,7 +61,7 @@ class_work work_of(std::span<const Descriptor> frames, std::size_t width) {
 // --- encode ----------------------------------------------------------------------------------
 
 struct encode_maps {
-  std::vector<std::uint64_t> chunks32, chunks64, seg_first;
+  std::vector<std::uint64_t> chunks32, chunks64, seg_first, samples32, samples64;
   std::uint64_t segments32 = 0, segments64 = 0;
 };
 
@@ -76,6 +77,10 @@ encode_maps plan_encode(std::span<const encode_source> sources) {
   m.chunks64 = class_map(segments, widths, 8, 1);
   m.segments32 = m.chunks32.back();
   m.segments64 = m.chunks64.back();
+  std::vector<std::uint64_t> samples(sources.size());
+  for (std::size_t f = 0; f < sources.size(); ++f) samples[f] = bitpack::gpu::sample_count(segments[f]);
+  m.samples32 = class_map(samples, widths, 4, 1);
+  m.samples64 = class_map(samples, widths, 8, 1);
   m.seg_first.resize(sources.size());
   for (std::size_t f = 0; f < sources.size(); ++f) {
     m.seg_first[f] = widths[f] == 8 ? m.segments32 + m.chunks64[f] : m.chunks32[f];
@@ -89,6 +94,8 @@ struct encode_scratch {
   std::uint32_t* chunk_frame32;
   std::uint32_t* chunk_frame64;
   std::uint64_t* seg_first;
+  std::uint64_t* samples32;
+  std::uint64_t* samples64;
   void* within;
   void* block_sums;
   void* offsets;
@@ -96,6 +103,7 @@ struct encode_scratch {
   std::uint64_t* slot_at;
   std::uint64_t* layouts;
   std::uint8_t* choice;
+  std::uint32_t* encode_again;
   std::uint32_t* slots32;
   std::uint32_t* slots64;
   void* scan;
@@ -107,11 +115,14 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   std::uint64_t const blocks = segments;  // pass 1's scan blocks: at most one per segment
   encode_scratch s{};
   // What goes up from the host first, side by side (one upload_image), ending with the first
-  // entry of offsets.
+  // entry of offsets (the rest of offsets must stay out of the image: it is large).
   s.chunks32 = layout.take<std::uint64_t>(frames + 1);
   s.chunks64 = layout.take<std::uint64_t>(frames + 1);
   s.seg_first = layout.take<std::uint64_t>(frames);
+  s.samples32 = layout.take<std::uint64_t>(frames + 1);
+  s.samples64 = layout.take<std::uint64_t>(frames + 1);
   s.samples = layout.take<std::byte>(frames * kb::scheme_words_bytes());
+  s.encode_again = layout.take<std::uint32_t>(1);
   s.offsets = layout.take<std::byte>((blocks + 1) * kb::scheme_words_bytes());
   s.chunk_frame32 = layout.take<std::uint32_t>(m.segments32);
   s.chunk_frame64 = layout.take<std::uint32_t>(m.segments64);
@@ -202,8 +213,11 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
   uploads.put<std::uint64_t>(s.chunks32, m.chunks32);
   uploads.put<std::uint64_t>(s.chunks64, m.chunks64);
   uploads.put<std::uint64_t>(s.seg_first, m.seg_first);
+  uploads.put<std::uint64_t>(s.samples32, m.samples32);
+  uploads.put<std::uint64_t>(s.samples64, m.samples64);
   uploads.zero(s.samples, host_sources.size() * kb::scheme_words_bytes());
   uploads.zero(s.offsets, kb::scheme_words_bytes());
+  uploads.zero(s.encode_again, sizeof(std::uint32_t));
   uploads.send(stream);
   kb::encode_plan const plan{batch,
                              s.chunks32,
@@ -213,6 +227,10 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.chunk_frame32,
                              s.chunk_frame64,
                              s.seg_first,
+                             s.samples32,
+                             s.samples64,
+                             m.samples32.back(),
+                             m.samples64.back(),
                              static_cast<bitpack::gpu::block_words*>(s.within),
                              static_cast<bitpack::gpu::scheme_words*>(s.block_sums),
                              static_cast<bitpack::gpu::scheme_words*>(s.offsets),
@@ -220,6 +238,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.slot_at,
                              s.layouts,
                              s.choice,
+                             s.encode_again,
                              s.slots32,
                              s.slots64,
                              s.scan,
