@@ -871,7 +871,7 @@ struct encode_args {
   std::uint64_t* layouts;            // per segment: block_layout of its kept encoding
   std::uint8_t* choice;              // per frame: the chosen scheme
   std::uint64_t* sums;               // per frame: checksum terms (zeroed by the caller)
-  std::uint32_t* encode_again;       // nonzero where pass 2 must encode some segment again (zeroed)
+  std::uint32_t* encode_again;       // nonzero when pass 2 must encode some segment again (zeroed)
 };
 
 /// One thread per chunk: records the chunk's frame, so the passes look it up in one load.
@@ -1072,8 +1072,11 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_pla
       a.block_sums[running.block] = {{running.w[0] + words[0], running.w[1] + words[1], running.w[2] + words[2]}};
     }
     a.slot_at[at.g] = kept ? pool.next : no_slot;
-    if (!kept) *a.encode_again = 1;
-    if (kept) a.layouts[at.g] = block_layout(sm.st, guess);
+    if (kept) {
+      a.layouts[at.g] = block_layout(sm.st, guess);
+    } else {
+      *a.encode_again = 1;
+    }
   }
   for (int i = 0; i < 3; ++i) running.w[i] += words[i];
   if (kept) {

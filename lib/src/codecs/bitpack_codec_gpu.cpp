@@ -61,7 +61,7 @@ class_work work_of(std::span<const Descriptor> frames, std::size_t width) {
 // --- encode ----------------------------------------------------------------------------------
 
 struct encode_maps {
-  std::vector<std::uint64_t> chunks32, chunks64, seg_first, samples32, samples64;
+  std::vector<std::uint64_t> chunks32, chunks64, seg_first, sample_first32, sample_first64;
   std::uint64_t segments32 = 0, segments64 = 0;
 };
 
@@ -79,8 +79,8 @@ encode_maps plan_encode(std::span<const encode_source> sources) {
   m.segments64 = m.chunks64.back();
   std::vector<std::uint64_t> samples(sources.size());
   for (std::size_t f = 0; f < sources.size(); ++f) samples[f] = bitpack::gpu::sample_count(segments[f]);
-  m.samples32 = class_map(samples, widths, 4, 1);
-  m.samples64 = class_map(samples, widths, 8, 1);
+  m.sample_first32 = class_map(samples, widths, 4, 1);
+  m.sample_first64 = class_map(samples, widths, 8, 1);
   m.seg_first.resize(sources.size());
   for (std::size_t f = 0; f < sources.size(); ++f) {
     m.seg_first[f] = widths[f] == 8 ? m.segments32 + m.chunks64[f] : m.chunks32[f];
@@ -94,8 +94,8 @@ struct encode_scratch {
   std::uint32_t* chunk_frame32;
   std::uint32_t* chunk_frame64;
   std::uint64_t* seg_first;
-  std::uint64_t* samples32;
-  std::uint64_t* samples64;
+  std::uint64_t* sample_first32;
+  std::uint64_t* sample_first64;
   void* within;
   void* block_sums;
   void* offsets;
@@ -119,8 +119,8 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   s.chunks32 = layout.take<std::uint64_t>(frames + 1);
   s.chunks64 = layout.take<std::uint64_t>(frames + 1);
   s.seg_first = layout.take<std::uint64_t>(frames);
-  s.samples32 = layout.take<std::uint64_t>(frames + 1);
-  s.samples64 = layout.take<std::uint64_t>(frames + 1);
+  s.sample_first32 = layout.take<std::uint64_t>(frames + 1);
+  s.sample_first64 = layout.take<std::uint64_t>(frames + 1);
   s.samples = layout.take<std::byte>(frames * kb::scheme_words_bytes());
   s.encode_again = layout.take<std::uint32_t>(1);
   s.offsets = layout.take<std::byte>((blocks + 1) * kb::scheme_words_bytes());
@@ -213,8 +213,8 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
   uploads.put<std::uint64_t>(s.chunks32, m.chunks32);
   uploads.put<std::uint64_t>(s.chunks64, m.chunks64);
   uploads.put<std::uint64_t>(s.seg_first, m.seg_first);
-  uploads.put<std::uint64_t>(s.samples32, m.samples32);
-  uploads.put<std::uint64_t>(s.samples64, m.samples64);
+  uploads.put<std::uint64_t>(s.sample_first32, m.sample_first32);
+  uploads.put<std::uint64_t>(s.sample_first64, m.sample_first64);
   uploads.zero(s.samples, host_sources.size() * kb::scheme_words_bytes());
   uploads.zero(s.offsets, kb::scheme_words_bytes());
   uploads.zero(s.encode_again, sizeof(std::uint32_t));
@@ -227,10 +227,10 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.chunk_frame32,
                              s.chunk_frame64,
                              s.seg_first,
-                             s.samples32,
-                             s.samples64,
-                             m.samples32.back(),
-                             m.samples64.back(),
+                             s.sample_first32,
+                             s.sample_first64,
+                             m.sample_first32.back(),
+                             m.sample_first64.back(),
                              static_cast<bitpack::gpu::block_words*>(s.within),
                              static_cast<bitpack::gpu::scheme_words*>(s.block_sums),
                              static_cast<bitpack::gpu::scheme_words*>(s.offsets),
