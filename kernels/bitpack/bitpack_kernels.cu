@@ -235,7 +235,7 @@ launch_record plan_analyze(const launch_choice& analyze, std::uint64_t segments,
   expect_params(analyze, kernel_id::bitpack_analyze);
   launch_record const r = plan_warps(analyze_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>));
   std::uint64_t const warps = std::uint64_t{r.geometry.grid} * r.geometry.threads / prog::warp_lanes;
-  per = static_cast<std::uint32_t>((segments + warps - 1) / warps);
+  per = static_cast<std::uint32_t>(zs::bitpack::ceil_div(segments, warps));
   return r;
 }
 

@@ -107,7 +107,7 @@ struct scheme_words {
 /// segments of a width class (the last one fewer) that one pass-1 warp analyses, so that the
 /// device-wide scan runs over one entry per warp rather than one per segment.
 ZS_HD constexpr std::uint64_t scan_blocks(std::uint64_t segments, std::uint64_t per) noexcept {
-  return (segments + per - 1) / per;
+  return ceil_div(segments, per);
 }
 
 /// Per segment: its scan block (batch-wide), and the data words of each scheme of the segments
@@ -978,7 +978,7 @@ ZS_HD constexpr std::uint64_t sample_stride(std::uint64_t segments) noexcept {
 /// The segments the sample pass analyses in a frame of `segments`: every sample_stride-th,
 /// from the first.
 ZS_HD constexpr std::uint64_t sample_count(std::uint64_t segments) noexcept {
-  return (segments + sample_stride(segments) - 1) / sample_stride(segments);
+  return ceil_div(segments, sample_stride(segments));
 }
 
 /// The scheme pass 1 writes a frame's payload in before the frame's sizes are all known: the
