@@ -95,13 +95,6 @@ struct add_words {
   }
 };
 
-__global__ void index_kernel(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t num_chunks,
-                             std::uint32_t* chunk_frame) {
-  for (std::uint64_t c = first_item(); c < num_chunks; c += item_stride()) {
-    prog::index_chunk(chunks, num_frames, c, chunk_frame);
-  }
-}
-
 // This warp's shared memory in the encoder kernels that take it.
 template <typename U>
 __device__ prog::encode_smem<U>& warp_encode_smem() {
@@ -159,6 +152,7 @@ __global__ void ZS_WARP_KERNEL_BOUNDS repack_kernel(prog::encode_args a, std::ui
 // One thread per segment; a warp whose segments share a frame adds its terms in one atomic.
 template <typename U>
 __global__ void seams_kernel(prog::encode_args a, std::uint64_t segments) {
+  if (!prog::seams_left(a)) return;
   for (std::uint64_t first = blockIdx.x * std::uint64_t{blockDim.x}; first < segments; first += item_stride()) {
     std::uint64_t const c = first + threadIdx.x;
     std::uint32_t f = 0xffffffffU;
@@ -315,7 +309,7 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   std::uint64_t const blocks32 = prog::scan_blocks(plan.segments32, per32);
   std::uint64_t const blocks = blocks32 + prog::scan_blocks(plan.segments64, per64);
   prog::encode_args a{b.sources,       b.frames,        b.frame_offsets, b.num_frames,  nullptr,
-                      nullptr,         nullptr,         plan.seg_first,  plan.segments32, plan.segments64, blocks,
+                      nullptr,         plan.seg_first,  plan.segments32, plan.segments64, blocks,
                       per32,           0,               plan.within,     plan.block_sums, plan.offsets,
                       plan.samples,    nullptr,         plan.slot_at,    plan.layouts,  plan.choice,
                       b.sums,          plan.encode_again};
@@ -323,18 +317,11 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
   a64.block_segments = per64;
   a64.block_base = blocks32;
   a32.chunks = plan.chunks32;
-  a32.chunk_frame = plan.chunk_frame32;
   a32.sample_first = plan.sample_first32;
   a32.slots = plan.slots32;
   a64.chunks = plan.chunks64;
-  a64.chunk_frame = plan.chunk_frame64;
   a64.sample_first = plan.sample_first64;
   a64.slots = plan.slots64;
-
-  launch_per_item(index_kernel, plan.segments32, stream, plan.chunks32, std::uint64_t{b.num_frames},
-                  plan.segments32, plan.chunk_frame32);
-  launch_per_item(index_kernel, plan.segments64, stream, plan.chunks64, std::uint64_t{b.num_frames},
-                  plan.segments64, plan.chunk_frame64);
 
   analyze_class<std::uint32_t>(plan.analyze32, pass1_32, a32, plan.segments32, plan.samples32, stream);
   analyze_class<std::uint64_t>(plan.analyze64, pass1_64, a64, plan.segments64, plan.samples64, stream);

@@ -50,8 +50,6 @@ struct encode_plan {
   const std::uint64_t* chunks64;           // num_frames + 1: segments of the 64-bit frames
   std::uint64_t segments32;
   std::uint64_t segments64;
-  std::uint32_t* chunk_frame32;            // segments32: each one's frame
-  std::uint32_t* chunk_frame64;            // segments64
   const std::uint64_t* seg_first;          // per frame: its first segment, 32-bit frames' first
   const std::uint64_t* sample_first32;     // num_frames + 1: per frame, its first sample (sample_count per 32-bit frame)
   const std::uint64_t* sample_first64;     // num_frames + 1: the same for the 64-bit frames

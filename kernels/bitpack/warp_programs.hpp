@@ -30,7 +30,6 @@
 // Shared memory is handed in by the executor, one region per warp.
 //
 // Encoding, per batch (bitpack_kernels.cu has the launch sequence):
-//   index:   per segment, its frame;
 //   sample:  per frame, the exact data words of for, dfor and rfor summed over every
 //            sample_stride-th segment: the scheme the frame will likely choose (frame_guess);
 //            a warp per range of samples, numbered per width class (sample_first);
@@ -854,7 +853,6 @@ struct encode_args {
   const std::uint64_t* frame_offsets;
   std::uint64_t num_frames;
   const std::uint64_t* chunks;       // chunk map of this width class: one chunk per segment
-  const std::uint32_t* chunk_frame;  // per chunk of this width class: its frame (index_chunk)
   const std::uint64_t* sample_first; // this width class: per frame, its first sample (num_frames + 1)
   const std::uint64_t* seg_first;    // per frame: batch-wide index of its first segment
   std::uint64_t segments32;          // the batch's segments: first those of 32-bit values,
@@ -873,12 +871,6 @@ struct encode_args {
   std::uint64_t* sums;               // per frame: checksum terms (zeroed by the caller)
   std::uint32_t* encode_again;       // nonzero when pass 2 must encode some segment again (zeroed)
 };
-
-/// One thread per chunk: records the chunk's frame, so the passes look it up in one load.
-ZS_HD inline void index_chunk(const std::uint64_t* chunks, std::uint64_t num_frames, std::uint64_t chunk,
-                              std::uint32_t* chunk_frame) {
-  chunk_frame[chunk] = static_cast<std::uint32_t>(kernels::frame_of_chunk(chunks, num_frames, chunk));
-}
 
 /// Data words of scheme i (0 for, 1 dfor, 2 rfor) of the batch's segments before segment g
 /// (batch-wide; g may be the number of segments).
@@ -899,7 +891,8 @@ struct segment_place {
   const U* in;
 };
 
-/// A warp's walk over consecutive segments: the frame is looked up when the walk enters it.
+/// A walk over consecutive segments (a warp's, or a lane's): the frame is found, by a binary
+/// search of the chunk map, when the walk enters it.
 template <typename U>
 struct segment_cursor {
   std::uint32_t f = 0xffffffffU;
@@ -908,7 +901,7 @@ struct segment_cursor {
 
   ZS_HD segment_place<U> at(const encode_args& a, std::uint64_t chunk) {
     if (f == 0xffffffffU || chunk < first || chunk >= last) {
-      f = a.chunk_frame[chunk];
+      f = static_cast<std::uint32_t>(kernels::frame_of_chunk(a.chunks, a.num_frames, chunk));
       src = a.sources[f];
       first = a.chunks[f];
       last = a.chunks[f + 1];
@@ -931,11 +924,12 @@ template <class Warp, typename U>
 ZS_WARP_FN void fetch_input(Warp& w, const segment_place<U>& s, encode_smem<U>& sm) {
   constexpr std::uint32_t per = encode_smem<U>::lane_chunks;
   if (s.m == segment_values && aligned16(s.in)) {
-    // Chunk c goes to lane c / per's row: coalesced reads, rows padded in shared memory.
-    auto const* src = reinterpret_cast<const word4*>(s.in);
-    for (std::uint32_t c = w.lane; c < warp_lanes * per; c += warp_lanes) {
-      w.copy16(&sm.input[c / per * (per + 1) + c % per], &src[c]);
-    }
+    // Chunk c goes to lane c / per's row: coalesced reads, rows padded in shared memory. Chunk
+    // c + 32 lands warp_lanes / per rows after chunk c.
+    auto const* src = reinterpret_cast<const word4*>(s.in) + w.lane;
+    word4* dst = sm.input + w.lane / per * (per + 1) + w.lane % per;
+ZS_UNROLL
+    for (std::uint32_t i = 0; i < per; ++i) w.copy16(dst + i * (warp_lanes / per) * (per + 1), src + i * warp_lanes);
     return;
   }
   constexpr std::uint32_t value_words = sizeof(U) / 4;
@@ -1307,6 +1301,9 @@ ZS_HD inline const std::uint32_t* source_of(const encode_args& a, const segment_
 struct pack_job {
   const std::uint32_t* src;   // source_of the segment
   const std::uint32_t* next;  // source_of the next segment where it is of the same frame, else nullptr
+  // A frame's last segment (not raw): source_of the frame's first segment, whose first word
+  // follows the block starts; nullptr where that segment is encoded again, or for the others.
+  const std::uint32_t* frame_data;
   std::uint32_t* payload;     // its frame's payload
   segment_ranges r;
   std::uint64_t layout;       // block_layout of the kept encoding (not for raw frames)
@@ -1347,6 +1344,8 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
       src = source_of(a, at, kind);
       last_of_frame = s + 1 >= cursor.last;
       if (src != nullptr) {
+        j.frame_data = nullptr;
+        if (last_of_frame && kind != scheme::raw) j.frame_data = source_of(a, cursor.at(a, cursor.first), kind);
         j.src = src;
         j.payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
         j.r = ranges_of(a, at, kind);
@@ -1384,11 +1383,16 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
         std::uint64_t const S = first.r.starts_begin, E = last.r.starts_end;
         sum += emit_range(w, first.payload, S, E, first.r.total,
                           [&](std::uint64_t q) { return block_start_of(&first, q); });
-        // The block start after E, where the next segment is of this frame: its data's start
-        // (only rfor, one start a segment, ends a segment's starts on an odd word).
-        if (w.lane == 0 && E % 2 == 1 && last.r.data_end < last.r.total) {
-          auto const after = static_cast<std::uint32_t>(last.r.data_end - (last.r.data_begin - last.r.base));
-          sum += hash::term((E - 1) / 2, block_start_of(&first, E - 1 - S) | (std::uint64_t{after} << 32));
+        // The word after E where E is odd: where the next segment is of this frame, its block
+        // start, its data's start (only rfor, one start a segment, ends a segment's starts on an
+        // odd word); after the frame's last block start, the first data word.
+        if (w.lane == 0 && E % 2 == 1) {
+          bool const inside = last.r.data_end < last.r.total;
+          if (inside || last.frame_data != nullptr) {
+            auto const after = inside ? static_cast<std::uint32_t>(last.r.data_end - (last.r.data_begin - last.r.base))
+                                      : *last.frame_data;
+            sum += hash::term((E - 1) / 2, block_start_of(&first, E - 1 - S) | (std::uint64_t{after} << 32));
+          }
         }
       }
       carrier.add(w, a.sums, first.f, sum);
@@ -1403,11 +1407,10 @@ template <class Warp, typename U>
 ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm, sum_carrier& carrier) {
   if (*a.encode_again == 0) return;  // the usual case: every guess right, every encoding kept
-  segment_cursor<U> cursor;
+  segment_cursor<U> cursor, probe;  // probe: this lane's walk over the segments it tests
   auto const needed = [&](std::uint64_t s) {
-    std::uint32_t const f = a.chunk_frame[s];
-    std::uint64_t const g = a.seg_first[f] + s - a.chunks[f];
-    return !copied(a, static_cast<scheme>(a.choice[f]), frame_guess(a, f), g);
+    segment_place<U> const at = probe.at(a, s);
+    return !copied(a, static_cast<scheme>(a.choice[at.f]), frame_guess(a, at.f), at.g);
   };
   for_each_picked(w, begin, end, needed, [&](std::uint64_t s) {
     segment_place<U> const at = cursor.at(a, s);
@@ -1417,9 +1420,14 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
   });
 }
 
+/// Whether the seam pass has any term to add: pass 2 added every one where it copied every
+/// segment, which is where none was to be encoded again.
+ZS_HD inline bool seams_left(const encode_args& a) { return *a.encode_again != 0; }
+
 /// After pass 2, one thread per segment: the terms that straddle the ends of its ranges which
-/// pass 2 left (pack_range adds those between two copied segments of a frame, and after a
-/// copied segment's block starts inside its frame). Returns the segment's frame and the sum.
+/// pass 2 left (pack_range adds those between two copied segments of a frame, after a copied
+/// segment's block starts inside its frame, and after a frame's block starts where its first
+/// and last segments are copied). Returns the segment's frame and the sum.
 template <typename U>
 ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, std::uint32_t& frame) {
   segment_cursor<U> cursor;
@@ -1433,7 +1441,9 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
   segment_ranges const r = ranges_of(a, s, kind);
   std::uint64_t sum = seam_term(payload, r.data_begin, r.data_end, r.total);
-  if (kind != scheme::raw && (!copy || last_of_frame)) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
+  if (kind == scheme::raw) return sum;
+  bool const starts_added = copy && (!last_of_frame || source_of(a, cursor.at(a, cursor.first), kind) != nullptr);
+  if (!starts_added) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
   return sum;
 }
 

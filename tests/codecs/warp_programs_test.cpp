@@ -76,15 +76,12 @@ struct emulated {
       h.raw_bytes = sources[f].raw_bytes();
       zs::store_header(h, frames + offsets[f]);
     }
-    std::vector<std::uint32_t> frame32(s32), frame64(s64);
-    for (std::uint64_t c = 0; c < s32; ++c) gp::index_chunk(chunks32.data(), nf, c, frame32.data());
-    for (std::uint64_t c = 0; c < s64; ++c) gp::index_chunk(chunks64.data(), nf, c, frame64.data());
     std::vector<std::uint64_t> sampled(nf);
     for (std::size_t f = 0; f < nf; ++f) sampled[f] = gp::sample_count(segments[f]);
     auto const samples32 = class_map(sampled, widths, 4, 1);
     auto const samples64 = class_map(sampled, widths, 8, 1);
     gp::encode_args const a{sources.data(),    frames,         offsets.data(),   nf,
-                            nullptr,           nullptr,        nullptr,          seg_first.data(), s32,
+                            nullptr,           nullptr,        seg_first.data(), s32,
                             s64,               blocks,         per32,            0,
                             within.data(),     block_sums.data(), scanned.data(), samples.data(),
                             nullptr,           slot_at.data(), layouts.data(),   choice.data(),
@@ -93,11 +90,9 @@ struct emulated {
     a64.block_segments = per64;
     a64.block_base = blocks32;
     a32.chunks = chunks32.data();
-    a32.chunk_frame = frame32.data();
     a32.sample_first = samples32.data();
     a32.slots = slots32.data();
     a64.chunks = chunks64.data();
-    a64.chunk_frame = frame64.data();
     a64.sample_first = samples64.data();
     a64.slots = slots64.data();
 
@@ -143,12 +138,12 @@ struct emulated {
     for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
     pass2(a32, s32, std::uint32_t{});
     pass2(a64, s64, std::uint64_t{});
-    for (std::uint64_t c = 0; c < s32; ++c) {
+    for (std::uint64_t c = 0; c < s32 && gp::seams_left(a); ++c) {
       std::uint32_t f = 0;
       std::uint64_t const t = gp::seam_sum<std::uint32_t>(a32, c, f);
       sums[f] += t;
     }
-    for (std::uint64_t c = 0; c < s64; ++c) {
+    for (std::uint64_t c = 0; c < s64 && gp::seams_left(a); ++c) {
       std::uint32_t f = 0;
       std::uint64_t const t = gp::seam_sum<std::uint64_t>(a64, c, f);
       sums[f] += t;
@@ -532,6 +527,36 @@ TEST(BitpackPrograms, SegmentsLargerThanTheirSlotAreKeptWhileThePoolHasRoom) {
   }
   cpu_frames const cpu = cpu_encode(b);
   ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[0] + 6]), static_cast<int>(bp::scheme::for_));
+  expect_same_frames_as_cpu(b);
+  expect_decodes_cpu_frames(b, 1);
+}
+
+// The checksum term after a frame's block starts (an odd number of them) pairs the last start
+// with the frame's first data word. Pass 2 adds it where the frame's first and last segments
+// are both copied; here the first is encoded again (the scan block of 5 segments it ends has
+// spent its pool on the previous frame's) and the last is copied, so the seam pass adds it.
+TEST(BitpackPrograms, TheTermAfterTheBlockStartsWhereOnlyTheLastSegmentIsCopied) {
+  batch b;
+  std::mt19937_64 rng(23);
+  // Random values of `bits` bits above a base that changes every block: for wins.
+  auto const add_values = [&](std::vector<std::int32_t>& v, int values, unsigned bits) {
+    for (int i = 0; i < values; ++i) {
+      v.push_back(static_cast<std::int32_t>((i / 128 % 4) << 28 | (rng() & ((1U << bits) - 1))));
+    }
+  };
+  std::vector<std::int32_t> previous, frame;
+  add_values(previous, 4 * 512, 27);  // 440 words a segment: the pool of 5 slots (1280) holds two
+  add_values(frame, 512, 25);         // 408 words: more than the pool has left (400)
+  add_values(frame, 512 + 128, 3);    // kept by the next scan block
+  b.add(previous, 1);
+  b.add(frame, 1);
+  ASSERT_EQ(bp::block_count(bp::scheme::for_, frame.size()) % 2, 1U);
+  auto const words = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, frame.data()});
+  ASSERT_EQ(words[static_cast<int>(bp::scheme::for_)] / 4 - 4, 408U);
+  cpu_frames const cpu = cpu_encode(b);
+  for (std::size_t f = 0; f < 2; ++f) {
+    ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(bp::scheme::for_)) << "frame " << f;
+  }
   expect_same_frames_as_cpu(b);
   expect_decodes_cpu_frames(b, 1);
 }

@@ -91,8 +91,6 @@ encode_maps plan_encode(std::span<const encode_source> sources) {
 struct encode_scratch {
   std::uint64_t* chunks32;
   std::uint64_t* chunks64;
-  std::uint32_t* chunk_frame32;
-  std::uint32_t* chunk_frame64;
   std::uint64_t* seg_first;
   std::uint64_t* sample_first32;
   std::uint64_t* sample_first64;
@@ -124,8 +122,6 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   s.samples = layout.take<std::byte>(frames * kb::scheme_words_bytes());
   s.encode_again = layout.take<std::uint32_t>(1);
   s.offsets = layout.take<std::byte>((blocks + 1) * kb::scheme_words_bytes());
-  s.chunk_frame32 = layout.take<std::uint32_t>(m.segments32);
-  s.chunk_frame64 = layout.take<std::uint32_t>(m.segments64);
   s.within = layout.take<std::byte>(segments * kb::block_words_bytes());
   s.block_sums = layout.take<std::byte>(blocks * kb::scheme_words_bytes());
   s.slot_at = layout.take<std::uint64_t>(segments);
@@ -224,8 +220,6 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.chunks64,
                              m.segments32,
                              m.segments64,
-                             s.chunk_frame32,
-                             s.chunk_frame64,
                              s.seg_first,
                              s.sample_first32,
                              s.sample_first64,
