@@ -111,7 +111,7 @@ ZS_HD constexpr std::uint64_t scan_blocks(std::uint64_t segments, std::uint64_t 
 
 /// Per segment: its scan block (batch-wide), and the data words of each scheme of the segments
 /// before it in that block.
-struct block_words {
+struct alignas(16) block_words {
   std::uint32_t w[3];
   std::uint32_t block;
 };
@@ -650,19 +650,21 @@ ZS_UNROLL
   std::uint32_t const value_bits = bit_width(static_cast<U>(ghi - glo));
   std::uint32_t const length_bits = bit_width(lhi - llo);
 
-  // Block i's words (0 past m) from lane 8 i; their running sums place the blocks.
-  std::uint32_t for_words = 0, dfor_words = rw;
+  // Block i's words (0 past m) from lane 8 i, for's in the low half of one word and dfor's in
+  // the high half, so that one shuffle brings both; their running sums place the blocks.
+  static_assert(tile_blocks * (rw + 1 + miniblocks * 8 * sizeof(U)) < 0x10000U, "a segment's words fit 16 bits");
+  std::uint32_t words_before = 0;  // of the blocks before block i, packed likewise
   std::uint64_t for_layout = 0, dfor_layout = 0;
 ZS_UNROLL
   for (std::uint32_t i = 0; i < 4; ++i) {
-    std::uint32_t const fw_i = w.shfl(for_block, 8 * i), dw_i = w.shfl(dfor_block, 8 * i);
-    if (fw_i != 0) {
-      for_layout |= std::uint64_t{for_words} << (16 * i);
-      dfor_layout |= std::uint64_t{dfor_words} << (16 * i);
+    std::uint32_t const both = w.shfl(for_block | dfor_block << 16, 8 * i);
+    if (both != 0) {
+      for_layout |= std::uint64_t{words_before & 0xffffU} << (16 * i);
+      dfor_layout |= std::uint64_t{rw + (words_before >> 16)} << (16 * i);
     }
-    for_words += fw_i;
-    dfor_words += dw_i;
+    words_before += both;
   }
+  std::uint32_t const for_words = words_before & 0xffffU, dfor_words = rw + (words_before >> 16);
   words[0] = for_words;
   words[1] = dfor_words;
   words[2] = static_cast<std::uint32_t>(rfor_block_words({runs, llo, value_bits, length_bits}, 8 * sizeof(U)));
@@ -1112,6 +1114,8 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   w.commit();
   // The scan block's sizes so far (the same in every lane).
   block_words running{{0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
+  std::uint32_t guess_frame = 0xffffffffU;  // the frame whose guess `guess` is
+  scheme guess = scheme::raw;
   for (std::uint64_t s = begin; s < end; ++s) {
     w.wait_copies(0);
     segment_place<U> const here = next;
@@ -1124,7 +1128,11 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
       fetch_input(w, next, sm);
     }
     w.commit();
-    analyze_segment(w, a, here, x, frame_guess(a, here.f), s + 1 == end, running, sm, pool);
+    if (here.f != guess_frame) {
+      guess_frame = here.f;
+      guess = frame_guess(a, here.f);
+    }
+    analyze_segment(w, a, here, x, guess, s + 1 == end, running, sm, pool);
   }
 }
 
