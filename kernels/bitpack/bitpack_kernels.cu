@@ -37,6 +37,7 @@ struct cuda_warp {
   __device__ std::uint32_t ballot(bool p) const { return __ballot_sync(full_mask, p); }
   __device__ std::uint32_t reduce_min(std::uint32_t v) const { return __reduce_min_sync(full_mask, v); }
   __device__ std::uint32_t reduce_max(std::uint32_t v) const { return __reduce_max_sync(full_mask, v); }
+  __device__ std::uint32_t reduce_add(std::uint32_t v) const { return __reduce_add_sync(full_mask, v); }
 
   __device__ void copy4(std::uint32_t* dst, const std::uint32_t* src) const { __pipeline_memcpy_async(dst, src, 4); }
   __device__ void copy16(prog::word4* dst, const prog::word4* src) const { __pipeline_memcpy_async(dst, src, 16); }

@@ -18,8 +18,9 @@
 //   bool any(p)                                  whether p holds in any lane (a vote: one step,
 //                                                where a reduction over shuffles takes five)
 //   u32 ballot(p)                                bit l: whether p holds in lane l
-//   u32 reduce_min(v), reduce_max(v)             the least and greatest v over the lanes (one
-//                                                step, likewise)
+//   u32 reduce_min(v), reduce_max(v), reduce_add(v)
+//                                                the least, the greatest and the sum (modulo
+//                                                2^32) of v over the lanes (one step, likewise)
 //   copy4(dst, src), copy16(dst, src)            this lane's asynchronous copy of 4 or 16 bytes
 //                                                from global to shared memory
 //   commit();                                    closes this lane's group of copies
@@ -477,7 +478,6 @@ template <typename U>
 struct lane_facts {
   U before;                  // the value before the lane's first (lane 0: none)
   std::uint32_t heads;       // bit k: position 16 lane + k starts a run
-  std::uint32_t runs_before; // runs starting in lower lanes
   std::uint32_t next_head;   // first run start after the lane's positions, or m
 };
 
@@ -628,10 +628,8 @@ ZS_UNROLL
   std::uint32_t const dfor_widths = block_reduce(w, lane % 2 == 0 ? dw << (8 * mini) : 0U, bor);
   std::uint32_t const dfor_block = block_exists ? rw + 1 + widths_sum(dfor_widths) : 0;
 
-  // rfor: runs numbered by a scan of head counts; a run's length reaches the next head.
-  std::uint32_t const count = bit_count(heads);
-  std::uint32_t const through = inclusive_sum(w, count);
-  std::uint32_t const runs = w.shfl(through, warp_lanes - 1);
+  // rfor: a run's length reaches the next head.
+  std::uint32_t const runs = w.reduce_add(bit_count(heads));
   // The next head after this lane's values: the first of the next lane that holds one.
   std::uint32_t const first_head = heads != 0 ? p0 + lowest_bit(heads) : segment_values;
   std::uint32_t const holding = w.ballot(heads != 0);
@@ -639,7 +637,6 @@ ZS_UNROLL
   std::uint32_t const from_lane = w.shfl(first_head, later != 0 ? lowest_bit(later) : lane);
   std::uint32_t const next = later != 0 ? from_lane : segment_values;
   lf.heads = heads;
-  lf.runs_before = through - count;
   lf.next_head = min_of(next, m);
   std::uint32_t llo, lhi;
   lane_run_lengths(heads, p0, lf.next_head, llo, lhi);
@@ -731,7 +728,8 @@ ZS_UNROLL
       sm.stage[staged(p0 + k)] = static_cast<U>(x[k] - (k == 0 ? lf.before : x[k - 1]));
     }
   } else {
-    std::uint32_t r = lf.runs_before + bit_count(lf.heads);  // after the lane's last run
+    // Runs are numbered by a scan of head counts.
+    std::uint32_t r = inclusive_sum(w, bit_count(lf.heads));  // after the lane's last run
     for_each_run(lf.heads, p0, lf.next_head, [&](unsigned k, std::uint32_t length) {
       --r;
       sm.stage[r] = x[k];

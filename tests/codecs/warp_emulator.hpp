@@ -65,6 +65,9 @@ class warp_emulator {
     std::uint32_t reduce_max(std::uint32_t v) {
       return reduce(v, [](std::uint32_t a, std::uint32_t b) { return a < b ? b : a; });
     }
+    std::uint32_t reduce_add(std::uint32_t v) {
+      return reduce(v, [](std::uint32_t a, std::uint32_t b) { return a + b; });
+    }
 
     // Copies land at once; the program must still wait before reading them.
     void copy4(std::uint32_t* dst, const std::uint32_t* src) const { std::memcpy(dst, src, 4); }
