@@ -533,8 +533,9 @@ TEST(BitpackPrograms, SegmentsLargerThanTheirSlotAreKeptWhileThePoolHasRoom) {
 
 // The checksum term after a frame's block starts (an odd number of them) pairs the last start
 // with the frame's first data word. Pass 2 adds it where the frame's first and last segments
-// are both copied; here the first is encoded again (the scan block of 5 segments it ends has
-// spent its pool on the previous frame's) and the last is copied, so the seam pass adds it.
+// are both copied; here the first is encoded again (it ends a scan block of 5 segments whose
+// pool the previous frame's segments have filled) and the last is copied, so the seam pass adds
+// it.
 TEST(BitpackPrograms, TheTermAfterTheBlockStartsWhereOnlyTheLastSegmentIsCopied) {
   batch b;
   std::mt19937_64 rng(23);
