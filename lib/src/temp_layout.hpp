@@ -49,10 +49,21 @@ class temp_layout {
 /// copy or a memset on an H200 host, 5 for a kernel launch), and a batch's kernels wait for the
 /// host to issue them: fewer calls are a shorter batch. Pieces go at their scratch addresses
 /// from `begin` on; one send covers every piece put since the last, and the scratch between
-/// them gets zeros (or what an earlier piece put there), so the pieces should lie close together.
+/// them gets whatever the image holds there (zeros, an earlier piece, or an earlier batch's), so
+/// the pieces should lie close together, and a kernel must not count on that scratch's contents.
 class upload_image {
  public:
-  explicit upload_image(void* begin) : begin_(static_cast<std::byte*>(begin)) {}
+  explicit upload_image(void* begin) : begin_(static_cast<std::byte*>(begin)) { image_.swap(kept()); }
+  upload_image(upload_image&& other) noexcept
+      : begin_(other.begin_), image_(std::move(other.image_)), lo_(other.lo_), hi_(other.hi_) {
+    other.lo_ = other.hi_ = 0;
+  }
+  upload_image(const upload_image&) = delete;
+  upload_image& operator=(const upload_image&) = delete;
+  upload_image& operator=(upload_image&&) = delete;
+  ~upload_image() {
+    if (kept().capacity() < image_.capacity()) kept().swap(image_);
+  }
 
   /// `values` go to `device_dst` (inside the scratch, at or after `begin`).
   template <typename T>
@@ -74,6 +85,15 @@ class upload_image {
   }
 
  private:
+  /// The thread's image memory, kept from one batch to the next: a batch of many frames stages
+  /// tens of MB, and fresh memory for each (page faults, zero fill) costs the host more than
+  /// the copy itself. Bytes between pieces are left as they are (the scratch there is the
+  /// kernels' to fill).
+  static std::vector<std::byte>& kept() {
+    thread_local std::vector<std::byte> memory;
+    return memory;
+  }
+
   std::byte* room(void* device_dst, std::size_t bytes) {
     auto* const at = static_cast<std::byte*>(device_dst);
     ZS_EXPECTS(at >= begin_, "an upload inside the image's scratch");

@@ -108,7 +108,23 @@ struct encode_scratch {
   std::size_t scan_bytes;
 };
 
-encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, const encode_maps& m) {
+// The segments of each width class: all that the scratch's size depends on, counted without
+// building the maps (sizing a batch of many frames costs one pass over them).
+struct class_segments {
+  std::uint64_t segments32 = 0, segments64 = 0;
+};
+
+class_segments count_segments(std::span<const encode_source> sources) {
+  class_segments c;
+  for (auto const& s : sources) {
+    std::size_t const width = value_width(s.type);
+    if (width == 4) c.segments32 += segments_of(s.count);
+    if (width == 8) c.segments64 += segments_of(s.count);
+  }
+  return c;
+}
+
+encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, const class_segments& m) {
   std::uint64_t const segments = m.segments32 + m.segments64;
   std::uint64_t const blocks = segments;  // pass 1's scan blocks: at most one per segment
   encode_scratch s{};
@@ -194,7 +210,7 @@ decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames) {
 
 std::size_t bitpack_codec::encode_payloads_temp_bytes(std::span<const encode_source> sources) const {
   detail::temp_layout layout;
-  carve_encode(layout, sources.size(), plan_encode(sources));
+  carve_encode(layout, sources.size(), count_segments(sources));
   return layout.bytes();
 }
 
@@ -205,7 +221,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
   encode_maps const m = plan_encode(host_sources);
   class_work const w32 = work_of(host_sources, 4), w64 = work_of(host_sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
-  encode_scratch const s = carve_encode(layout, host_sources.size(), m);
+  encode_scratch const s = carve_encode(layout, host_sources.size(), {m.segments32, m.segments64});
   uploads.put<std::uint64_t>(s.chunks32, m.chunks32);
   uploads.put<std::uint64_t>(s.chunks64, m.chunks64);
   uploads.put<std::uint64_t>(s.seg_first, m.seg_first);
