@@ -85,10 +85,10 @@ class upload_image {
   }
 
  private:
-  /// The thread's image memory, kept from one batch to the next: a batch of many frames stages
-  /// tens of MB, and fresh memory for each (page faults, zero fill) costs the host more than
-  /// the copy itself. Bytes between pieces are left as they are (the scratch there is the
-  /// kernels' to fill).
+  /// The thread's image memory, kept from one batch to the next (the largest batch's, until the
+  /// thread ends): a batch of many frames stages tens of MB, and fresh memory for each (page
+  /// faults, zero fill) costs the host more than the copy itself. Bytes between pieces are left
+  /// as they are (the scratch there is the kernels' to fill).
   static std::vector<std::byte>& kept() {
     thread_local std::vector<std::byte> memory;
     return memory;
