@@ -153,7 +153,7 @@ __global__ void ZS_WARP_KERNEL_BOUNDS repack_kernel(prog::encode_args a, std::ui
 // One thread per segment; a warp whose segments share a frame adds its terms in one atomic.
 template <typename U>
 __global__ void seams_kernel(prog::encode_args a, std::uint64_t segments) {
-  if (!prog::seams_left(a)) return;
+  if (!prog::encodes_again(a)) return;  // pass 2 added every term
   for (std::uint64_t first = blockIdx.x * std::uint64_t{blockDim.x}; first < segments; first += item_stride()) {
     std::uint64_t const c = first + threadIdx.x;
     std::uint32_t f = 0xffffffffU;

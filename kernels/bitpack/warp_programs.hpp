@@ -1288,6 +1288,11 @@ ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, con
   return sum;
 }
 
+/// Whether pass 2 encodes some segment again: pass 1 could not keep one, or a frame chose
+/// another scheme than its guess. Where none is, pass 2 copies every segment and adds every
+/// checksum term between two of them, so the repack and the seam pass have nothing to do.
+ZS_HD inline bool encodes_again(const encode_args& a) { return *a.encode_again != 0; }
+
 /// Whether pass 2 copies segment g, of a frame that chose `kind` and guessed `guess`, rather
 /// than encoding it again: its frame is raw, or pass 1 kept it in the frame's scheme.
 ZS_HD inline bool copied(const encode_args& a, scheme kind, scheme guess, std::uint64_t g) {
@@ -1300,6 +1305,14 @@ template <typename U>
 ZS_HD inline const std::uint32_t* source_of(const encode_args& a, const segment_place<U>& at, scheme kind) {
   if (!copied(a, kind, frame_guess(a, at.f), at.g)) return nullptr;
   return kind == scheme::raw ? reinterpret_cast<const std::uint32_t*>(at.in) : a.slots + a.slot_at[at.g];
+}
+
+/// source_of the first segment of the frame `cursor` is in. Its first word follows the frame's
+/// block starts: pack_range adds the checksum term across them where this is not nullptr, and
+/// seam_sum where it is.
+template <typename U>
+ZS_HD inline const std::uint32_t* first_source_of(const encode_args& a, segment_cursor<U>& cursor, scheme kind) {
+  return source_of(a, cursor.at(a, cursor.first), kind);
 }
 
 /// Pass 2's copy of one segment. One lane looks it up (its frame, scheme, source and ranges), so
@@ -1351,7 +1364,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
       last_of_frame = s + 1 >= cursor.last;
       if (src != nullptr) {
         j.frame_data = nullptr;
-        if (last_of_frame && kind != scheme::raw) j.frame_data = source_of(a, cursor.at(a, cursor.first), kind);
+        if (last_of_frame && kind != scheme::raw) j.frame_data = first_source_of(a, cursor, kind);
         j.src = src;
         j.payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
         j.r = ranges_of(a, at, kind);
@@ -1412,7 +1425,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
 template <class Warp, typename U>
 ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm, sum_carrier& carrier) {
-  if (*a.encode_again == 0) return;  // the usual case: every guess right, every encoding kept
+  if (!encodes_again(a)) return;  // the usual case: every guess right, every encoding kept
   segment_cursor<U> cursor, probe;  // probe: this lane's walk over the segments it tests
   auto const needed = [&](std::uint64_t s) {
     segment_place<U> const at = probe.at(a, s);
@@ -1425,10 +1438,6 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
     carrier.add(w, a.sums, at.f, repack_segment(w, at, ranges_of(a, at, kind), kind, payload, sm));
   });
 }
-
-/// Whether the seam pass has any term to add: pass 2 added every one where it copied every
-/// segment, which is where none was to be encoded again.
-ZS_HD inline bool seams_left(const encode_args& a) { return *a.encode_again != 0; }
 
 /// After pass 2, one thread per segment: the terms that straddle the ends of its ranges which
 /// pass 2 left (pack_range adds those between two copied segments of a frame, after a copied
@@ -1448,7 +1457,7 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   segment_ranges const r = ranges_of(a, s, kind);
   std::uint64_t sum = seam_term(payload, r.data_begin, r.data_end, r.total);
   if (kind == scheme::raw) return sum;
-  bool const starts_added = copy && (!last_of_frame || source_of(a, cursor.at(a, cursor.first), kind) != nullptr);
+  bool const starts_added = copy && (!last_of_frame || first_source_of(a, cursor, kind) != nullptr);
   if (!starts_added) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
   return sum;
 }

@@ -138,12 +138,12 @@ struct emulated {
     for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
     pass2(a32, s32, std::uint32_t{});
     pass2(a64, s64, std::uint64_t{});
-    for (std::uint64_t c = 0; c < s32 && gp::seams_left(a); ++c) {
+    for (std::uint64_t c = 0; c < s32 && gp::encodes_again(a); ++c) {
       std::uint32_t f = 0;
       std::uint64_t const t = gp::seam_sum<std::uint32_t>(a32, c, f);
       sums[f] += t;
     }
-    for (std::uint64_t c = 0; c < s64 && gp::seams_left(a); ++c) {
+    for (std::uint64_t c = 0; c < s64 && gp::encodes_again(a); ++c) {
       std::uint32_t f = 0;
       std::uint64_t const t = gp::seam_sum<std::uint64_t>(a64, c, f);
       sums[f] += t;
