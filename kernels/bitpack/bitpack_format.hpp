@@ -66,6 +66,13 @@ ZS_HD constexpr std::uint64_t segment_count(std::uint64_t count) noexcept {
 }
 
 /// Bits needed for `x`: 0 for 0, else the position of the highest set bit plus one.
+ZS_HD inline std::uint32_t bit_width(std::uint32_t x) noexcept {
+#if defined(__CUDA_ARCH__)
+  return 32U - static_cast<std::uint32_t>(__clz(static_cast<int>(x)));
+#else
+  return x == 0 ? 0U : 32U - static_cast<std::uint32_t>(__builtin_clz(x));
+#endif
+}
 ZS_HD inline std::uint32_t bit_width(std::uint64_t x) noexcept {
 #if defined(__CUDA_ARCH__)
   return 64U - static_cast<std::uint32_t>(__clzll(static_cast<long long>(x)));

@@ -554,6 +554,14 @@ ZS_HD inline void lane_run_lengths(std::uint32_t heads, std::uint32_t p0, std::u
   longest = inner ? max_of(inner_max, last) : last;
 }
 
+/// widths_sum of a block of U values: for 32-bit values (each width at most 32, so the sum fits a
+/// byte) as one multiplication, whose top byte adds the four.
+template <typename U>
+ZS_HD inline std::uint32_t block_widths_sum(std::uint32_t widths) noexcept {
+  if constexpr (sizeof(U) == 4) return (widths * 0x01010101U) >> 24;
+  return widths_sum(widths);
+}
+
 /// Exact data words of for, dfor and rfor for the m values the lanes hold (words[0..3), the
 /// same in every lane), with the references and widths packing needs in sm.st. `flip` maps the
 /// type's order to the unsigned order; differences are always ordered as signed.
@@ -602,9 +610,12 @@ ZS_UNROLL
   };
   with_flags(p0 + lane_values <= m, flip != 0, scan);
   auto const umin = [](U a, U b) { return min_of(a, b); };
-  auto const bor = [](std::uint32_t a, std::uint32_t b) { return a | b; };
+  // Each miniblock's width has a byte of its own, so widths combine by addition (which the
+  // multiplier does, beside the logic unit) as well as by or.
+  auto const add = [](std::uint32_t a, std::uint32_t b) { return a + b; };
   std::uint32_t const block = lane / 8;
   std::uint32_t const mini = (lane / 2) % miniblocks;
+  std::uint32_t const width_place = lane % 2 == 0 ? 1U << (8 * mini) : 0U;  // one lane a miniblock
   bool const block_exists = block * block_values < m;
   bool const mini_exists = (lane / 2) * miniblock_values < m;
 
@@ -613,8 +624,8 @@ ZS_UNROLL
   U const mhi = max_of(hi, w.shfl_xor(hi, 1));
   U const key = block_reduce(w, mlo, umin);
   std::uint32_t const fw = mini_exists ? bit_width(static_cast<U>(mhi - key)) : 0;
-  std::uint32_t const for_widths = block_reduce(w, lane % 2 == 0 ? fw << (8 * mini) : 0U, bor);
-  std::uint32_t const for_block = block_exists ? rw + 1 + widths_sum(for_widths) : 0;
+  std::uint32_t const for_widths = block_reduce(w, fw * width_place, add);
+  std::uint32_t const for_block = block_exists ? rw + 1 + block_widths_sum<U>(for_widths) : 0;
 
   // dfor: the same over differences; a block without any takes the reference 0.
   S const mdlo = min_of(dlo, w.shfl_xor(dlo, 1));
@@ -625,8 +636,8 @@ ZS_UNROLL
   S const dkey0 = block_reduce(w, mdlo, [](S a, S b) { return min_of(a, b); });
   S const dkey = block_has ? dkey0 : S{0};
   std::uint32_t const dw = mini_has ? bit_width(static_cast<U>(static_cast<U>(mdhi) - static_cast<U>(dkey))) : 0;
-  std::uint32_t const dfor_widths = block_reduce(w, lane % 2 == 0 ? dw << (8 * mini) : 0U, bor);
-  std::uint32_t const dfor_block = block_exists ? rw + 1 + widths_sum(dfor_widths) : 0;
+  std::uint32_t const dfor_widths = block_reduce(w, dw * width_place, add);
+  std::uint32_t const dfor_block = block_exists ? rw + 1 + block_widths_sum<U>(dfor_widths) : 0;
 
   // rfor: a run's length reaches the next head.
   std::uint32_t const runs = w.reduce_add(bit_count(heads));
@@ -779,15 +790,6 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
   });
 }
 
-/// f >> s for s <= 32 (f >> 32 is 0; C++ leaves it undefined, the GPU's clamped shift does not).
-ZS_HD inline std::uint32_t shift_right_clamped(std::uint32_t f, std::uint32_t s) noexcept {
-#if defined(__CUDA_ARCH__)
-  return __funnelshift_rc(f, 0U, s);
-#else
-  return s >= 32 ? 0U : f >> s;
-#endif
-}
-
 /// Packs the for or dfor encoding of a whole segment (512 values) of 32-bit values straight
 /// from the lanes' registers into out (the block layout from the analysis): lane l packs its 16
 /// fields into the words of its half miniblock, and where a width is odd, the word the two
@@ -812,16 +814,17 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
   std::uint32_t* word = first;                          // the word being filled
   std::uint32_t have = half * lane_values * bits % 32;  // its bits so far: 16 where an odd width splits it
   std::uint32_t acc = 0;
-  // Appends f (b <= 32 bits wide) to the stream; a word is complete at most once.
+  // Appends f (b <= 32 bits wide) to the stream; a word is complete at most once. f goes above
+  // the word's bits by a multiplication rather than shifts: the product's high half is what
+  // spills into the next word, and the multiplier runs beside the logic unit, which pass 1
+  // keeps busier than any other.
   auto const append = [&](std::uint32_t f, std::uint32_t b) {
-    acc |= f << have;
-    std::uint32_t const rest = shift_right_clamped(f, 32 - have);  // f's bits past the word
-    have += b;
-    bool const full = have >= 32;
-    if (full) *word = acc;
+    std::uint64_t const placed = std::uint64_t{f} * (1U << have) + acc;
+    bool const full = have + b >= 32;
+    if (full) *word = static_cast<std::uint32_t>(placed);
     word += full ? 1 : 0;
-    acc = full ? rest : acc;
-    have -= full ? 32 : 0;
+    acc = static_cast<std::uint32_t>(full ? placed >> 32 : placed);
+    have = (have + b) % 32;
   };
   auto const pack = [&]<bool Delta, bool Pairs>() {
     auto const field = [&](unsigned k) -> std::uint32_t {
@@ -829,10 +832,11 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
       if (k == 0) return lane == 0 ? 0U : x[0] - lf.before - ref;  // position 0 holds no difference
       return x[k] - x[k - 1] - ref;
     };
+    std::uint32_t const above = 1U << (Pairs ? bits : 0);  // a pair's second field above its first
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; k += Pairs ? 2 : 1) {
       if constexpr (Pairs) {
-        append(field(k) | (field(k + 1) << bits), 2 * bits);
+        append(field(k) + field(k + 1) * above, 2 * bits);
       } else {
         append(field(k), bits);
       }
