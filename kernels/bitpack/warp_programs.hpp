@@ -585,28 +585,39 @@ ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32
   // the type's own order (signed or not), which flips two values instead of sixteen.
   auto const scan = [&]<bool Whole, bool Signed>() {
     using K = std::conditional_t<Signed, S, U>;
-    K klo = Signed ? static_cast<K>(ones >> 1) : static_cast<K>(ones);
-    K khi = Signed ? static_cast<K>(~(ones >> 1)) : K{0};
+    // Two of each accumulator, for the lane's first and second eight values: two chains of
+    // dependent instructions half as long, which the scheduler interleaves.
+    K klo[2], khi[2];
+    S dmin[2] = {dlo, dlo}, dmax[2] = {dhi, dhi};
+    std::uint32_t head_bits[2] = {0, 0};
+    for (unsigned c = 0; c < 2; ++c) {
+      klo[c] = Signed ? static_cast<K>(ones >> 1) : static_cast<K>(ones);
+      khi[c] = Signed ? static_cast<K>(~(ones >> 1)) : K{0};
+    }
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) {
+      unsigned const c = k / (lane_values / 2);
       std::uint32_t const p = p0 + k;
       bool const valid = Whole || p < m;
       U const prev = k == 0 ? lf.before : x[k - 1];
       if (valid) {
-        klo = min_of(klo, static_cast<K>(x[k]));
-        khi = max_of(khi, static_cast<K>(x[k]));
+        klo[c] = min_of(klo[c], static_cast<K>(x[k]));
+        khi[c] = max_of(khi[c], static_cast<K>(x[k]));
       }
       if (valid && (k != 0 || p != 0)) {
         auto const d = static_cast<S>(static_cast<U>(x[k] - prev));
-        dlo = min_of(dlo, d);
-        dhi = max_of(dhi, d);
+        dmin[c] = min_of(dmin[c], d);
+        dmax[c] = max_of(dmax[c], d);
         has_diff = 1;
       }
-      if (valid && ((k == 0 && p == 0) || x[k] != prev)) heads |= 1U << k;
+      if (valid && ((k == 0 && p == 0) || x[k] != prev)) head_bits[c] |= 1U << k;
     }
+    dlo = min_of(dmin[0], dmin[1]);
+    dhi = max_of(dmax[0], dmax[1]);
+    heads = head_bits[0] | head_bits[1];
     // (A lane without values gets ones and 0: the identities map to those of the flipped order.)
-    lo = static_cast<U>(static_cast<U>(klo) ^ flip);
-    hi = static_cast<U>(static_cast<U>(khi) ^ flip);
+    lo = static_cast<U>(static_cast<U>(min_of(klo[0], klo[1])) ^ flip);
+    hi = static_cast<U>(static_cast<U>(max_of(khi[0], khi[1])) ^ flip);
   };
   with_flags(p0 + lane_values <= m, flip != 0, scan);
   auto const umin = [](U a, U b) { return min_of(a, b); };
