@@ -843,11 +843,10 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
       if (k == 0) return lane == 0 ? 0U : x[0] - lf.before - ref;  // position 0 holds no difference
       return x[k] - x[k - 1] - ref;
     };
-    std::uint32_t const above = 1U << (Pairs ? bits : 0);  // a pair's second field above its first
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; k += Pairs ? 2 : 1) {
       if constexpr (Pairs) {
-        append(field(k) + field(k + 1) * above, 2 * bits);
+        append(field(k) + (field(k + 1) << bits), 2 * bits);  // the second field above the first
       } else {
         append(field(k), bits);
       }
