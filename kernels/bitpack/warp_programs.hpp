@@ -234,10 +234,11 @@ ZS_WARP_FN T warp_sum(Warp& w, T v) {
   for (unsigned m = 16; m > 0; m >>= 1) v = static_cast<T>(v + w.shfl_xor(v, m));
   return v;
 }
-/// Over the 8 lanes of this lane's 128-value block.
+/// Over the 8 lanes of this lane's 128-value block, for a value the two lanes of each miniblock
+/// share: over the block's four miniblocks.
 template <class Warp, typename T, class Op>
 ZS_WARP_FN T block_reduce(Warp& w, T v, Op op) {
-  for (unsigned m = 1; m < 8; m <<= 1) v = op(v, w.shfl_xor(v, m));
+  for (unsigned m = 2; m < 8; m <<= 1) v = op(v, w.shfl_xor(v, m));
   return v;
 }
 /// Inclusive prefix sum over the lanes (modulo 2^w).
@@ -626,7 +627,7 @@ ZS_UNROLL
   auto const add = [](std::uint32_t a, std::uint32_t b) { return a + b; };
   std::uint32_t const block = lane / 8;
   std::uint32_t const mini = (lane / 2) % miniblocks;
-  std::uint32_t const width_place = lane % 2 == 0 ? 1U << (8 * mini) : 0U;  // one lane a miniblock
+  std::uint32_t const width_place = 1U << (8 * mini);  // the miniblock's byte of its block's widths
   bool const block_exists = block * block_values < m;
   bool const mini_exists = (lane / 2) * miniblock_values < m;
 
