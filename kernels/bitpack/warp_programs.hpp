@@ -60,6 +60,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "bitpack/bitpack_format.hpp"
@@ -452,7 +453,7 @@ struct segment_stats {
   std::uint32_t dfor_widths[4];
   U rfor_ref;
   std::uint32_t runs, min_length, value_bits, length_bits;
-  std::uint64_t layout[2];        // block_layout of for and of dfor
+  alignas(8) std::uint16_t starts[2][tile_blocks];  // block starts in for and in dfor (block_layout)
 };
 
 /// Where position p of a segment sits in a staging array: a gap after every 16 values, so that
@@ -670,23 +671,21 @@ ZS_UNROLL
   std::uint32_t const value_bits = bit_width(static_cast<U>(ghi - glo));
   std::uint32_t const length_bits = bit_width(lhi - llo);
 
-  // Block i's words (0 past m) from lane 8 i, for's in the low half of one word and dfor's in
-  // the high half, so that one shuffle brings both; their running sums place the blocks.
+  // The blocks' starts: a scan of their words (0 past m) over the four blocks, lanes 8 apart,
+  // for's in the low half of one word and dfor's in the high half, so that one shuffle a step
+  // carries both.
   static_assert(tile_blocks * (rw + 1 + miniblocks * 8 * sizeof(U)) < 0x10000U, "a segment's words fit 16 bits");
-  std::uint32_t words_before = 0;  // of the blocks before block i, packed likewise
-  std::uint64_t for_layout = 0, dfor_layout = 0;
+  std::uint32_t const both = for_block | dfor_block << 16;
+  std::uint32_t upto = both;  // of this lane's block and the blocks before it
 ZS_UNROLL
-  for (std::uint32_t i = 0; i < 4; ++i) {
-    std::uint32_t const both = w.shfl(for_block | dfor_block << 16, 8 * i);
-    if (both != 0) {
-      for_layout |= std::uint64_t{words_before & 0xffffU} << (16 * i);
-      dfor_layout |= std::uint64_t{rw + (words_before >> 16)} << (16 * i);
-    }
-    words_before += both;
+  for (unsigned d = block_values / lane_values; d < warp_lanes; d <<= 1) {
+    std::uint32_t const other = w.shfl_up(upto, d);
+    if (lane >= d) upto += other;
   }
-  std::uint32_t const for_words = words_before & 0xffffU, dfor_words = rw + (words_before >> 16);
-  words[0] = for_words;
-  words[1] = dfor_words;
+  std::uint32_t const before = upto - both;  // of the blocks before this lane's
+  std::uint32_t const all = w.shfl(upto, warp_lanes - 1);
+  words[0] = all & 0xffffU;
+  words[1] = rw + (all >> 16);
   words[2] = static_cast<std::uint32_t>(rfor_block_words({runs, llo, value_bits, length_bits}, 8 * sizeof(U)));
 
   segment_stats<U>& st = sm.st;
@@ -695,11 +694,11 @@ ZS_UNROLL
     st.for_widths[block] = for_widths;
     st.dfor_ref[block] = static_cast<U>(dkey);
     st.dfor_widths[block] = dfor_widths;
+    st.starts[0][block] = static_cast<std::uint16_t>(before & 0xffffU);
+    st.starts[1][block] = static_cast<std::uint16_t>(rw + (before >> 16));
   }
   if (lane == 0) {
     st.m = m;
-    st.layout[0] = for_layout;
-    st.layout[1] = dfor_layout;
     st.dfor_first = x[0];
     st.rfor_ref = static_cast<U>(glo ^ flip);
     st.runs = runs;
@@ -726,11 +725,15 @@ ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexc
   return kind == scheme::rfor ? 1 : (m + block_values - 1) / block_values;
 }
 
-/// Offsets of a segment's blocks inside its encoding in `kind`, packed 16 bits each (analyze
-/// found them).
+/// Offsets of a segment's blocks inside its encoding in `kind`, packed 16 bits each, block i in
+/// bits 16 i (analyze found them; blocks past the segment's values have meaningless ones). The
+/// hosts and the GPU are little-endian, so the four 16-bit starts read as one 64-bit word.
 template <typename U>
 ZS_HD inline std::uint64_t block_layout(const segment_stats<U>& st, scheme kind) {
-  return kind == scheme::rfor ? 0 : st.layout[kind == scheme::dfor ? 1 : 0];
+  if (kind == scheme::rfor) return 0;
+  std::uint64_t layout;
+  std::memcpy(&layout, st.starts[kind == scheme::dfor ? 1 : 0], sizeof layout);
+  return layout;
 }
 
 ZS_HD constexpr std::uint32_t layout_offset(std::uint64_t layout, std::uint32_t i) noexcept {
@@ -816,7 +819,7 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
   std::uint32_t const ref = delta ? st.dfor_ref[block] : st.for_ref[block];
   std::uint32_t const widths = delta ? st.dfor_widths[block] : st.for_widths[block];
   std::uint32_t const bits = width_of(widths, j);
-  std::uint32_t const block_start = layout_offset(block_layout(st, kind), block);
+  std::uint32_t const block_start = st.starts[kind == scheme::dfor ? 1 : 0][block];
   if (lane % 8 == 0) {
     out[block_start] = ref;
     out[block_start + 1] = widths;
@@ -1028,15 +1031,15 @@ ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin,
   }
 }
 
-/// Writes the segment's encoding in `kind` (the analysis ran; n data words) through `emit`,
-/// which takes word(q) for q < n, and `packed`: where the encoding was packed into shared
-/// memory, `lead` words in (whole segments of 32-bit values in for or dfor), else nullptr. Ends
-/// with the warp met.
+/// Writes the encoding in `kind` of the segment of m values (the analysis ran; n data words)
+/// through `emit`, which takes word(q) for q < n, and `packed`: where the encoding was packed
+/// into shared memory, `lead` words in (whole segments of 32-bit values in for or dfor), else
+/// nullptr. Ends with the warp met.
 template <class Warp, typename U, class Emit>
-ZS_WARP_FN void with_encoding(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
-                              encode_smem<U>& sm, std::uint32_t lead, Emit emit) {
+ZS_WARP_FN void with_encoding(Warp& w, const U (&x)[lane_values], std::uint32_t m, const lane_facts<U>& lf,
+                              scheme kind, encode_smem<U>& sm, std::uint32_t lead, Emit emit) {
   if constexpr (sizeof(U) == 4) {
-    if (kind != scheme::rfor && sm.st.m == segment_values) {
+    if (kind != scheme::rfor && m == segment_values) {
       // (A frame's last segment, with fewer values, takes the general path below.)
       // Packed into shared memory first (sm.stage, free on this path): each lane's words are
       // scattered over the encoding, and one word a lane at a time to global memory would touch
@@ -1096,7 +1099,7 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_pla
     // (which ends on 16 bytes) where its next encoding will go.
     auto const lead = static_cast<std::uint32_t>(pool.next % 4);
     std::uint32_t* out = a.slots + pool.next;
-    with_encoding(w, x, lf, guess, sm, lead, [&](auto word, const std::uint32_t* packed) {
+    with_encoding(w, x, at.m, lf, guess, sm, lead, [&](auto word, const std::uint32_t* packed) {
       if (packed == nullptr) {
         for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = word(q);
         return;
@@ -1296,7 +1299,7 @@ ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, con
   std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
   std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
-  with_encoding(w, x, lf, kind, sm, 0, [&](auto word, const std::uint32_t*) {
+  with_encoding(w, x, at.m, lf, kind, sm, 0, [&](auto word, const std::uint32_t*) {
     sum += emit_range(w, payload, r.data_begin, r.data_end, r.total, word);
   });
   w.sync();  // the next segment reuses the shared memory
