@@ -58,6 +58,7 @@
 // a tile too large for all of it is loaded and decoded in parts.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -588,7 +589,7 @@ ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32
   auto const scan = [&]<bool Whole, bool Signed>() {
     using K = std::conditional_t<Signed, S, U>;
     // Two of each accumulator, for the lane's first and second eight values: two chains of
-    // dependent instructions half as long, which the scheduler interleaves.
+    // dependent instructions half as long, run side by side.
     K klo[2], khi[2];
     S dmin[2] = {dlo, dlo}, dmax[2] = {dhi, dhi};
     std::uint32_t head_bits[2] = {0, 0};
@@ -730,6 +731,7 @@ ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexc
 /// hosts and the GPU are little-endian, so the four 16-bit starts read as one 64-bit word.
 template <typename U>
 ZS_HD inline std::uint64_t block_layout(const segment_stats<U>& st, scheme kind) {
+  static_assert(std::endian::native == std::endian::little, "the starts read as one little-endian word");
   if (kind == scheme::rfor) return 0;
   std::uint64_t layout;
   std::memcpy(&layout, st.starts[kind == scheme::dfor ? 1 : 0], sizeof layout);
