@@ -726,15 +726,21 @@ ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexc
   return kind == scheme::rfor ? 1 : (m + block_values - 1) / block_values;
 }
 
-/// Offsets of a segment's blocks inside its encoding in `kind`, packed 16 bits each, block i in
-/// bits 16 i (analyze found them; blocks past the segment's values have meaningless ones). The
-/// hosts and the GPU are little-endian, so the four 16-bit starts read as one 64-bit word.
+/// The starts of a segment's blocks inside its encoding in `kind` (for or dfor), one a block
+/// (analyze found them; blocks past the segment's values have meaningless ones).
+template <typename U>
+ZS_HD inline const std::uint16_t* block_starts(const segment_stats<U>& st, scheme kind) {
+  return st.starts[kind == scheme::dfor ? 1 : 0];
+}
+
+/// block_starts packed 16 bits each, block i in bits 16 i; 0 for rfor. The hosts and the GPU
+/// are little-endian, so the four 16-bit starts read as one 64-bit word.
 template <typename U>
 ZS_HD inline std::uint64_t block_layout(const segment_stats<U>& st, scheme kind) {
   static_assert(std::endian::native == std::endian::little, "the starts read as one little-endian word");
   if (kind == scheme::rfor) return 0;
   std::uint64_t layout;
-  std::memcpy(&layout, st.starts[kind == scheme::dfor ? 1 : 0], sizeof layout);
+  std::memcpy(&layout, block_starts(st, kind), sizeof layout);
   return layout;
 }
 
@@ -821,7 +827,7 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
   std::uint32_t const ref = delta ? st.dfor_ref[block] : st.for_ref[block];
   std::uint32_t const widths = delta ? st.dfor_widths[block] : st.for_widths[block];
   std::uint32_t const bits = width_of(widths, j);
-  std::uint32_t const block_start = st.starts[kind == scheme::dfor ? 1 : 0][block];
+  std::uint32_t const block_start = block_starts(st, kind)[block];
   if (lane % 8 == 0) {
     out[block_start] = ref;
     out[block_start + 1] = widths;
