@@ -1138,25 +1138,36 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   w.commit();
   // The scan block's sizes so far (the same in every lane).
   block_words running{{0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
-  std::uint32_t guess_frame = 0xffffffffU;  // the frame whose guess `guess` is
-  scheme guess = scheme::raw;
-  for (std::uint64_t s = begin; s < end; ++s) {
+  // Most scan blocks lie inside one frame, in whole segments at a 16-byte boundary: then the
+  // walk steps from segment to segment without looking anything up.
+  bool const uniform = end <= cursor.last && (end - cursor.first) * segment_values <= next.src.count &&
+                       aligned16(next.in);
+  scheme next_guess = frame_guess(a, next.f);  // of the frame of `next`
+  // Counted in 32 bits (a batch has fewer than 2^32 segments): the loop's bounds stay cheap to
+  // keep, or to compute again where registers run short.
+  auto const count = static_cast<std::uint32_t>(end - begin);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    bool const last = i + 1 == count;
     w.wait_copies(0);
     segment_place<U> const here = next;
+    scheme const guess = next_guess;
 
     U x[lane_values];
     read_input(w, here.m, sm, x);
     w.sync();  // every lane has read: the buffer takes the next segment
-    if (s + 1 < end) {
-      next = cursor.at(a, s + 1);
+    if (!last) {
+      if (uniform) {
+        next.local += 1;
+        next.g += 1;
+        next.in += segment_values;
+      } else {
+        next = cursor.at(a, begin + i + 1);
+        if (next.f != here.f) next_guess = frame_guess(a, next.f);
+      }
       fetch_input(w, next, sm);
     }
     w.commit();
-    if (here.f != guess_frame) {
-      guess_frame = here.f;
-      guess = frame_guess(a, here.f);
-    }
-    analyze_segment(w, a, here, x, guess, s + 1 == end, running, sm, pool);
+    analyze_segment(w, a, here, x, guess, last, running, sm, pool);
   }
 }
 
