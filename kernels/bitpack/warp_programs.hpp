@@ -945,23 +945,24 @@ struct segment_cursor {
   }
 };
 
-/// Starts the asynchronous copy of a segment's values into sm.input; the caller commits.
+/// Starts the asynchronous copy of the m values at `in` (a segment) into sm.input; the caller
+/// commits.
 template <class Warp, typename U>
-ZS_WARP_FN void fetch_input(Warp& w, const segment_place<U>& s, encode_smem<U>& sm) {
+ZS_WARP_FN void fetch_input(Warp& w, const U* in, std::uint32_t m, encode_smem<U>& sm) {
   constexpr std::uint32_t per = encode_smem<U>::lane_chunks;
-  if (s.m == segment_values && aligned16(s.in)) {
+  if (m == segment_values && aligned16(in)) {
     // Chunk c goes to lane c / per's row: coalesced reads, rows padded in shared memory. Chunk
     // c + 32 lands warp_lanes / per rows after chunk c.
-    auto const* src = reinterpret_cast<const word4*>(s.in) + w.lane;
+    auto const* src = reinterpret_cast<const word4*>(in) + w.lane;
     word4* dst = sm.input + w.lane / per * (per + 1) + w.lane % per;
 ZS_UNROLL
     for (std::uint32_t i = 0; i < per; ++i) w.copy16(dst + i * (warp_lanes / per) * (per + 1), src + i * warp_lanes);
     return;
   }
   constexpr std::uint32_t value_words = sizeof(U) / 4;
-  auto const* src = reinterpret_cast<const std::uint32_t*>(s.in);
+  auto const* src = reinterpret_cast<const std::uint32_t*>(in);
   auto* dst = reinterpret_cast<std::uint32_t*>(sm.input);
-  for (std::uint32_t e = w.lane; e < s.m * value_words; e += warp_lanes) {
+  for (std::uint32_t e = w.lane; e < m * value_words; e += warp_lanes) {
     std::uint32_t const p = e / value_words;
     w.copy4(&dst[(p / lane_values) * (per + 1) * 4 + (p % lane_values) * value_words + e % value_words], &src[e]);
   }
@@ -1074,26 +1075,26 @@ struct slot_pool {
   std::uint64_t next, end;
 };
 
-/// Pass 1 over segment `at` (values in x): its sizes in all three schemes added to its scan
-/// block's, and its encoding in the frame's guessed scheme (frame_guess) kept in the warp's
+/// Pass 1 over segment g (batch-wide) of m values (in x; `flip` maps their type's order to the
+/// unsigned one): its sizes in all three schemes added to its scan block's, and its encoding in the frame's guessed scheme (frame_guess) kept in the warp's
 /// pool where it fits, with `running` its scan block's sizes so far. `closes`: the segment ends
 /// its scan block.
 template <class Warp, typename U>
-ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_place<U>& at, const U (&x)[lane_values],
-                                scheme guess, bool closes, block_words& running, encode_smem<U>& sm,
-                                slot_pool& pool) {
+ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, std::uint32_t m, U flip,
+                                const U (&x)[lane_values], scheme guess, bool closes, block_words& running,
+                                encode_smem<U>& sm, slot_pool& pool) {
   std::uint32_t words[3];
-  lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
+  lane_facts<U> const lf = analyze(w, x, m, flip, sm, words);
   std::uint32_t const n = words_of(words, guess);
   bool const kept = n <= pool.end - pool.next;
   if (w.lane == 0) {
-    a.within[at.g] = running;
+    a.within[g] = running;
     if (closes) {
       a.block_sums[running.block] = {{running.w[0] + words[0], running.w[1] + words[1], running.w[2] + words[2]}};
     }
-    a.slot_at[at.g] = kept ? pool.next : no_slot;
+    a.slot_at[g] = kept ? pool.next : no_slot;
     if (kept) {
-      a.layouts[at.g] = block_layout(sm.st, guess);
+      a.layouts[g] = block_layout(sm.st, guess);
     } else {
       *a.encode_again = 1;
     }
@@ -1107,7 +1108,7 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, const segment_pla
     // (which ends on 16 bytes) where its next encoding will go.
     auto const lead = static_cast<std::uint32_t>(pool.next % 4);
     std::uint32_t* out = a.slots + pool.next;
-    with_encoding(w, x, at.m, lf, guess, sm, lead, [&](auto word, const std::uint32_t* packed) {
+    with_encoding(w, x, m, lf, guess, sm, lead, [&](auto word, const std::uint32_t* packed) {
       if (packed == nullptr) {
         for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = word(q);
         return;
@@ -1133,41 +1134,55 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   constexpr std::uint64_t slot = slot_words(8 * sizeof(U));
   slot_pool pool{begin * slot, end * slot};
   segment_cursor<U> cursor;
-  segment_place<U> next = cursor.at(a, begin);
-  fetch_input(w, next, sm);
+  segment_place<U> const first = cursor.at(a, begin);
+  // The segment being analysed: its batch-wide index, values, value count and order.
+  std::uint64_t g = first.g;
+  const U* in = first.in;
+  std::uint32_t m = first.m, f = first.f;
+  U flip = flip_of<U>(first.src.type);
+  scheme guess = frame_guess(a, f);
+  fetch_input(w, in, m, sm);
   w.commit();
   // The scan block's sizes so far (the same in every lane).
   block_words running{{0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
   // Most scan blocks lie inside one frame, in whole segments at a 16-byte boundary: then the
-  // walk steps from segment to segment without looking anything up.
-  bool const uniform = end <= cursor.last && (end - cursor.first) * segment_values <= next.src.count &&
-                       aligned16(next.in);
-  scheme next_guess = frame_guess(a, next.f);  // of the frame of `next`
+  // walk steps from segment to segment in place, without looking anything up.
+  bool const uniform = end <= cursor.last && (end - cursor.first) * segment_values <= first.src.count &&
+                       aligned16(first.in);
   // Counted in 32 bits (a batch has fewer than 2^32 segments): the loop's bounds stay cheap to
   // keep, or to compute again where registers run short.
   auto const count = static_cast<std::uint32_t>(end - begin);
   for (std::uint32_t i = 0; i < count; ++i) {
     bool const last = i + 1 == count;
     w.wait_copies(0);
-    segment_place<U> const here = next;
-    scheme const guess = next_guess;
-
     U x[lane_values];
-    read_input(w, here.m, sm, x);
+    read_input(w, m, sm, x);
     w.sync();  // every lane has read: the buffer takes the next segment
     if (!last) {
       if (uniform) {
-        next.local += 1;
-        next.g += 1;
-        next.in += segment_values;
+        fetch_input(w, in + segment_values, segment_values, sm);
       } else {
-        next = cursor.at(a, begin + i + 1);
-        if (next.f != here.f) next_guess = frame_guess(a, next.f);
+        segment_place<U> const next = cursor.at(a, begin + i + 1);
+        fetch_input(w, next.in, next.m, sm);
       }
-      fetch_input(w, next, sm);
     }
     w.commit();
-    analyze_segment(w, a, here, x, guess, last, running, sm, pool);
+    analyze_segment(w, a, g, m, flip, x, guess, last, running, sm, pool);
+    if (uniform) {
+      g += 1;
+      in += segment_values;
+    } else if (!last) {
+      // Looked up again rather than kept through the analysis, which needs the registers.
+      segment_place<U> const next = cursor.at(a, begin + i + 1);
+      if (next.f != f) {
+        f = next.f;
+        flip = flip_of<U>(next.src.type);
+        guess = frame_guess(a, f);
+      }
+      g = next.g;
+      in = next.in;
+      m = next.m;
+    }
   }
 }
 
