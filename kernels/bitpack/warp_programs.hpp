@@ -142,6 +142,18 @@ ZS_HD inline std::uint32_t reference_word(U ref, std::uint32_t l) noexcept {
   return static_cast<std::uint32_t>(ref);
 }
 
+/// 1 where x is not 0, else 0: as a minimum, one instruction the compiler keeps rather than
+/// turning it into a compare and a select.
+ZS_HD inline std::uint32_t nonzero(std::uint32_t x) noexcept {
+#if defined(__CUDA_ARCH__)
+  std::uint32_t r;
+  asm("min.u32 %0, %1, 1;" : "=r"(r) : "r"(x));
+  return r;
+#else
+  return x != 0 ? 1U : 0U;
+#endif
+}
+
 ZS_HD inline std::uint32_t lowest_bit(std::uint32_t x) noexcept {  // x != 0
 #if defined(__CUDA_ARCH__)
   return static_cast<std::uint32_t>(__ffs(static_cast<int>(x))) - 1;
@@ -613,7 +625,13 @@ ZS_UNROLL
         dmax[c] = max_of(dmax[c], d);
         has_diff = 1;
       }
-      if (valid && ((k == 0 && p == 0) || x[k] != prev)) head_bits[c] |= 1U << k;
+      if (Whole && sizeof(U) == 4 && k != 0) {
+        // A minimum and a multiply-add rather than a compare and a logic op: one of the two on
+        // the multiplier, beside the logic unit.
+        head_bits[c] += nonzero(static_cast<std::uint32_t>(x[k] - prev)) * (1U << k);
+      } else if (valid && ((k == 0 && p == 0) || x[k] != prev)) {
+        head_bits[c] |= 1U << k;
+      }
     }
     dlo = min_of(dmin[0], dmin[1]);
     dhi = max_of(dmax[0], dmax[1]);
