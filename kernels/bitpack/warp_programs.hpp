@@ -1094,9 +1094,9 @@ struct slot_pool {
 };
 
 /// Pass 1 over segment g (batch-wide) of m values (in x; `flip` maps their type's order to the
-/// unsigned one): its sizes in all three schemes added to its scan block's, and its encoding in the frame's guessed scheme (frame_guess) kept in the warp's
-/// pool where it fits, with `running` its scan block's sizes so far. `closes`: the segment ends
-/// its scan block.
+/// unsigned one): its sizes in all three schemes added to its scan block's, and its encoding in
+/// the frame's guessed scheme (frame_guess) kept in the warp's pool where it fits, with
+/// `running` its scan block's sizes so far. `closes`: the segment ends its scan block.
 template <class Warp, typename U>
 ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, std::uint32_t m, U flip,
                                 const U (&x)[lane_values], scheme guess, bool closes, block_words& running,
