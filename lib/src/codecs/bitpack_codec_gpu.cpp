@@ -60,9 +60,15 @@ class_work work_of(std::span<const Descriptor> frames, std::size_t width) {
 
 // --- encode ----------------------------------------------------------------------------------
 
+// The segments of each width class: all that the scratch's size depends on, counted without
+// building the maps (sizing a batch of many frames costs one pass over them).
+struct class_segments {
+  std::uint64_t segments32 = 0, segments64 = 0;
+};
+
 struct encode_maps {
   std::vector<std::uint64_t> chunks32, chunks64, seg_first, sample_first32, sample_first64;
-  std::uint64_t segments32 = 0, segments64 = 0;
+  class_segments counts;
 };
 
 encode_maps plan_encode(std::span<const encode_source> sources) {
@@ -75,15 +81,14 @@ encode_maps plan_encode(std::span<const encode_source> sources) {
   encode_maps m;
   m.chunks32 = class_map(segments, widths, 4, 1);
   m.chunks64 = class_map(segments, widths, 8, 1);
-  m.segments32 = m.chunks32.back();
-  m.segments64 = m.chunks64.back();
+  m.counts = {m.chunks32.back(), m.chunks64.back()};
   std::vector<std::uint64_t> samples(sources.size());
   for (std::size_t f = 0; f < sources.size(); ++f) samples[f] = bitpack::gpu::sample_count(segments[f]);
   m.sample_first32 = class_map(samples, widths, 4, 1);
   m.sample_first64 = class_map(samples, widths, 8, 1);
   m.seg_first.resize(sources.size());
   for (std::size_t f = 0; f < sources.size(); ++f) {
-    m.seg_first[f] = widths[f] == 8 ? m.segments32 + m.chunks64[f] : m.chunks32[f];
+    m.seg_first[f] = widths[f] == 8 ? m.counts.segments32 + m.chunks64[f] : m.chunks32[f];
   }
   return m;
 }
@@ -106,12 +111,6 @@ struct encode_scratch {
   std::uint32_t* slots64;
   void* scan;
   std::size_t scan_bytes;
-};
-
-// The segments of each width class: all that the scratch's size depends on, counted without
-// building the maps (sizing a batch of many frames costs one pass over them).
-struct class_segments {
-  std::uint64_t segments32 = 0, segments64 = 0;
 };
 
 class_segments count_segments(std::span<const encode_source> sources) {
@@ -221,7 +220,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
   encode_maps const m = plan_encode(host_sources);
   class_work const w32 = work_of(host_sources, 4), w64 = work_of(host_sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
-  encode_scratch const s = carve_encode(layout, host_sources.size(), {m.segments32, m.segments64});
+  encode_scratch const s = carve_encode(layout, host_sources.size(), m.counts);
   uploads.put<std::uint64_t>(s.chunks32, m.chunks32);
   uploads.put<std::uint64_t>(s.chunks64, m.chunks64);
   uploads.put<std::uint64_t>(s.seg_first, m.seg_first);
@@ -234,8 +233,8 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
   kb::encode_plan const plan{batch,
                              s.chunks32,
                              s.chunks64,
-                             m.segments32,
-                             m.segments64,
+                             m.counts.segments32,
+                             m.counts.segments64,
                              s.seg_first,
                              s.sample_first32,
                              s.sample_first64,
