@@ -2,7 +2,9 @@
 // coroutines (ucontext) on the calling thread, switched at every __syncwarp and shuffle, so a
 // lane sees the others' writes exactly where a GPU lane would. Shared memory is refilled with
 // garbage between work units so that a program reading what it never wrote is caught by the
-// result checks, and lanes that reach different numbers of barriers fail the run.
+// result checks, and lanes that reach different numbers of barriers fail the run. Asynchronous
+// copies land only when the lane waits for them, so a program that reads prefetched data too
+// early, or refills a buffer still being read, gets wrong results here too.
 #pragma once
 
 #include <ucontext.h>
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -40,6 +43,15 @@ class warp_emulator {
     unsigned lane;
     shared_state* state;
     std::uint64_t exchanges = 0;
+    // This lane's asynchronous copies: issued but not committed, and committed groups, oldest
+    // first (the source is read at issue, the target written when waited for).
+    struct pending_copy {
+      void* dst;
+      unsigned char bytes[16];
+      std::size_t size;
+    };
+    mutable std::vector<pending_copy> open{};
+    mutable std::deque<std::vector<pending_copy>> groups{};
 
     void sync() {
       ++state->barriers[lane];
@@ -69,8 +81,8 @@ class warp_emulator {
       return reduce(v, [](std::uint32_t a, std::uint32_t b) { return a + b; });
     }
 
-    // Copies land at once; the program must still wait before reading them.
-    void copy4(std::uint32_t* dst, const std::uint32_t* src) const { std::memcpy(dst, src, 4); }
+    // Deferred: a target keeps its old contents until wait_copies lands its group.
+    void copy4(std::uint32_t* dst, const std::uint32_t* src) const { defer(dst, src, 4); }
     template <typename Chunk>
     void copy16(Chunk* dst, const Chunk* src) const {
       static_assert(sizeof(Chunk) == 16);
@@ -79,16 +91,32 @@ class warp_emulator {
         std::fprintf(stderr, "copy16 off a 16-byte boundary\n");
         std::abort();
       }
-      std::memcpy(dst, src, 16);
+      defer(dst, src, 16);
     }
-    void commit() const {}
-    void wait_copies(unsigned) { sync(); }
+    void commit() const {
+      groups.push_back(std::move(open));
+      open.clear();
+    }
+    // Lands this lane's groups but the latest `pending`, then meets the other lanes.
+    void wait_copies(unsigned pending) {
+      while (groups.size() > pending) {
+        for (auto const& c : groups.front()) std::memcpy(c.dst, c.bytes, c.size);
+        groups.pop_front();
+      }
+      sync();
+    }
 
     frame_status load_status(const frame_status* p) const { return *p; }
     void store_status(frame_status* p, frame_status s) const { *p = s; }
     void add(std::uint64_t* p, std::uint64_t v) const { *p += v; }
 
    private:
+    void defer(void* dst, const void* src, std::size_t size) const {
+      pending_copy c{dst, {}, size};
+      std::memcpy(c.bytes, src, size);
+      open.push_back(c);
+    }
+
     // Every lane writes its slot, all meet, every lane folds all 32 with op.
     template <class Op>
     std::uint32_t reduce(std::uint32_t v, Op op) {
