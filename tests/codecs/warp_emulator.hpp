@@ -50,8 +50,8 @@ class warp_emulator {
       unsigned char bytes[16];
       std::size_t size;
     };
-    mutable std::vector<pending_copy> open{};
-    mutable std::deque<std::vector<pending_copy>> groups{};
+    std::vector<pending_copy> open{};
+    std::deque<std::vector<pending_copy>> groups{};
 
     void sync() {
       ++state->barriers[lane];
@@ -82,9 +82,9 @@ class warp_emulator {
     }
 
     // Deferred: a target keeps its old contents until wait_copies lands its group.
-    void copy4(std::uint32_t* dst, const std::uint32_t* src) const { defer(dst, src, 4); }
+    void copy4(std::uint32_t* dst, const std::uint32_t* src) { defer(dst, src, 4); }
     template <typename Chunk>
-    void copy16(Chunk* dst, const Chunk* src) const {
+    void copy16(Chunk* dst, const Chunk* src) {
       static_assert(sizeof(Chunk) == 16);
       // cp.async of 16 bytes faults on addresses off 16 bytes: so does the emulation.
       if ((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) % 16 != 0) {
@@ -93,7 +93,7 @@ class warp_emulator {
       }
       defer(dst, src, 16);
     }
-    void commit() const {
+    void commit() {
       groups.push_back(std::move(open));
       open.clear();
     }
@@ -111,7 +111,7 @@ class warp_emulator {
     void add(std::uint64_t* p, std::uint64_t v) const { *p += v; }
 
    private:
-    void defer(void* dst, const void* src, std::size_t size) const {
+    void defer(void* dst, const void* src, std::size_t size) {
       pending_copy c{dst, {}, size};
       std::memcpy(c.bytes, src, size);
       open.push_back(c);
