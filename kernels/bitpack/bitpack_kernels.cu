@@ -45,8 +45,10 @@ struct cuda_warp {
   __device__ void wait_copies(unsigned pending) const {
     if (pending == 0) {
       __pipeline_wait_prior(0);
-    } else {
+    } else if (pending == 1) {
       __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(2);
     }
     __syncwarp();
   }
@@ -131,12 +133,13 @@ __global__ void __launch_bounds__(256, analyze_min_blocks<U>) analyze_kernel(pro
 template <typename U>
 __global__ void __launch_bounds__(256, 3) pack_kernel(prog::encode_args a, std::uint64_t segments) {
   extern __shared__ __align__(16) unsigned char pack_shared[];
-  auto* jobs = reinterpret_cast<prog::pack_job*>(pack_shared) + (threadIdx.x / 32) * prog::warp_lanes;
+  auto* jobs = reinterpret_cast<prog::pack_job*>(pack_shared + (threadIdx.x / 32) * prog::pack_warp_bytes);
+  auto* ring = reinterpret_cast<prog::word4*>(pack_shared + (threadIdx.x / 32) * prog::pack_warp_bytes + prog::pack_jobs_bytes);
   cuda_warp w;
   prog::sum_carrier carrier;
   // Whole tables of jobs: a warp looks up 32 segments at once.
   warp_range const r = range_of_warp(segments, prog::warp_lanes);
-  prog::pack_range<cuda_warp, U>(w, a, r.begin, r.end, jobs, carrier);
+  prog::pack_range<cuda_warp, U>(w, a, r.begin, r.end, jobs, ring, carrier);
   carrier.flush(w, a.sums);
 }
 
@@ -248,7 +251,7 @@ template <typename U>
 void pack_class(const launch_choice& pack, const prog::encode_args& a, std::uint64_t segments, cudaStream_t stream) {
   if (segments == 0) return;
   expect_params(pack, kernel_id::bitpack_pack);
-  launch_warps(pack_kernel<U>, pack, segments, prog::pack_jobs_bytes, stream, a, segments);
+  launch_warps(pack_kernel<U>, pack, segments, prog::pack_warp_bytes, stream, a, segments);
   // The repack launch is part of pass 2 and shares its geometry.
   launch_warps(repack_kernel<U>, pack, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
   launch_per_item(seams_kernel<U>, segments, stream, a, segments);

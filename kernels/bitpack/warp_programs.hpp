@@ -1332,6 +1332,88 @@ ZS_UNROLL
   return sum;
 }
 
+/// Pass 2's copy of a range of pass 1's pool: as copy_range, but the words travel through
+/// shared memory in stages of StageChunks 16-byte chunks, with asynchronous copies, Stages
+/// buffers a warp, so that Stages - 1 stages are on their way while one is hashed and stored,
+/// and no registers hold words in flight. The pool starts and ends on 16 bytes, so the chunks
+/// around the range can be read whole.
+inline constexpr std::uint32_t stage_chunks = 64;
+inline constexpr std::uint32_t stages = 4;
+inline constexpr std::size_t staged_copy_bytes = std::size_t{stages} * stage_chunks * 16;
+template <class Warp>
+ZS_WARP_FN std::uint64_t copy_staged(Warp& w, const std::uint32_t* src, std::uint32_t n, std::uint32_t* dst,
+                                     std::uint64_t A, std::uint64_t T, const std::uint32_t* after, word4* ring) {
+  constexpr std::uint32_t stage_words = 4 * stage_chunks;
+  constexpr std::uint32_t ring_words = stages * stage_words;
+  auto const lead = static_cast<std::uint32_t>(A & 1);
+  if (lead != 0 && w.lane == 0 && n != 0) dst[0] = src[0];
+  std::uint64_t const k0 = (A + lead) / 2;
+  bool const ends_payload = A + n >= T;
+  bool const wide_stores = aligned8(dst + lead);
+  auto const o = static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(src) / 4) % 4);
+  auto const* chunks = reinterpret_cast<const word4*>(src - o);
+  std::uint32_t const total_chunks = (o + n + 3) / 4;
+  std::uint32_t const total_stages = (total_chunks + stage_chunks - 1) / stage_chunks;
+  auto const issue = [&](std::uint32_t st) {
+    if (st < total_stages) {
+      word4* slot = ring + (st % stages) * stage_chunks;
+      std::uint32_t const c0 = st * stage_chunks;
+      for (std::uint32_t c = w.lane; c < stage_chunks && c0 + c < total_chunks; c += warp_lanes) {
+        w.copy16(slot + c, chunks + c0 + c);
+      }
+    }
+    w.commit();
+  };
+  static_assert((ring_words & (ring_words - 1)) == 0);
+  const auto* words = reinterpret_cast<const std::uint32_t*>(ring);
+  auto const word = [&](std::uint32_t q) { return words[(o + q) & (ring_words - 1)]; };
+  // Where a term's two words sit on 8 bytes in the ring (o + lead even), one load takes both.
+  bool const wide_reads = ((o + lead) & 1) == 0;
+  std::uint64_t sum = 0;
+ZS_UNROLL
+  for (std::uint32_t st = 0; st + 1 < stages; ++st) issue(st);
+  std::uint32_t j = w.lane;  // this lane's next term, relative to the range's first
+  for (std::uint32_t st = 0; st < total_stages; ++st) {
+    w.wait_copies(stages - 2);
+    // The terms whose second word (or the range's end) has arrived.
+    std::uint32_t const arrived = min_of(n, (st + 1) * stage_words - o);
+    bool const last_stage = st + 1 == total_stages;
+    for (;; j += warp_lanes) {
+      std::uint32_t const q = lead + 2 * j;
+      if (q >= n || (!last_stage && q + 1 >= arrived)) break;
+      std::uint32_t lo, hi;
+      if (q + 1 < n) {
+        if (wide_reads) {
+          word2 const p = *reinterpret_cast<const word2*>(words + ((o + q) & (ring_words - 1)));
+          lo = p.x;
+          hi = p.y;
+        } else {
+          lo = word(q);
+          hi = word(q + 1);
+        }
+        if (wide_stores) {
+          *reinterpret_cast<word2*>(dst + q) = word2{lo, hi};
+        } else {
+          dst[q] = lo;
+          dst[q + 1] = hi;
+        }
+      } else {
+        lo = word(q);
+        dst[q] = lo;
+        hi = 0;
+        if (!ends_payload) {
+          if (after == nullptr) continue;
+          hi = *after;
+        }
+      }
+      sum += hash::term(k0 + j, lo | (std::uint64_t{hi} << 32));
+    }
+    w.sync();  // every lane is done with the oldest stage: it takes the next one
+    issue(st + stages - 1);
+  }
+  return sum;
+}
+
 /// Writes a segment's block starts (its blocks' offsets in `layout` after its first data word
 /// r.base) and returns this lane's sum of the checksum terms they own.
 template <class Warp>
@@ -1401,6 +1483,9 @@ struct pack_job {
 };
 /// Bytes of a warp's pack jobs in shared memory: one per lane.
 inline constexpr std::size_t pack_jobs_bytes = warp_lanes * sizeof(pack_job);
+static_assert(pack_jobs_bytes % 16 == 0, "copy_staged's ring follows the jobs on 16 bytes");
+/// Pass 2's shared memory a warp: its jobs, then copy_staged's ring.
+inline constexpr std::size_t pack_warp_bytes = pack_jobs_bytes + staged_copy_bytes;
 
 /// Block start q of the segments from `first` on (all of one frame), in a table of jobs.
 ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q) {
@@ -1420,7 +1505,7 @@ ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q
 /// the others.
 template <class Warp, typename U>
 ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, pack_job* jobs,
-                           sum_carrier& carrier) {
+                           word4* ring, sum_carrier& carrier) {
   segment_cursor<U> cursor;  // this lane's walk over its segments: base + lane
   for (std::uint64_t base = begin; base < end; base += warp_lanes) {
     std::uint64_t const s = base + w.lane;
@@ -1466,8 +1551,10 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
       pack_job const& first = jobs[l0];
       pack_job const& last = jobs[l1];
       std::uint64_t const A = first.r.data_begin;
-      std::uint64_t sum = copy_range<16>(w, first.src, static_cast<std::uint32_t>(last.r.data_end - A),
-                                        first.payload + A, A, first.r.total, last.next);
+      auto const n = static_cast<std::uint32_t>(last.r.data_end - A);
+      std::uint64_t sum = first.kind == scheme::raw
+                              ? copy_range<16>(w, first.src, n, first.payload + A, A, first.r.total, last.next)
+                              : copy_staged(w, first.src, n, first.payload + A, A, first.r.total, last.next, ring);
       if (first.kind != scheme::raw) {
         std::uint64_t const S = first.r.starts_begin, E = last.r.starts_end;
         sum += emit_range(w, first.payload, S, E, first.r.total,

@@ -120,9 +120,10 @@ struct emulated {
       std::vector<gp::sum_carrier> carriers(32);
       auto const flush = [&](warp& w) { carriers[w.lane].flush(w, args.sums); };
       // The copy in ranges of 40 segments: more than one table of 32 jobs, frames changing inside one.
-      emu::run((n + 39) / 40, gp::pack_jobs_bytes, [&](warp& w, std::uint64_t r, std::byte* smem) {
+      emu::run((n + 39) / 40, gp::pack_warp_bytes, [&](warp& w, std::uint64_t r, std::byte* smem) {
         gp::pack_range<warp, U>(w, args, 40 * r, std::min<std::uint64_t>(40 * r + 40, n),
-                                reinterpret_cast<gp::pack_job*>(smem), carriers[w.lane]);
+                                reinterpret_cast<gp::pack_job*>(smem),
+                                reinterpret_cast<gp::word4*>(smem + gp::pack_jobs_bytes), carriers[w.lane]);
       }, flush);
       emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
         gp::repack_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem),
