@@ -127,9 +127,10 @@ __global__ void __launch_bounds__(256, analyze_min_blocks<U>) analyze_kernel(pro
   prog::analyze_range(w, a, begin, begin + a.block_segments < segments ? begin + a.block_segments : segments, sm);
 }
 
-// Pass 2's copy waits on its loads: at 80 registers (3 blocks of 256 threads a SM) its ranges
-// load 16 words a lane at a time without spilling, which measured 1 to 3% faster on the H200
-// than 8 words at 64 registers (4 blocks; more warps, but spills).
+// Pass 2's copy waits on its loads: it keeps them in flight in a shared-memory ring
+// (copy_staged), and raw frames' copies 16 words a lane in registers, which at 80 registers (3
+// blocks of 256 threads a SM) measured 1 to 3% faster on the H200 than 8 words at 64 registers
+// (4 blocks; more warps, but spills).
 template <typename U>
 __global__ void __launch_bounds__(256, 3) pack_kernel(prog::encode_args a, std::uint64_t segments) {
   extern __shared__ __align__(16) unsigned char pack_shared[];

@@ -1332,11 +1332,13 @@ ZS_UNROLL
   return sum;
 }
 
-/// Pass 2's copy of a range of pass 1's pool: as copy_range, but the words travel through
-/// shared memory in stages of StageChunks 16-byte chunks, with asynchronous copies, Stages
-/// buffers a warp, so that Stages - 1 stages are on their way while one is hashed and stored,
-/// and no registers hold words in flight. The pool starts and ends on 16 bytes, so the chunks
-/// around the range can be read whole.
+/// Pass 2's copy of a range of pass 1's pool: as copy_range, but the words travel through a
+/// ring in shared memory of `stages` stages of `stage_chunks` 16-byte chunks a warp, by
+/// asynchronous copies, so that stages - 1 stages are on their way while one is hashed and
+/// stored, and no registers hold words in flight. Its speed holds where fewer warps fit a SM,
+/// or where memory is further away in bytes (the H200): 4 stages of 1 KB measured best against
+/// 8 of 512 B, 4 of 2 KB and 8 of 1 KB (bench/RESULTS.md, eighth round). The pool starts and
+/// ends on 16 bytes, so the chunks around the range can be read whole.
 inline constexpr std::uint32_t stage_chunks = 64;
 inline constexpr std::uint32_t stages = 4;
 inline constexpr std::size_t staged_copy_bytes = std::size_t{stages} * stage_chunks * 16;
@@ -1495,12 +1497,12 @@ ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q
 }
 
 /// Pass 2 over the segments [begin, end) of this width class that need no new encoding: those
-/// of raw frames copy their values, those pass 1 kept in their frame's scheme their slot. The
-/// others are left to repack_range, which needs more shared memory than the job table `jobs`
-/// (pack_jobs_bytes; this pass runs with little, for more warps). Consecutive segments whose
-/// sources follow each other (a warp's encodings in pass 1's pool, a raw frame's values) are
-/// copied as one range: few, long copies, which keep more loads in flight than one copy per
-/// segment. A range's checksum terms include the one straddling its end where the next
+/// of raw frames copy their values, those pass 1 kept in their frame's scheme their slot (through
+/// `ring`, copy_staged). The others are left to repack_range, which needs more shared memory than
+/// the job table `jobs` and the ring (pack_warp_bytes; this pass runs with less, for more
+/// warps). Consecutive segments whose sources follow each other (a warp's encodings in pass 1's
+/// pool, a raw frame's values) are copied as one range: few, long copies, which keep more loads
+/// in flight than one copy per segment. A range's checksum terms include the one straddling its end where the next
 /// segment is copied too (its first word is known: the start of its source); seam_sum adds
 /// the others.
 template <class Warp, typename U>
