@@ -1336,9 +1336,10 @@ ZS_UNROLL
 /// ring in shared memory of `stages` stages of `stage_chunks` 16-byte chunks a warp, by
 /// asynchronous copies, so that stages - 1 stages are on their way while one is hashed and
 /// stored, and no registers hold words in flight. Its speed holds where fewer warps fit a SM,
-/// or where memory is further away in bytes (the H200): 4 stages of 1 KB measured best against
-/// 8 of 512 B, 4 of 2 KB and 8 of 1 KB (bench/RESULTS.md, eighth round). The pool starts and
-/// ends on 16 bytes, so the chunks around the range can be read whole.
+/// or where memory is further away in bytes (the H200). Against 8 stages of 512 B, 4 of 2 KB
+/// and 8 of 1 KB, 4 of 1 KB measured as fast as any with every warp, and within 2% of the
+/// fastest with fewer (bench/RESULTS.md, eighth round). The pool starts and ends on 16 bytes,
+/// so the chunks around the range can be read whole.
 inline constexpr std::uint32_t stage_chunks = 64;
 inline constexpr std::uint32_t stages = 4;
 inline constexpr std::size_t staged_copy_bytes = std::size_t{stages} * stage_chunks * 16;
