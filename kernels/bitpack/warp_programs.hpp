@@ -1499,13 +1499,13 @@ ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q
 
 /// Pass 2 over the segments [begin, end) of this width class that need no new encoding: those
 /// of raw frames copy their values, those pass 1 kept in their frame's scheme their slot (through
-/// `ring`, copy_staged). The others are left to repack_range, which needs more shared memory than
-/// the job table `jobs` and the ring (pack_warp_bytes; this pass runs with less, for more
+/// `ring`, copy_staged). The others are left to repack_range, which needs more shared memory
+/// than the job table `jobs` and the ring (pack_warp_bytes; this pass runs with less, for more
 /// warps). Consecutive segments whose sources follow each other (a warp's encodings in pass 1's
 /// pool, a raw frame's values) are copied as one range: few, long copies, which keep more loads
-/// in flight than one copy per segment. A range's checksum terms include the one straddling its end where the next
-/// segment is copied too (its first word is known: the start of its source); seam_sum adds
-/// the others.
+/// in flight than one copy per segment. A range's checksum terms include the one straddling its
+/// end where the next segment is copied too (its first word is known: the start of its
+/// source); seam_sum adds the others.
 template <class Warp, typename U>
 ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, pack_job* jobs,
                            word4* ring, sum_carrier& carrier) {
