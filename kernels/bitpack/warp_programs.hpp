@@ -1264,6 +1264,40 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
   return r;
 }
 
+/// How a copy stores its terms and hashes the one that straddles its end (copy_range,
+/// copy_staged). A term straddles the end of range n words long when its second word is word n:
+/// past the payload's end it is zero padding; else it is *after, or, where after is nullptr, a
+/// seam left to seam_sum.
+struct term_store {
+  std::uint32_t* dst;
+  std::uint32_t n;
+  bool wide;          // dst + q sits on 8 bytes for every term q: one 8-byte store a term
+  bool ends_payload;  // A + n >= T
+  const std::uint32_t* after;
+};
+
+/// Stores the term whose first word is word q of the range, lo and hi its words (hi unread where
+/// q + 1 == n), and returns its checksum term k, or 0 for a seam.
+ZS_HD inline std::uint64_t store_term(const term_store& ts, std::uint32_t q, std::uint64_t k, std::uint32_t lo,
+                                      std::uint32_t hi) {
+  if (q + 1 < ts.n) {
+    if (ts.wide) {
+      *reinterpret_cast<word2*>(ts.dst + q) = word2{lo, hi};
+    } else {
+      ts.dst[q] = lo;
+      ts.dst[q + 1] = hi;
+    }
+  } else {
+    ts.dst[q] = lo;
+    hi = 0;
+    if (!ts.ends_payload) {
+      if (ts.after == nullptr) return 0;
+      hi = *ts.after;
+    }
+  }
+  return hash::term(k, lo | (std::uint64_t{hi} << 32));
+}
+
 /// Copies the n words at `src` (global memory), words [A, A + n) of a payload of T words, to
 /// dst[0..n), and returns this lane's sum of the checksum terms that range owns. The term that
 /// straddles its end is included when `after` points at the payload word after the range
@@ -1281,9 +1315,8 @@ ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint
   // Where A is odd, word A is the high half of a term the range before owns: copied only.
   auto const lead = static_cast<std::uint32_t>(A & 1);
   if (lead != 0 && w.lane == 0 && n != 0) dst[0] = src[0];
-  std::uint64_t const k0 = (A + lead) / 2;   // the range's first term
-  bool const ends_payload = A + n >= T;     // a term straddling the end takes zero padding
-  bool const wide_stores = aligned8(dst + lead);
+  std::uint64_t const k0 = (A + lead) / 2;  // the range's first term
+  term_store const ts{dst, n, aligned8(dst + lead), A + n >= T, after};
   std::uint64_t sum = 0;
   // The kind of loads is fixed per range, as a template argument: tested per load, it took the
   // registers that made pass 2 (80 a thread) spill.
@@ -1306,21 +1339,7 @@ ZS_UNROLL
       for (unsigned t = 0; t < pairs; ++t) {
         std::uint32_t const q = lead + 2 * (j0 + warp_lanes * t);
         if (q >= n) break;
-        if (q + 1 < n) {
-          if (wide_stores) {
-            *reinterpret_cast<word2*>(dst + q) = word2{lo[t], hi[t]};
-          } else {
-            dst[q] = lo[t];
-            dst[q + 1] = hi[t];
-          }
-        } else {
-          dst[q] = lo[t];
-          if (!ends_payload) {
-            if (after == nullptr) continue;  // straddles into a range not known here: a seam
-            hi[t] = *after;
-          }
-        }
-        sum += hash::term(k0 + j0 + warp_lanes * t, lo[t] | (std::uint64_t{hi[t]} << 32));
+        sum += store_term(ts, q, k0 + j0 + warp_lanes * t, lo[t], hi[t]);
       }
     }
   };
@@ -1351,8 +1370,7 @@ ZS_WARP_FN std::uint64_t copy_staged(Warp& w, const std::uint32_t* src, std::uin
   auto const lead = static_cast<std::uint32_t>(A & 1);
   if (lead != 0 && w.lane == 0 && n != 0) dst[0] = src[0];
   std::uint64_t const k0 = (A + lead) / 2;
-  bool const ends_payload = A + n >= T;
-  bool const wide_stores = aligned8(dst + lead);
+  term_store const ts{dst, n, aligned8(dst + lead), A + n >= T, after};
   auto const o = static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(src) / 4) % 4);
   auto const* chunks = reinterpret_cast<const word4*>(src - o);
   std::uint32_t const total_chunks = (o + n + 3) / 4;
@@ -1384,32 +1402,14 @@ ZS_UNROLL
     for (;; j += warp_lanes) {
       std::uint32_t const q = lead + 2 * j;
       if (q >= n || (!last_stage && q + 1 >= arrived)) break;
-      std::uint32_t lo, hi;
-      if (q + 1 < n) {
-        if (wide_reads) {
-          word2 const p = *reinterpret_cast<const word2*>(words + ((o + q) & (ring_words - 1)));
-          lo = p.x;
-          hi = p.y;
-        } else {
-          lo = word(q);
-          hi = word(q + 1);
-        }
-        if (wide_stores) {
-          *reinterpret_cast<word2*>(dst + q) = word2{lo, hi};
-        } else {
-          dst[q] = lo;
-          dst[q + 1] = hi;
-        }
+      // Reading word q + 1 where q + 1 == n stays inside the ring; store_term ignores it.
+      word2 p;
+      if (wide_reads) {
+        p = *reinterpret_cast<const word2*>(words + ((o + q) & (ring_words - 1)));
       } else {
-        lo = word(q);
-        dst[q] = lo;
-        hi = 0;
-        if (!ends_payload) {
-          if (after == nullptr) continue;
-          hi = *after;
-        }
+        p = word2{word(q), word(q + 1)};
       }
-      sum += hash::term(k0 + j, lo | (std::uint64_t{hi} << 32));
+      sum += store_term(ts, q, k0 + j, p.x, p.y);
     }
     w.sync();  // every lane is done with the oldest stage: it takes the next one
     issue(st + stages - 1);
