@@ -12,15 +12,27 @@
 
 namespace zs::cli {
 
-// Keeps the first launch of each kernel that a call makes (the per-frame helpers aside),
-// so the output says which geometry each kernel ran with.
+// Where one tuned kernel covers several launches of a call (the sample pass and pass 1 share
+// bitpack_analyze's launch choice), the one that does the most work: the geometry that matters.
+// On a tie, the first.
+inline const zs::launch_record& largest_launch(const std::vector<zs::launch_record>& records) {
+  ZS_EXPECTS(!records.empty(), "a kernel's launches");
+  return *std::max_element(records.begin(), records.end(),
+                           [](auto const& a, auto const& b) { return a.work_units < b.work_units; });
+}
+
+// Keeps, of each kernel and type, the launch of a call that does the most work (the per-frame
+// helpers aside), so the output says which geometry each kernel ran with.
 class geometry_recorder final : public zs::launch_observer {
  public:
   void before_launch(const zs::launch_record&, cudaStream_t) override {}
   void after_launch(const zs::launch_record& r, cudaStream_t) override {
     if (r.choice.kernel == zs::kernel_id::frame_ops) return;
-    for (auto const& seen : records_) {
-      if (seen.choice.kernel == r.choice.kernel && seen.choice.type == r.choice.type) return;
+    for (auto& seen : records_) {
+      if (seen.choice.kernel == r.choice.kernel && seen.choice.type == r.choice.type) {
+        if (r.work_units > seen.work_units) seen = r;
+        return;
+      }
     }
     records_.push_back(r);
   }

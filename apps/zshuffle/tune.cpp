@@ -25,6 +25,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "geometry.hpp"
 #include "zs/codec.hpp"
 #include "zs/device.hpp"
 #include "zs/error.hpp"
@@ -338,9 +339,9 @@ struct measurement {
 
 std::string short_geometry(kernel_id kernel, const launch_params& p, const std::vector<zs::launch_record>& records) {
   std::string s = std::to_string(p.threads) + "t";
-  if (!records.empty()) s += " x " + std::to_string(records.front().geometry.grid);
+  if (!records.empty()) s += " x " + std::to_string(zs::cli::largest_launch(records).geometry.grid);
   s += p.waves == 0 ? std::string(" (no cap") : " (w" + std::to_string(p.waves);
-  if (!records.empty()) s += ", " + std::to_string(records.front().geometry.blocks_per_sm) + "/SM";
+  if (!records.empty()) s += ", " + std::to_string(zs::cli::largest_launch(records).geometry.blocks_per_sm) + "/SM";
   s += ")";
   if (!zs::spec_of(kernel).items.empty()) s += " i" + std::to_string(p.items);
   return s;
