@@ -1277,7 +1277,7 @@ struct term_store {
 };
 
 /// Stores the term whose first word is word q of the range, lo and hi its words (hi unread where
-/// q + 1 == n), and returns its checksum term k, or 0 for a seam.
+/// q + 1 == n), and returns hash::term of it as term number k, or 0 for a seam.
 ZS_HD inline std::uint64_t store_term(const term_store& ts, std::uint32_t q, std::uint64_t k, std::uint32_t lo,
                                       std::uint32_t hi) {
   if (q + 1 < ts.n) {
