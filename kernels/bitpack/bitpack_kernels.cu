@@ -42,6 +42,8 @@ struct cuda_warp {
   __device__ void copy4(std::uint32_t* dst, const std::uint32_t* src) const { __pipeline_memcpy_async(dst, src, 4); }
   __device__ void copy16(prog::word4* dst, const prog::word4* src) const { __pipeline_memcpy_async(dst, src, 16); }
   __device__ void commit() const { __pipeline_commit(); }
+  // __pipeline_wait_prior takes a constant. The programs leave at most two groups pending
+  // (copy_staged: stages - 2); were one to ask for more, waiting for more would stay correct.
   __device__ void wait_copies(unsigned pending) const {
     if (pending == 0) {
       __pipeline_wait_prior(0);
