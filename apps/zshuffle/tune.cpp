@@ -338,10 +338,11 @@ struct measurement {
 };
 
 std::string short_geometry(kernel_id kernel, const launch_params& p, const std::vector<zs::launch_record>& records) {
+  const zs::launch_record* launched = records.empty() ? nullptr : &zs::cli::largest_launch(records);
   std::string s = std::to_string(p.threads) + "t";
-  if (!records.empty()) s += " x " + std::to_string(zs::cli::largest_launch(records).geometry.grid);
+  if (launched != nullptr) s += " x " + std::to_string(launched->geometry.grid);
   s += p.waves == 0 ? std::string(" (no cap") : " (w" + std::to_string(p.waves);
-  if (!records.empty()) s += ", " + std::to_string(zs::cli::largest_launch(records).geometry.blocks_per_sm) + "/SM";
+  if (launched != nullptr) s += ", " + std::to_string(launched->geometry.blocks_per_sm) + "/SM";
   s += ")";
   if (!zs::spec_of(kernel).items.empty()) s += " i" + std::to_string(p.items);
   return s;
