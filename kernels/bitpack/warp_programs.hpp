@@ -1276,6 +1276,22 @@ struct term_store {
   const std::uint32_t* after;
 };
 
+/// The start of a copy of words [A, A + n) of a payload of T words to dst (copy_range,
+/// copy_staged): where A is odd, word A is the high half of a term the range before owns, and is
+/// copied only; `lead` says so, k0 is the range's first term, `store` how its terms are stored.
+struct copy_start {
+  std::uint32_t lead;
+  std::uint64_t k0;
+  term_store store;
+};
+template <class Warp>
+ZS_WARP_FN copy_start start_copy(Warp& w, const std::uint32_t* src, std::uint32_t n, std::uint32_t* dst,
+                                 std::uint64_t A, std::uint64_t T, const std::uint32_t* after) {
+  auto const lead = static_cast<std::uint32_t>(A & 1);
+  if (lead != 0 && w.lane == 0 && n != 0) dst[0] = src[0];
+  return {lead, (A + lead) / 2, {dst, n, aligned8(dst + lead), A + n >= T, after}};
+}
+
 /// Stores the term whose first word is word q of the range, lo and hi its words (hi unread where
 /// q + 1 == n), and returns hash::term of it as term number k, or 0 for a seam.
 ZS_HD inline std::uint64_t store_term(const term_store& ts, std::uint32_t q, std::uint64_t k, std::uint32_t lo,
@@ -1312,11 +1328,7 @@ ZS_WARP_FN std::uint64_t copy_range(Warp& w, const std::uint32_t* src, std::uint
                                     std::uint64_t A, std::uint64_t T, const std::uint32_t* after) {
   static_assert(Regs % 2 == 0);
   constexpr unsigned pairs = Regs / 2;
-  // Where A is odd, word A is the high half of a term the range before owns: copied only.
-  auto const lead = static_cast<std::uint32_t>(A & 1);
-  if (lead != 0 && w.lane == 0 && n != 0) dst[0] = src[0];
-  std::uint64_t const k0 = (A + lead) / 2;  // the range's first term
-  term_store const ts{dst, n, aligned8(dst + lead), A + n >= T, after};
+  auto const [lead, k0, ts] = start_copy(w, src, n, dst, A, T, after);
   std::uint64_t sum = 0;
   // The kind of loads is fixed per range, as a template argument: tested per load, it took the
   // registers that made pass 2 (80 a thread) spill.
@@ -1368,10 +1380,7 @@ ZS_WARP_FN std::uint64_t copy_staged(Warp& w, const std::uint32_t* src, std::uin
                                      std::uint64_t A, std::uint64_t T, const std::uint32_t* after, word4* ring) {
   constexpr std::uint32_t stage_words = 4 * stage_chunks;
   constexpr std::uint32_t ring_words = stages * stage_words;
-  auto const lead = static_cast<std::uint32_t>(A & 1);
-  if (lead != 0 && w.lane == 0 && n != 0) dst[0] = src[0];
-  std::uint64_t const k0 = (A + lead) / 2;
-  term_store const ts{dst, n, aligned8(dst + lead), A + n >= T, after};
+  auto const [lead, k0, ts] = start_copy(w, src, n, dst, A, T, after);
   auto const o = static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(src) / 4) % 4);
   auto const* chunks = reinterpret_cast<const word4*>(src - o);
   std::uint32_t const total_chunks = (o + n + 3) / 4;
