@@ -8,19 +8,6 @@
 namespace zs::kernels {
 namespace {
 
-__global__ void begin_headers_kernel(const encode_source* sources, std::byte* frames,
-                                     const std::uint64_t* offsets, std::size_t num_frames,
-                                     codec_id codec) {
-  for (std::uint64_t f = first_item(); f < num_frames; f += item_stride()) {
-    frame_header h;
-    h.codec = codec;
-    h.type = sources[f].type;
-    h.value_count = sources[f].count;
-    h.raw_bytes = sources[f].raw_bytes();
-    store_header(h, frames + offsets[f]);
-  }
-}
-
 // Adds the checksum terms of each chunk of each payload into sums[frame], a chunk per block at
 // a time. Frames whose status is not ok (when a status array is given) are skipped. The payload
 // starts 16-byte aligned (frames are), so whole words load directly; the last, partial word goes
@@ -64,15 +51,15 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-__global__ void finish_headers_kernel(std::byte* frames, const std::uint64_t* offsets,
-                                      std::size_t num_frames, const std::uint64_t* sums,
-                                      std::uint64_t* frame_bytes) {
+__global__ void finish_headers_kernel(const encode_source* sources, std::byte* frames,
+                                      const std::uint64_t* offsets, std::size_t num_frames,
+                                      const std::uint64_t* sums, std::uint64_t* frame_bytes) {
   for (std::uint64_t f = first_item(); f < num_frames; f += item_stride()) {
+    encode_source const& s = sources[f];
     std::byte* frame = frames + offsets[f];
-    frame_header h = load_header(frame);
-    h.payload_checksum = hash::finish(sums[f], h.payload_bytes);
-    store_header(h, frame);
-    frame_bytes[f] = frame_header_bytes + h.payload_bytes;
+    std::uint64_t const payload_bytes = load_header(frame).payload_bytes;
+    complete_header(frame, s.type, s.count, s.raw_bytes(), hash::finish(sums[f], payload_bytes));
+    frame_bytes[f] = frame_header_bytes + payload_bytes;
   }
 }
 
@@ -141,12 +128,6 @@ void launch_checksum(const launch_choice& choice, const std::byte* frames, const
 
 }  // namespace
 
-void begin_headers(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
-                   std::size_t num_frames, codec_id codec, cudaStream_t stream) {
-  if (num_frames == 0) return;
-  launch_per_frame(begin_headers_kernel, num_frames, stream, sources, frames, offsets, num_frames, codec);
-}
-
 void add_checksums(const std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
                    const launch_choice& checksum, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
                    const frame_status* status, std::uint64_t* sums, cudaStream_t stream) {
@@ -154,10 +135,12 @@ void add_checksums(const std::byte* frames, const std::uint64_t* offsets, std::s
   launch_checksum(checksum, frames, offsets, num_frames, chunk_begin, num_chunks, status, sums, stream);
 }
 
-void finish_headers(std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
-                    const std::uint64_t* sums, std::uint64_t* frame_bytes, cudaStream_t stream) {
+void finish_headers(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
+                    std::size_t num_frames, const std::uint64_t* sums, std::uint64_t* frame_bytes,
+                    cudaStream_t stream) {
   if (num_frames == 0) return;
-  launch_per_frame(finish_headers_kernel, num_frames, stream, frames, offsets, num_frames, sums, frame_bytes);
+  launch_per_frame(finish_headers_kernel, num_frames, stream, sources, frames, offsets, num_frames, sums,
+                   frame_bytes);
 }
 
 void validate_headers(const std::byte* frames, const std::uint64_t* offsets, const decode_target* targets,

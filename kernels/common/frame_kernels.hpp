@@ -12,11 +12,6 @@
 
 namespace zs::kernels {
 
-/// Writes the codec-independent header fields of every frame (magic, version, codec, type,
-/// count, raw bytes); payload bytes and codec parameters start at zero.
-void begin_headers(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
-                   std::size_t num_frames, codec_id codec, cudaStream_t stream);
-
 /// Adds the checksum terms of each payload into sums[f] (zeroed by the caller), skipping frames
 /// whose status is not ok when `status` is given. checksum: the kernel's launch
 /// (kernel_id::checksum); chunk_begin: frames cut into chunks of checksum.params.items 64-bit
@@ -25,10 +20,12 @@ void add_checksums(const std::byte* frames, const std::uint64_t* offsets, std::s
                    const launch_choice& checksum, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
                    const frame_status* status, std::uint64_t* sums, cudaStream_t stream);
 
-/// Completes each header from its payload's checksum terms in sums[f]; writes
+/// Completes each header (complete_header) after its payload encoder wrote the fields it owns:
+/// type and counts from sources[f], the checksum from its payload's terms in sums[f]; writes
 /// frame_bytes[f] = header + payload.
-void finish_headers(std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
-                    const std::uint64_t* sums, std::uint64_t* frame_bytes, cudaStream_t stream);
+void finish_headers(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
+                    std::size_t num_frames, const std::uint64_t* sums, std::uint64_t* frame_bytes,
+                    cudaStream_t stream);
 
 /// Validates every header (validate_header); writes one status per frame.
 void validate_headers(const std::byte* frames, const std::uint64_t* offsets, const decode_target* targets,

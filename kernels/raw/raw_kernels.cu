@@ -60,7 +60,7 @@ __global__ void encode_prepare_kernel(codec::device_encode_batch batch, copy_lis
       lists.dst[f] = payload;
     }
     lists.size[f] = raw;
-    detail::store_le(frame + 24, raw_payload_bytes(s.type, s.count, raw), 8);
+    store_encoder_fields(frame, codec_id::raw, raw_payload_bytes(s.type, s.count, raw));
   }
 }
 

@@ -47,15 +47,6 @@ frame_expectation expectation(const codec& c, const decode_target& t) noexcept {
   return {c.decodes(), t.type, t.count, t.raw_bytes()};
 }
 
-frame_header first_header(const codec& c, const encode_source& s) noexcept {
-  frame_header h;
-  h.codec = c.id();
-  h.type = s.type;
-  h.value_count = s.count;
-  h.raw_bytes = s.raw_bytes();
-  return h;
-}
-
 }  // namespace
 
 namespace detail {
@@ -106,16 +97,15 @@ void codec::encode_host(const encode_batch& batch) const {
     auto const& source = batch.sources[i];
     std::byte* frame = batch.frames + batch.frame_offsets[i];
     std::uint64_t const capacity = batch.frame_offsets[i + 1] - batch.frame_offsets[i];
-    store_header(first_header(*this, source), frame);
     encode_payload_host(source, frame, capacity);
-    // The payload encoder filled payload bytes, parameters and possibly the codec id.
-    frame_header h = load_header(frame);
-    if (h.payload_bytes > capacity - frame_header_bytes) {
+    // The payload encoder wrote the codec id, payload bytes and parameters; the rest follows.
+    std::uint64_t const payload_bytes = load_header(frame).payload_bytes;
+    if (payload_bytes > capacity - frame_header_bytes) {
       ZS_FAIL(error_code::internal, "codec '" + std::string(name()) + "' overran its frame");
     }
-    h.payload_checksum = hash::checksum(frame + frame_header_bytes, h.payload_bytes);
-    store_header(h, frame);
-    batch.frame_bytes[i] = frame_header_bytes + h.payload_bytes;
+    complete_header(frame, source.type, source.count, source.raw_bytes(),
+                    hash::checksum(frame + frame_header_bytes, payload_bytes));
+    batch.frame_bytes[i] = frame_header_bytes + payload_bytes;
   }
 }
 

@@ -105,13 +105,14 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<encode_source>(layout, n, encode_payloads_temp_bytes(batch.sources));
 
+  // Nothing goes to the GPU before the payload hook: it sends the descriptors, offsets and
+  // zeroed sums with its own data in one copy, and the header is written after the payload, so
+  // the first payload kernel is the batch's first work on the GPU.
   detail::upload_image uploads = stage(s, batch.sources, batch.frame_offsets);
-  uploads.send(stream);
-  kernels::begin_headers(s.descriptors, batch.frames, s.offsets, n, id(), stream);
   encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n, s.sums}, batch.sources,
                         s.payload, s.payload_bytes, uploads, stream);
   if (!sums_payloads()) add_checksums(batch.frames, batch.frame_offsets, s, nullptr, uploads, stream);
-  kernels::finish_headers(batch.frames, s.offsets, n, s.sums, batch.frame_bytes, stream);
+  kernels::finish_headers(s.descriptors, batch.frames, s.offsets, n, s.sums, batch.frame_bytes, stream);
 }
 
 std::size_t codec::decode_temp_bytes(std::span<const decode_target> targets) const {

@@ -59,10 +59,12 @@ struct frames {
   std::vector<std::uint64_t> sizes;
 };
 
+// Both encoders write into buffers of stale bytes (0xEE): a header field or payload word that an
+// encoder fails to write shows as a difference or a refused frame.
 frames cpu_encode(const batch& b) {
   frames f;
   f.offsets = zs::layout_frames(bitpack(), b.host_sources);
-  f.bytes.assign(f.offsets.back(), std::byte{0});
+  f.bytes.assign(f.offsets.back(), std::byte{0xEE});
   f.sizes.assign(b.host_sources.size(), 0);
   bitpack().encode_host({b.host_sources, f.bytes.data(), f.offsets, f.sizes.data()});
   return f;
@@ -73,7 +75,7 @@ frames gpu_encode(const batch& b, cudaStream_t stream) {
   f.offsets = zs::layout_frames(bitpack(), b.device_sources);
   std::size_t const n = b.device_sources.size();
   zs::device_buffer out(f.offsets.back(), stream);
-  ZS_CUDA_TRY(cudaMemsetAsync(out.data(), 0, f.offsets.back(), stream));
+  ZS_CUDA_TRY(cudaMemsetAsync(out.data(), 0xEE, f.offsets.back(), stream));
   zs::device_buffer sizes(n * sizeof(std::uint64_t), stream);
   zs::device_buffer temp(bitpack().encode_temp_bytes(b.device_sources), stream);
   bitpack().encode_async({b.device_sources, out.as<std::byte>(), f.offsets, sizes.as<std::uint64_t>()}, temp.data(),

@@ -37,8 +37,9 @@ void check_against_cpu(const zs::column& c, std::size_t parts) {
   auto const offsets = zs::layout_frames(raw(), host_sources);
   std::uint64_t const total = offsets.back();
 
-  // CPU reference frames.
-  std::vector<std::byte> cpu_frames(total, std::byte{0});
+  // CPU reference frames. Both encoders write into stale bytes (0xEE): a header field an encoder
+  // fails to write shows as a difference or a refused frame.
+  std::vector<std::byte> cpu_frames(total, std::byte{0xEE});
   std::vector<std::uint64_t> cpu_bytes(parts);
   raw().encode_host({host_sources, cpu_frames.data(), offsets, cpu_bytes.data()});
 
@@ -46,6 +47,7 @@ void check_against_cpu(const zs::column& c, std::size_t parts) {
   zs::device_buffer frames(total, stream);
   zs::device_buffer frame_bytes(parts * sizeof(std::uint64_t), stream);
   zs::device_buffer temp(raw().encode_temp_bytes(device_sources), stream);
+  ZS_CUDA_TRY(cudaMemsetAsync(frames.data(), 0xEE, total, stream));
   raw().encode_async({device_sources, frames.as<std::byte>(), offsets, frame_bytes.as<std::uint64_t>()},
                      temp.data(), temp.size(), stream);
   auto const gpu_frames = to_host<std::byte>(frames, total, stream);

@@ -146,13 +146,15 @@ class codec {
 
  protected:
   // Payload encoders write the payload at frame + frame_header_bytes and fill, in the header,
-  // the payload bytes field (offset 24) and the codec parameters (offset 40); one that picks a
-  // scheme per frame also writes the codec id (offset 6). The base class writes the rest of the
-  // header (magic, version, type, counts, checksums) before and after.
+  // the codec id (offset 6: the codec's own, or the scheme it picked for the frame), the payload
+  // bytes field (offset 24) and the codec parameters (offset 40, zero where it has none:
+  // store_encoder_fields). The base class writes the rest of the header (magic, version, type,
+  // counts, checksums) after them (complete_header).
   virtual std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const;
-  // `uploads` carries host data into device scratch (`temp` included); the base class has sent
-  // its own through it. A payload hook puts its host data there too and sends it before its first
-  // kernel, so that data of the same batch goes up in as few copies as possible.
+  // `uploads` carries host data into device scratch (`temp` included). It holds the base
+  // class's descriptors, frame offsets and zeroed sums, not yet sent: a payload hook puts its
+  // own host data there too and sends it before its first kernel, so that a batch's data goes
+  // up in one copy.
   virtual void encode_payloads_async(const device_encode_batch& batch,
                                      std::span<const encode_source> host_sources, void* temp,
                                      std::size_t temp_bytes, detail::upload_image& uploads,

@@ -121,6 +121,29 @@ ZS_HD inline void store_header(const frame_header& h, std::byte* p) noexcept {
   detail::store_le(p + 56, hash::checksum(p, 56), 8);
 }
 
+/// Writes the header fields a payload encoder owns, for a codec without parameters: its id,
+/// the payload bytes, and zero codec parameters.
+ZS_HD inline void store_encoder_fields(std::byte* p, codec_id codec, std::uint64_t payload_bytes) noexcept {
+  p[6] = static_cast<std::byte>(codec);
+  detail::store_le(p + 24, payload_bytes, 8);
+  for (std::size_t k = 0; k < codec_params_bytes; ++k) p[40 + k] = std::byte{0};
+}
+
+/// Completes the header at p after its payload encoder wrote the fields it owns (codec id,
+/// payload bytes, codec parameters): the magic, version, type, counts and payload checksum go
+/// in beside them, then the header checksum.
+ZS_HD inline void complete_header(std::byte* p, value_type type, std::uint64_t value_count, std::uint64_t raw_bytes,
+                                  std::uint64_t payload_checksum) noexcept {
+  frame_header h = load_header(p);
+  h.magic = frame_magic;
+  h.version = frame_version;
+  h.type = type;
+  h.value_count = value_count;
+  h.raw_bytes = raw_bytes;
+  h.payload_checksum = payload_checksum;
+  store_header(h, p);
+}
+
 /// A set of codec ids, one bit each.
 ZS_HD constexpr std::uint32_t codec_bit(codec_id codec) noexcept {
   return 1U << static_cast<std::uint8_t>(codec);

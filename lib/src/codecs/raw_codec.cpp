@@ -26,7 +26,7 @@ void raw_codec::encode_payload_host(const encode_source& source, std::byte* fram
   } else if (raw != 0) {
     std::memcpy(payload, source.values, raw);
   }
-  detail::store_le(frame + 24, payload_bytes(source.type, source.count, raw), 8);
+  store_encoder_fields(frame, codec_id::raw, payload_bytes(source.type, source.count, raw));
 }
 
 frame_status raw_codec::decode_payload_host(const frame_header& header, const std::byte* payload,
