@@ -106,8 +106,8 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   auto const s = carve<encode_source>(layout, n, encode_payloads_temp_bytes(batch.sources));
 
   // Nothing goes to the GPU before the payload hook: it sends the descriptors, offsets and
-  // zeroed sums with its own data in one copy, and the header is written after the payload, so
-  // the first payload kernel is the batch's first work on the GPU.
+  // zeroed sums with its own data in one copy, and the base class's header fields are written
+  // after the payload, so the first payload kernel is the batch's first work on the GPU.
   detail::upload_image uploads = stage(s, batch.sources, batch.frame_offsets);
   encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n, s.sums}, batch.sources,
                         s.payload, s.payload_bytes, uploads, stream);
