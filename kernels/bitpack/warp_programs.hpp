@@ -1264,10 +1264,9 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
   return r;
 }
 
-/// How a copy stores its terms and hashes the one that straddles its end (copy_range,
-/// copy_staged). A term straddles the end of range n words long when its second word is word n:
-/// past the payload's end it is zero padding; else it is *after, or, where after is nullptr, a
-/// seam left to seam_sum.
+/// How copy_range stores its terms and hashes the one that straddles its end. A term straddles
+/// the end of range n words long when its second word is word n: past the payload's end it is
+/// zero padding; else it is *after, or, where after is nullptr, a seam left to seam_sum.
 struct term_store {
   std::uint32_t* dst;
   std::uint32_t n;
@@ -1276,9 +1275,9 @@ struct term_store {
   const std::uint32_t* after;
 };
 
-/// The start of a copy of words [A, A + n) of a payload of T words to dst (copy_range,
-/// copy_staged): where A is odd, word A is the high half of a term the range before owns, and is
-/// copied only; `lead` says so, k0 is the range's first term, `store` how its terms are stored.
+/// The start of copy_range's copy of words [A, A + n) of a payload of T words to dst: where A
+/// is odd, word A is the high half of a term the range before owns, and is copied only; `lead`
+/// says so, k0 is the range's first term, `store` how its terms are stored.
 struct copy_start {
   std::uint32_t lead;
   std::uint64_t k0;
@@ -1363,10 +1362,27 @@ ZS_UNROLL
   return sum;
 }
 
+/// hash::term k of the words lo, hi where its first word is the range's word j of n: 0 where
+/// that is outside the range; hi is the word after the range where j + 1 == n (zero padding
+/// at the payload's end, *after, or, where after is nullptr, a seam left to seam_sum: 0).
+ZS_HD inline std::uint64_t end_term(std::int64_t j, std::uint32_t n, std::uint32_t lo, std::uint32_t hi,
+                                    std::uint64_t k, bool ends_payload, const std::uint32_t* after) {
+  if (j < 0 || j >= n) return 0;
+  if (j + 1 == n) {
+    if (!ends_payload && after == nullptr) return 0;
+    hi = ends_payload ? 0 : *after;
+  }
+  return hash::term(k, lo | (std::uint64_t{hi} << 32));
+}
+static_assert(frame_alignment % 8 == 0 && frame_header_bytes % 8 == 0,
+              "payloads start on 8 bytes: copy_staged takes a target chunk's words as two terms");
+
 /// Pass 2's copy of a range of pass 1's pool: as copy_range, but the words travel through a
 /// ring in shared memory of `stages` stages of `stage_chunks` 16-byte chunks a warp, by
 /// asynchronous copies, so that stages - 1 stages are on their way while one is hashed and
-/// stored, and no registers hold words in flight. Its speed holds where fewer warps fit a SM,
+/// stored, and no registers hold words in flight. Each lane stores whole 16-byte chunks of the
+/// target (per word only at the range's two ends), which on the H200 measured 0.5% faster end
+/// to end on geoip4_lo than storing 8-byte terms (bench/RESULTS.md, twelfth round). Its speed holds where fewer warps fit a SM,
 /// or where memory is further away in bytes (the H200). Against 8 stages of 512 B, 4 of 2 KB
 /// and 8 of 1 KB, 4 of 1 KB measured as fast as any with every warp, and within 2% of the
 /// fastest with fewer, on the H100; on the H200 the larger rings were 2 to 3% slower
@@ -1380,7 +1396,6 @@ ZS_WARP_FN std::uint64_t copy_staged(Warp& w, const std::uint32_t* src, std::uin
                                      std::uint64_t A, std::uint64_t T, const std::uint32_t* after, word4* ring) {
   constexpr std::uint32_t stage_words = 4 * stage_chunks;
   constexpr std::uint32_t ring_words = stages * stage_words;
-  auto const [lead, k0, ts] = start_copy(w, src, n, dst, A, T, after);
   auto const o = static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(src) / 4) % 4);
   auto const* chunks = reinterpret_cast<const word4*>(src - o);
   std::uint32_t const total_chunks = (o + n + 3) / 4;
@@ -1397,29 +1412,39 @@ ZS_WARP_FN std::uint64_t copy_staged(Warp& w, const std::uint32_t* src, std::uin
   };
   static_assert((ring_words & (ring_words - 1)) == 0);
   const auto* words = reinterpret_cast<const std::uint32_t*>(ring);
-  auto const word = [&](std::uint32_t q) { return words[(o + q) & (ring_words - 1)]; };
-  // Where a term's two words sit on 8 bytes in the ring (o + lead even), one load takes both.
-  bool const wide_reads = ((o + lead) & 1) == 0;
+  // Range word j from the ring (j may run past the range: the ring holds whole source chunks).
+  auto const word = [&](std::int64_t j) { return words[static_cast<std::uint64_t>(o + j) & (ring_words - 1)]; };
+  // The target in whole 16-byte chunks: chunk c holds the range's words [4 c - d_off, + 4), and
+  // its two terms are its words (0, 1) and (2, 3): payloads start on 16 bytes.
+  auto const d_off = static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(dst) / 4) % 4);
+  auto* D = reinterpret_cast<word4*>(dst - d_off);
+  std::uint32_t const chunks_out = (d_off + n + 3) / 4;
+  bool const ends_payload = A + n >= T;
   std::uint64_t sum = 0;
 ZS_UNROLL
   for (std::uint32_t st = 0; st + 1 < stages; ++st) issue(st);
-  std::uint32_t j = w.lane;  // this lane's next term, relative to the range's first
+  std::uint32_t c = w.lane;  // this lane's next target chunk
   for (std::uint32_t st = 0; st < total_stages; ++st) {
     w.wait_copies(stages - 2);
-    // The terms whose second word (or the range's end) has arrived.
-    std::uint32_t const arrived = min_of(n, (st + 1) * stage_words - o);
+    // The chunks whose words have arrived.
+    std::int64_t const arrived = std::int64_t{(st + 1) * stage_words} - o;
     bool const last_stage = st + 1 == total_stages;
-    for (;; j += warp_lanes) {
-      std::uint32_t const q = lead + 2 * j;
-      if (q >= n || (!last_stage && q + 1 >= arrived)) break;
-      // Reading word q + 1 where q + 1 == n stays inside the ring; store_term ignores it.
-      word2 p;
-      if (wide_reads) {
-        p = *reinterpret_cast<const word2*>(words + ((o + q) & (ring_words - 1)));
-      } else {
-        p = word2{word(q), word(q + 1)};
+    for (;; c += warp_lanes) {
+      std::int64_t const j0 = std::int64_t{4} * c - d_off;
+      if (c >= chunks_out || (!last_stage && j0 + 4 > arrived)) break;
+      word4 const v{word(j0), word(j0 + 1), word(j0 + 2), word(j0 + 3)};
+      std::uint64_t const k = (A + static_cast<std::uint64_t>(j0)) / 2;
+      if (j0 >= 0 && j0 + 4 <= n) {
+        D[c] = v;
+        sum += hash::term(k, v.x | (std::uint64_t{v.y} << 32)) + hash::term(k + 1, v.z | (std::uint64_t{v.w} << 32));
+      } else {  // an end of the range: only its words, and the terms whose first word they hold
+        auto* d = reinterpret_cast<std::uint32_t*>(D + c);
+        if (j0 >= 0) d[0] = v.x;
+        if (j0 + 1 >= 0 && j0 + 1 < n) d[1] = v.y;
+        if (j0 + 2 >= 0 && j0 + 2 < n) d[2] = v.z;
+        if (j0 + 3 < n) d[3] = v.w;
+        sum += end_term(j0, n, v.x, v.y, k, ends_payload, after) + end_term(j0 + 2, n, v.z, v.w, k + 1, ends_payload, after);
       }
-      sum += store_term(ts, q, k0 + j, p.x, p.y);
     }
     w.sync();  // every lane is done with the oldest stage: it takes the next one
     issue(st + stages - 1);
