@@ -1362,17 +1362,18 @@ ZS_UNROLL
   return sum;
 }
 
-/// hash::term k of the words lo, hi where its first word is the range's word j of n: 0 where
-/// that is outside the range; hi is the word after the range where j + 1 == n (zero padding
-/// at the payload's end, *after, or, where after is nullptr, a seam left to seam_sum: 0).
+/// The hash::term of the words lo, hi, where lo is word j (of n) of a range that starts at
+/// payload word A: 0 where j is outside the range; where j + 1 == n, hi is the word after the
+/// range (zero padding at the payload's end, *after, or, where after is nullptr, a seam left
+/// to seam_sum: 0).
 ZS_HD inline std::uint64_t end_term(std::int64_t j, std::uint32_t n, std::uint32_t lo, std::uint32_t hi,
-                                    std::uint64_t k, bool ends_payload, const std::uint32_t* after) {
+                                    std::uint64_t A, bool ends_payload, const std::uint32_t* after) {
   if (j < 0 || j >= n) return 0;
   if (j + 1 == n) {
     if (!ends_payload && after == nullptr) return 0;
     hi = ends_payload ? 0 : *after;
   }
-  return hash::term(k, lo | (std::uint64_t{hi} << 32));
+  return hash::term((A + static_cast<std::uint64_t>(j)) / 2, lo | (std::uint64_t{hi} << 32));
 }
 static_assert(frame_alignment % 8 == 0 && frame_header_bytes % 8 == 0,
               "payloads start on 8 bytes: copy_staged takes a target chunk's words as two terms");
@@ -1382,11 +1383,11 @@ static_assert(frame_alignment % 8 == 0 && frame_header_bytes % 8 == 0,
 /// asynchronous copies, so that stages - 1 stages are on their way while one is hashed and
 /// stored, and no registers hold words in flight. Each lane stores whole 16-byte chunks of the
 /// target (per word only at the range's two ends), which on the H200 measured 0.5% faster end
-/// to end on geoip4_lo than storing 8-byte terms (bench/RESULTS.md, twelfth round). Its speed holds where fewer warps fit a SM,
-/// or where memory is further away in bytes (the H200). Against 8 stages of 512 B, 4 of 2 KB
-/// and 8 of 1 KB, 4 of 1 KB measured as fast as any with every warp, and within 2% of the
-/// fastest with fewer, on the H100; on the H200 the larger rings were 2 to 3% slower
-/// (bench/RESULTS.md, eighth and ninth rounds). The pool starts and ends on 16 bytes, so the
+/// to end on geoip4_lo than storing 8-byte terms (bench/RESULTS.md, twelfth round). Its speed
+/// holds where fewer warps fit a SM, or where memory is further away in bytes (the H200).
+/// Against 8 stages of 512 B, 4 of 2 KB and 8 of 1 KB, 4 of 1 KB measured as fast as any with
+/// every warp, and within 2% of the fastest with fewer, on the H100; on the H200 the larger
+/// rings were 2 to 3% slower (bench/RESULTS.md, eighth and ninth rounds). The pool starts and ends on 16 bytes, so the
 /// chunks around the range can be read whole.
 inline constexpr std::uint32_t stage_chunks = 64;
 inline constexpr std::uint32_t stages = 4;
@@ -1415,7 +1416,7 @@ ZS_WARP_FN std::uint64_t copy_staged(Warp& w, const std::uint32_t* src, std::uin
   // Range word j from the ring (j may run past the range: the ring holds whole source chunks).
   auto const word = [&](std::int64_t j) { return words[static_cast<std::uint64_t>(o + j) & (ring_words - 1)]; };
   // The target in whole 16-byte chunks: chunk c holds the range's words [4 c - d_off, + 4), and
-  // its two terms are its words (0, 1) and (2, 3): payloads start on 16 bytes.
+  // its two terms are its words (0, 1) and (2, 3): payloads start on 8 bytes.
   auto const d_off = static_cast<std::uint32_t>((reinterpret_cast<std::uintptr_t>(dst) / 4) % 4);
   auto* D = reinterpret_cast<word4*>(dst - d_off);
   std::uint32_t const chunks_out = (d_off + n + 3) / 4;
@@ -1433,9 +1434,9 @@ ZS_UNROLL
       std::int64_t const j0 = std::int64_t{4} * c - d_off;
       if (c >= chunks_out || (!last_stage && j0 + 4 > arrived)) break;
       word4 const v{word(j0), word(j0 + 1), word(j0 + 2), word(j0 + 3)};
-      std::uint64_t const k = (A + static_cast<std::uint64_t>(j0)) / 2;
       if (j0 >= 0 && j0 + 4 <= n) {
         D[c] = v;
+        std::uint64_t const k = (A + static_cast<std::uint64_t>(j0)) / 2;
         sum += hash::term(k, v.x | (std::uint64_t{v.y} << 32)) + hash::term(k + 1, v.z | (std::uint64_t{v.w} << 32));
       } else {  // an end of the range: only its words, and the terms whose first word they hold
         auto* d = reinterpret_cast<std::uint32_t*>(D + c);
@@ -1443,7 +1444,7 @@ ZS_UNROLL
         if (j0 + 1 >= 0 && j0 + 1 < n) d[1] = v.y;
         if (j0 + 2 >= 0 && j0 + 2 < n) d[2] = v.z;
         if (j0 + 3 < n) d[3] = v.w;
-        sum += end_term(j0, n, v.x, v.y, k, ends_payload, after) + end_term(j0 + 2, n, v.z, v.w, k + 1, ends_payload, after);
+        sum += end_term(j0, n, v.x, v.y, A, ends_payload, after) + end_term(j0 + 2, n, v.z, v.w, A, ends_payload, after);
       }
     }
     w.sync();  // every lane is done with the oldest stage: it takes the next one
