@@ -332,6 +332,80 @@ TEST(BitpackPrograms, RunLengthsFromTheHeadTableMatchAWalk) {
   }
 }
 
+// Pass 2's two copies (copy_range for raw frames, copy_staged for pass 1's pool) against a
+// word-by-word copy and the checksum terms the range owns, for ranges of every length up to a
+// few ring stages, at every source and target position within 16 bytes, ending inside the
+// payload (with and without the word after it) or at its end.
+TEST(BitpackPrograms, CopiesWriteTheRangeAndHashTheTermsItOwns) {
+  using emu = zs::test::warp_emulator;
+  constexpr std::uint32_t stage_words = 4 * gp::stage_chunks;
+  struct copy_case {
+    std::uint32_t n, s;
+    std::uint64_t A, T;
+    int end;       // 0: the payload ends with the range; 1: the word after it is *after; 2: a seam
+    bool staged;   // copy_staged, else copy_range
+    std::vector<gp::word4> pool, payload;  // the pool's 16-byte chunks around the range are read
+    std::uint64_t want = 0, got = 0;
+    std::uint32_t* src() { return reinterpret_cast<std::uint32_t*>(pool.data() + 1) + s; }
+    std::uint32_t* words() { return reinterpret_cast<std::uint32_t*>(payload.data()); }
+  };
+  std::uint32_t const after_word = 0x5eed5eedU;
+  std::vector<std::uint32_t> lengths;
+  for (std::uint32_t n = 0; n <= 12; ++n) lengths.push_back(n);
+  for (std::uint32_t n : {31U, 129U, stage_words - 3, stage_words + 5, 3 * stage_words + 2, 5 * stage_words + 7}) {
+    lengths.push_back(n);
+  }
+  std::mt19937 rng(7);
+  std::vector<copy_case> cases;
+  for (std::uint32_t n : lengths) {
+    for (std::uint32_t s = 0; s < 4; ++s) {        // the source's word within 16 bytes
+      for (std::uint64_t A = 0; A < 8; ++A) {      // the range's first payload word
+        for (int end = 0; end < 3; ++end) {
+          for (bool staged : {false, true}) {
+            copy_case c{n, s, A, A + n + (end == 0 ? 0 : 3), end, staged, {}, {}};
+            c.pool.resize((s + n + 3) / 4 + 2);
+            for (auto& w : c.pool) w = {static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng()),
+                                        static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())};
+            c.payload.assign((c.T + 3) / 4 + 2, gp::word4{0xeeeeeeeeU, 0xeeeeeeeeU, 0xeeeeeeeeU, 0xeeeeeeeeU});
+            const std::uint32_t* src = c.src();
+            for (std::uint64_t q = A + (A & 1); q < A + n; q += 2) {  // the terms the range owns
+              std::uint64_t hi = 0;
+              if (q + 1 < A + n) {
+                hi = src[q + 1 - A];
+              } else if (end == 1) {
+                hi = after_word;
+              } else if (end == 2) {
+                continue;
+              }
+              c.want += zs::hash::term(q / 2, src[q - A] | (hi << 32));
+            }
+            cases.push_back(std::move(c));
+          }
+        }
+      }
+    }
+  }
+  emu::run(cases.size(), gp::staged_copy_bytes, [&](emu::warp& w, std::uint64_t u, std::byte* smem) {
+    copy_case& c = cases[u];
+    const std::uint32_t* after = c.end == 1 ? &after_word : nullptr;
+    std::uint64_t const mine =
+        c.staged ? gp::copy_staged(w, c.src(), c.n, c.words() + c.A, c.A, c.T, after, reinterpret_cast<gp::word4*>(smem))
+                 : gp::copy_range<16>(w, c.src(), c.n, c.words() + c.A, c.A, c.T, after);
+    std::uint64_t const sum = gp::warp_sum(w, mine);
+    if (w.lane == 0) c.got = sum;
+  }, [](emu::warp&) {});
+  for (copy_case& c : cases) {
+    std::string const what = std::string(c.staged ? "copy_staged" : "copy_range") + ", n " + std::to_string(c.n) +
+                             ", source word " + std::to_string(c.s) + ", A " + std::to_string(c.A) + ", end " +
+                             std::to_string(c.end);
+    ASSERT_EQ(c.got, c.want) << what;
+    for (std::uint64_t q = 0; q < 4 * c.payload.size(); ++q) {
+      std::uint32_t const expect = q >= c.A && q < c.A + c.n ? c.src()[q - c.A] : 0xeeeeeeeeU;
+      ASSERT_EQ(c.words()[q], expect) << what << ", payload word " << q;
+    }
+  }
+}
+
 TEST(BitpackPrograms, EncoderWritesTheCpuFramesByteForByte) {
   auto const b = mixed_batch();
   expect_same_frames_as_cpu(b);
