@@ -1387,8 +1387,8 @@ static_assert(frame_alignment % 8 == 0 && frame_header_bytes % 8 == 0,
 /// holds where fewer warps fit a SM, or where memory is further away in bytes (the H200).
 /// Against 8 stages of 512 B, 4 of 2 KB and 8 of 1 KB, 4 of 1 KB measured as fast as any with
 /// every warp, and within 2% of the fastest with fewer, on the H100; on the H200 the larger
-/// rings were 2 to 3% slower (bench/RESULTS.md, eighth and ninth rounds). The pool starts and ends on 16 bytes, so the
-/// chunks around the range can be read whole.
+/// rings were 2 to 3% slower (bench/RESULTS.md, eighth and ninth rounds). The pool starts and
+/// ends on 16 bytes, so the chunks around the range can be read whole.
 inline constexpr std::uint32_t stage_chunks = 64;
 inline constexpr std::uint32_t stages = 4;
 inline constexpr std::size_t staged_copy_bytes = std::size_t{stages} * stage_chunks * 16;
