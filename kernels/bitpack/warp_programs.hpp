@@ -1291,6 +1291,19 @@ ZS_WARP_FN copy_start start_copy(Warp& w, const std::uint32_t* src, std::uint32_
   return {lead, (A + lead) / 2, {dst, n, aligned8(dst + lead), A + n >= T, after}};
 }
 
+/// The second word of a term whose first word ends a range, into hi: zero padding where the
+/// range ends the payload, else *after; false where after is nullptr (a seam, which seam_sum
+/// adds).
+ZS_HD inline bool word_after_range(bool ends_payload, const std::uint32_t* after, std::uint32_t& hi) {
+  if (ends_payload) {
+    hi = 0;
+    return true;
+  }
+  if (after == nullptr) return false;
+  hi = *after;
+  return true;
+}
+
 /// Stores the term whose first word is word q of the range, lo and hi its words (hi unread where
 /// q + 1 == n), and returns hash::term of it as term number k, or 0 for a seam.
 ZS_HD inline std::uint64_t store_term(const term_store& ts, std::uint32_t q, std::uint64_t k, std::uint32_t lo,
@@ -1304,11 +1317,7 @@ ZS_HD inline std::uint64_t store_term(const term_store& ts, std::uint32_t q, std
     }
   } else {
     ts.dst[q] = lo;
-    hi = 0;
-    if (!ts.ends_payload) {
-      if (ts.after == nullptr) return 0;
-      hi = *ts.after;
-    }
+    if (!word_after_range(ts.ends_payload, ts.after, hi)) return 0;
   }
   return hash::term(k, lo | (std::uint64_t{hi} << 32));
 }
@@ -1363,16 +1372,12 @@ ZS_UNROLL
 }
 
 /// The hash::term of the words lo, hi, where lo is word j (of n) of a range that starts at
-/// payload word A: 0 where j is outside the range; where j + 1 == n, hi is the word after the
-/// range (zero padding at the payload's end, *after, or, where after is nullptr, a seam left
-/// to seam_sum: 0).
+/// payload word A: 0 where j is outside the range; where j + 1 == n, hi is word_after_range
+/// (0 for a seam).
 ZS_HD inline std::uint64_t end_term(std::int64_t j, std::uint32_t n, std::uint32_t lo, std::uint32_t hi,
                                     std::uint64_t A, bool ends_payload, const std::uint32_t* after) {
   if (j < 0 || j >= n) return 0;
-  if (j + 1 == n) {
-    if (!ends_payload && after == nullptr) return 0;
-    hi = ends_payload ? 0 : *after;
-  }
+  if (j + 1 == n && !word_after_range(ends_payload, after, hi)) return 0;
   return hash::term((A + static_cast<std::uint64_t>(j)) / 2, lo | (std::uint64_t{hi} << 32));
 }
 static_assert(frame_alignment % 8 == 0 && frame_header_bytes % 8 == 0,
