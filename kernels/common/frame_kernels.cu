@@ -57,9 +57,9 @@ __global__ void finish_headers_kernel(const encode_source* sources, std::byte* f
   for (std::uint64_t f = first_item(); f < num_frames; f += item_stride()) {
     encode_source const& s = sources[f];
     std::byte* frame = frames + offsets[f];
-    std::uint64_t const payload_bytes = load_header(frame).payload_bytes;
-    complete_header(frame, s.type, s.count, s.raw_bytes(), hash::finish(sums[f], payload_bytes));
-    frame_bytes[f] = frame_header_bytes + payload_bytes;
+    frame_header const h = load_header(frame);
+    complete_header(h, frame, s.type, s.count, s.raw_bytes(), hash::finish(sums[f], h.payload_bytes));
+    frame_bytes[f] = frame_header_bytes + h.payload_bytes;
   }
 }
 

@@ -99,13 +99,13 @@ void codec::encode_host(const encode_batch& batch) const {
     std::uint64_t const capacity = batch.frame_offsets[i + 1] - batch.frame_offsets[i];
     encode_payload_host(source, frame, capacity);
     // The payload encoder wrote the codec id, payload bytes and parameters; the rest follows.
-    std::uint64_t const payload_bytes = load_header(frame).payload_bytes;
-    if (payload_bytes > capacity - frame_header_bytes) {
+    frame_header const h = load_header(frame);
+    if (h.payload_bytes > capacity - frame_header_bytes) {
       ZS_FAIL(error_code::internal, "codec '" + std::string(name()) + "' overran its frame");
     }
-    complete_header(frame, source.type, source.count, source.raw_bytes(),
-                    hash::checksum(frame + frame_header_bytes, payload_bytes));
-    batch.frame_bytes[i] = frame_header_bytes + payload_bytes;
+    complete_header(h, frame, source.type, source.count, source.raw_bytes(),
+                    hash::checksum(frame + frame_header_bytes, h.payload_bytes));
+    batch.frame_bytes[i] = frame_header_bytes + h.payload_bytes;
   }
 }
 

@@ -130,11 +130,10 @@ ZS_HD inline void store_encoder_fields(std::byte* p, codec_id codec, std::uint64
 }
 
 /// Completes the header at p after its payload encoder wrote the fields it owns (codec id,
-/// payload bytes, codec parameters): the magic, version, type, counts and payload checksum go
-/// in beside them, then the header checksum.
-ZS_HD inline void complete_header(std::byte* p, value_type type, std::uint64_t value_count, std::uint64_t raw_bytes,
-                                  std::uint64_t payload_checksum) noexcept {
-  frame_header h = load_header(p);
+/// payload bytes, codec parameters), given as h = load_header(p): the magic, version, type,
+/// counts and payload checksum go in beside them, then the header checksum.
+ZS_HD inline void complete_header(frame_header h, std::byte* p, value_type type, std::uint64_t value_count,
+                                  std::uint64_t raw_bytes, std::uint64_t payload_checksum) noexcept {
   h.magic = frame_magic;
   h.version = frame_version;
   h.type = type;
