@@ -24,6 +24,7 @@
 #include "common/batch_ops.hpp"
 #include "zs/codec.hpp"
 #include "zs/column.hpp"
+#include "zs/comm/agreement.hpp"
 #include "zs/comm/communicator.hpp"
 #include "zs/error.hpp"
 #include "zs/memory.hpp"
@@ -178,39 +179,9 @@ class device_ops {
   cudaStream_t stream_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// Failures every rank agrees on
-
-/// A failure of this rank alone, held until the next agreement point.
-struct failure {
-  error_code code;
-  std::string message;
-};
-
-/// Runs a step of this rank alone and keeps its error for the next agreement point, so the
-/// other ranks learn of it instead of waiting for bytes that never come.
-template <typename Step>
-std::optional<failure> attempt(Step&& step) {
-  try {
-    step();
-  } catch (const error& e) {
-    return failure{e.code(), e.what()};
-  } catch (const std::bad_alloc&) {
-    return failure{error_code::out_of_memory, "host allocation failed"};
-  }
-  return std::nullopt;
-}
-
-/// Every rank learns whether any rank failed (`mine` is this rank's failure, if any) and throws
-/// the highest error code among the failures; the ranks that failed add their own message.
-/// `operation` and `where` name the collective and its step in the message.
-inline void agree(communicator& comm, const std::optional<failure>& mine, std::string_view operation,
-                  std::string_view where) {
-  std::uint64_t const code = mine ? static_cast<std::uint64_t>(mine->code) + 1 : 0;
-  std::uint64_t const worst = comm.allreduce_max(code);
-  if (worst == 0) return;
-  ZS_FAIL(static_cast<error_code>(worst - 1), std::string(operation) + ": " + std::string(where) +
-                                                   " failed on a rank" + (mine ? ": " + mine->message : std::string()));
-}
+// Failures every rank agrees on (zs/comm/agreement.hpp), under the names the protocols use.
+using failure = rank_failure;
+using zs::agree;
+using zs::attempt;
 
 }  // namespace zs::detail

@@ -18,6 +18,7 @@ std::string_view to_string(error_code code) noexcept {
     case error_code::nccl_error: return "NCCL error";
     case error_code::mpi_error: return "MPI error";
     case error_code::io_error: return "I/O error";
+    case error_code::timed_out: return "timed out";
     case error_code::internal: return "internal error";
   }
   return "unknown error";

@@ -22,6 +22,7 @@ enum class error_code : std::uint8_t {
   nccl_error,        // an NCCL call failed
   mpi_error,         // an MPI call failed
   io_error,          // reading or writing a file failed
+  timed_out,         // a peer did not answer within the communicator's timeout
   internal,          // a bug in zshuffle
 };
 
