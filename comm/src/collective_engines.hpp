@@ -5,12 +5,15 @@
 //   host_ops    host memory and the CPU reference codecs; every call completes before it returns.
 //   device_ops  device memory and the GPU codecs, all on the one stream it is made for. The
 //               collectives use the caller's stream; the shuffle makes one per pipeline stage.
+//               Its host waits go through the device communicator's synchronize, since the
+//               stream may carry (or wait for) that communicator's traffic.
 //
 // Both offer the same calls, so a protocol written against one runs on the other. What moves the
 // frames between ranks, and what orders the stages, stays with each collective's own engines.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -26,7 +29,9 @@
 #include "zs/column.hpp"
 #include "zs/comm/agreement.hpp"
 #include "zs/comm/communicator.hpp"
+#include "zs/comm/device_communicator.hpp"
 #include "zs/error.hpp"
+#include "zs/hash.hpp"
 #include "zs/memory.hpp"
 
 namespace zs::detail {
@@ -85,9 +90,9 @@ class host_ops {
   /// Never empty, so every buffer has an address to hand to a codec or communicator.
   static buffer allocate(std::uint64_t bytes) { return host_buffer(std::max<std::uint64_t>(bytes, 1)); }
 
-  /// The first n values of type T in b.
+  /// The first n values of type T in b (`what` names them for device_ops' timeout message).
   template <typename T>
-  static std::vector<T> read_array(const buffer& b, std::size_t n) {
+  static std::vector<T> read_array(const buffer& b, std::size_t n, std::string_view /*what*/) {
     return {b.as<T>(), b.as<T>() + n};
   }
 
@@ -117,20 +122,23 @@ class device_ops {
   using buffer = device_buffer;
   static constexpr memory_kind memory = memory_kind::device;
 
-  explicit device_ops(cudaStream_t stream) : stream_(stream) {}
+  device_ops(cudaStream_t stream, device_communicator& comm) : stream_(stream), comm_(&comm) {}
 
   cudaStream_t stream() const noexcept { return stream_; }
+  /// Waits until this stream's work so far is done, bounded by the communicator's timeout;
+  /// `what` names what the host waits for in the message when it passes.
+  void synchronize(std::string_view what) const { comm_->synchronize(stream_, what); }
 
   /// From the pool, ordered on this stream; never empty (see host_ops::allocate).
   buffer allocate(std::uint64_t bytes) const { return device_buffer(std::max<std::uint64_t>(bytes, 1), stream_); }
 
   /// The first n values of type T in b, once this stream's work before the call is done.
   template <typename T>
-  std::vector<T> read_array(const buffer& b, std::size_t n) const {
+  std::vector<T> read_array(const buffer& b, std::size_t n, std::string_view what) const {
     std::vector<T> out(n);
     if (n == 0) return out;
     copy_async(out.data(), b.data(), n * sizeof(T), stream_);
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
+    synchronize(what);
     return out;
   }
 
@@ -177,11 +185,69 @@ class device_ops {
 
  private:
   cudaStream_t stream_;
+  device_communicator* comm_;
 };
 
 // Failures every rank agrees on (zs/comm/agreement.hpp), under the names the protocols use.
 using failure = rank_failure;
 using zs::agree;
 using zs::attempt;
+
+/// "column 2 (string)": how messages name a column.
+inline std::string describe_column(std::size_t c, value_type type) {
+  return "column " + std::to_string(c) + " (" + std::string(is_valid(type) ? to_string(type) : "invalid type") + ")";
+}
+
+/// The communicator's timeout for one call (options.timeout, when set), put back when the call
+/// ends, however it ends.
+class call_timeout {
+ public:
+  call_timeout(communicator& comm, std::optional<std::chrono::milliseconds> timeout)
+      : comm_(comm), previous_(comm.timeout()) {
+    if (timeout) comm_.set_timeout(*timeout);
+  }
+  ~call_timeout() { comm_.set_timeout(previous_); }
+  call_timeout(const call_timeout&) = delete;
+  call_timeout& operator=(const call_timeout&) = delete;
+
+ private:
+  communicator& comm_;
+  std::chrono::milliseconds previous_;
+};
+
+/// Collective: every rank passes a description of what must be the same on every rank (column
+/// count and types, codecs, options), written the same way on each. Costs one allgather of a
+/// hash when all agree. Otherwise every rank throws invalid_argument listing the ranks whose
+/// description differs from rank 0's, and both descriptions:
+///   "shuffle: the ranks pass different columns or options: rank 0 passes <...>; rank 2 passes <...>"
+inline void agree_on_shape(communicator& comm, std::string_view operation, const std::string& description) {
+  auto const digest = hash::checksum(reinterpret_cast<const std::byte*>(description.data()), description.size());
+  auto const digests = comm.allgather(digest);
+  if (std::all_of(digests.begin(), digests.end(), [&](std::uint64_t d) { return d == digests[0]; })) return;
+
+  // Rare: every rank learns every description (cut, so that no rank makes the others' message huge).
+  constexpr std::size_t longest = 400;
+  std::string const mine = description.substr(0, longest);
+  auto const lengths = comm.allgather(mine.size());
+  std::uint64_t total = 0;
+  for (auto const n : lengths) total += n;
+  std::string all(static_cast<std::size_t>(total), '\0');
+  comm.allgatherv(std::as_bytes(std::span(mine.data(), mine.size())), std::as_writable_bytes(std::span(all)), lengths);
+
+  constexpr int most_named = 4;
+  std::string message = std::string(operation) + ": the ranks pass different columns or options: rank 0 passes " +
+                        all.substr(0, static_cast<std::size_t>(lengths[0]));
+  int named = 0, differing = 0;
+  std::uint64_t at = lengths[0];
+  for (std::size_t p = 1; p < digests.size(); at += lengths[p], ++p) {
+    if (digests[p] == digests[0]) continue;
+    if (++differing > most_named) continue;
+    message += "; rank " + std::to_string(p) + " passes " +
+               all.substr(static_cast<std::size_t>(at), static_cast<std::size_t>(lengths[p]));
+    ++named;
+  }
+  if (differing > named) message += "; and " + std::to_string(differing - named) + " more rank(s) differ";
+  ZS_FAIL(error_code::invalid_argument, message);
+}
 
 }  // namespace zs::detail

@@ -12,8 +12,9 @@
 #include <string_view>
 
 #include "collective_engines.hpp"
+#include "shuffle_manifest.hpp"
 #include "zs/error.hpp"
-#include "zs/hash.hpp"
+#include "zs/fault.hpp"
 #include "zs/memory.hpp"
 
 namespace zs {
@@ -21,10 +22,13 @@ namespace zs {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using detail::add_counts;
 using detail::attempt;
 using detail::bytes_of;
+using detail::describe_column;
 using detail::failure;
 
+// Only for sums the ranks have checked already (add_counts).
 std::uint64_t sum(std::span<const std::uint64_t> values) {
   std::uint64_t total = 0;
   for (auto v : values) total += v;
@@ -61,7 +65,7 @@ class host_engine : public detail::host_ops {
 
 class device_engine : public detail::device_ops {
  public:
-  device_engine(device_communicator& comm, cudaStream_t stream) : device_ops(stream), comm_(comm) {}
+  device_engine(device_communicator& comm, cudaStream_t stream) : device_ops(stream, comm), comm_(comm) {}
 
   communicator& host() { return comm_.host(); }
 
@@ -74,7 +78,7 @@ class device_engine : public detail::device_ops {
       copy_async(gathered.as<std::int64_t>() + i, at[i], sizeof(std::int64_t), stream());
     }
     copy_async(out.data(), gathered.data(), at.size() * sizeof(std::int64_t), stream());
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream()));
+    synchronize("the ends of the string columns");
     return out;
   }
 
@@ -92,27 +96,28 @@ class device_engine : public detail::device_ops {
 
 // ---------------------------------------------------------------------------------------------
 // What the contributing ranks publish before their frames move. Per contributor (every rank for
-// an all-gather, the root for a broadcast): a status word (0, or 1 + the error_code of what
-// failed there), then the rows, string characters and frame bytes of each column. Receivers size
-// their outputs and frame buffers from it, and find every frame in the gathered bytes.
+// an all-gather, the root for a broadcast): the rows, string characters and frame bytes of each
+// column, then a seal (shuffle_manifest.hpp) that every receiver checks before it sizes anything
+// from these counts. Receivers size their outputs and frame buffers from it, and find every
+// frame in the gathered bytes.
 
 class manifest {
  public:
+  /// The name of a contributor's block in seals and messages.
+  static constexpr std::string_view what = "column sizes";
+
   manifest() = default;
   manifest(std::size_t contributors, std::size_t columns)
       : columns_(columns), words_(contributors * stride(), 0) {}
 
-  std::size_t stride() const { return 1 + 3 * columns_; }
+  std::size_t stride() const { return 3 * columns_ + 1; }
   std::size_t contributors() const { return columns_ == 0 ? 0 : words_.size() / stride(); }
   std::span<std::uint64_t> words() { return words_; }
   std::span<std::uint64_t> of(std::size_t k) { return std::span(words_).subspan(k * stride(), stride()); }
 
-  std::uint64_t status(std::size_t k) const { return words_[k * stride()]; }
-  std::uint64_t rows(std::size_t k, std::size_t c) const { return words_[k * stride() + 1 + c]; }
-  std::uint64_t chars(std::size_t k, std::size_t c) const { return words_[k * stride() + 1 + columns_ + c]; }
-  std::uint64_t frame_bytes(std::size_t k, std::size_t c) const {
-    return words_[k * stride() + 1 + 2 * columns_ + c];
-  }
+  std::uint64_t rows(std::size_t k, std::size_t c) const { return words_[k * stride() + c]; }
+  std::uint64_t chars(std::size_t k, std::size_t c) const { return words_[k * stride() + columns_ + c]; }
+  std::uint64_t frame_bytes(std::size_t k, std::size_t c) const { return words_[k * stride() + 2 * columns_ + c]; }
   /// The bytes contributor k's frames take, each padded to frame_alignment.
   std::uint64_t block_bytes(std::size_t k) const {
     std::uint64_t total = 0;
@@ -125,14 +130,6 @@ class manifest {
   std::vector<std::uint64_t> words_;
 };
 
-std::string rank_list(const std::vector<int>& ranks) {
-  constexpr std::size_t listed = 8;
-  std::string text;
-  for (std::size_t i = 0; i < ranks.size() && i < listed; ++i) text += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
-  if (ranks.size() > listed) text += ", ... (" + std::to_string(ranks.size()) + " ranks)";
-  return text;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The protocol
 
@@ -144,26 +141,36 @@ class column_collective {
 
   std::vector<column> allgather(shuffle_stats* stats) {
     auto const start = clock_type::now();
+    detail::call_timeout const timeout(comm_, options_.timeout);
     name_ = "allgather";
     int const ranks = comm_.size();
     check_arguments(std::nullopt);
     if (columns_.empty()) return done(start, stats, 0);
     choose_codecs();
 
-    auto const failed = attempt([&] { encode_mine(); });
     for (int p = 0; p < ranks; ++p) contributor_rank_.push_back(p);
     manifest_ = manifest(static_cast<std::size_t>(ranks), columns_.size());
-    std::vector<std::uint64_t> mine = my_manifest(failed);
+    std::vector<std::uint64_t> mine;
+    agree(attempt([&] {
+            fault::point("collective.encode");
+            encode_mine();
+            mine = my_manifest();
+          }),
+          "encoding");
     std::vector<std::uint64_t> const counts(static_cast<std::size_t>(ranks), mine.size() * sizeof(std::uint64_t));
     comm_.allgatherv(std::as_bytes(std::span(mine)), std::as_writable_bytes(manifest_.words()), counts);
-    agree_on_manifest(failed);
 
     std::vector<std::uint64_t> blocks(static_cast<std::size_t>(ranks));
-    for (std::size_t p = 0; p < blocks.size(); ++p) blocks[p] = manifest_.block_bytes(p);
     buffer frames;
     agree(attempt([&] {
+            check_manifest();
+            std::uint64_t total = 0;
+            for (std::size_t p = 0; p < blocks.size(); ++p) {
+              blocks[p] = manifest_.block_bytes(p);
+              total = add_counts(total, blocks[p], "the frame bytes of every rank");
+            }
             allocate_outputs();
-            frames = engine_.allocate(sum(blocks));
+            frames = engine_.allocate(total);
           }),
           "allocating the outputs");
     engine_.allgatherv(packed_, packed_bytes_, frames, blocks);
@@ -174,33 +181,37 @@ class column_collective {
 
   std::vector<column> broadcast(int root, shuffle_stats* stats) {
     auto const start = clock_type::now();
+    detail::call_timeout const timeout(comm_, options_.timeout);
     name_ = "broadcast";
     check_arguments(root);
     if (columns_.empty()) return done(start, stats, 0);
     choose_codecs();
 
     bool const is_root = comm_.rank() == root;
-    std::optional<failure> failed;
-    if (is_root) failed = attempt([&] { encode_mine(); });
     contributor_rank_.push_back(root);
     manifest_ = manifest(1, columns_.size());
+    std::optional<failure> failed;
     if (is_root) {
-      auto const mine = my_manifest(failed);
-      std::copy(mine.begin(), mine.end(), manifest_.of(0).begin());
+      failed = attempt([&] {
+        fault::point("collective.encode");
+        encode_mine();
+        auto const mine = my_manifest();
+        std::copy(mine.begin(), mine.end(), manifest_.of(0).begin());
+      });
     }
+    agree(failed, "encoding");
     comm_.bcast(std::as_writable_bytes(manifest_.words()), root);
-    agree_on_manifest(failed);
 
-    std::uint64_t const bytes = manifest_.block_bytes(0);
     buffer frames;
     agree(attempt([&] {
+            check_manifest();
             allocate_outputs();
-            if (!is_root) frames = engine_.allocate(bytes);
+            if (!is_root) frames = engine_.allocate(manifest_.block_bytes(0));
           }),
           "allocating the outputs");
     // The root broadcasts straight from its packed frames and decodes them like the others.
     if (is_root) frames = std::move(packed_);
-    engine_.bcast(frames, bytes, root);
+    engine_.bcast(frames, manifest_.block_bytes(0), root);
     decode(frames);
     return done(start, stats, 0);
   }
@@ -214,68 +225,42 @@ class column_collective {
 
   void agree(const std::optional<failure>& mine, std::string_view where) { detail::agree(comm_, mine, name_, where); }
 
-  // The same verdict from the status words of the manifest, which every rank already holds:
-  // no extra round, and the message can name the ranks.
-  void agree_on_manifest(const std::optional<failure>& mine) {
-    std::uint64_t worst = 0;
-    std::vector<int> failed;
-    for (std::size_t k = 0; k < manifest_.contributors(); ++k) {
-      if (manifest_.status(k) == 0) continue;
-      worst = std::max(worst, manifest_.status(k));
-      failed.push_back(contributor_rank_[k]);
+  // Every rank checks its own arguments and all agree (one allreduce), so that every rank's
+  // message names the rank, the column and the check; then the ranks compare what must be the
+  // same everywhere: root, column count, types and codecs (one allgather).
+  void check_arguments(std::optional<int> root) {
+    agree(attempt([&] { check_my_arguments(root); }), "checking the arguments");
+    std::string shape = root ? "root " + std::to_string(*root) + ", " : std::string();
+    shape += std::to_string(columns_.size()) + " column(s) [";
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      value_type const type = columns_[c].type;
+      codec_id const id = options_.codec ? *options_.codec : default_codec(type).id();
+      shape += (c == 0 ? "" : ", ") + std::string(to_string(type)) + " " + std::string(to_string(id));
     }
-    if (worst == 0) return;
-    ZS_FAIL(static_cast<error_code>(worst - 1), name_ + ": encoding failed on rank(s) " + rank_list(failed) +
-                                                    (mine ? ": " + mine->message : std::string()));
+    detail::agree_on_shape(comm_, name_, shape + "]");
   }
 
-  // One word per rank tells every rank whether any rank's arguments are bad and whether all
-  // ranks pass the same columns, codecs and root.
-  void check_arguments(std::optional<int> root) {
+  void check_my_arguments(std::optional<int> root) const {
     int const ranks = comm_.size();
-    bool const reads_data = !root || *root == comm_.rank();
-    std::string problem;
-    auto note = [&](std::string text) {
-      if (problem.empty()) problem = std::move(text);
-    };
     if (root && (*root < 0 || *root >= ranks)) {
-      note("root " + std::to_string(*root) + " is not a rank of " + std::to_string(ranks));
+      ZS_FAIL(error_code::invalid_argument, "root " + std::to_string(*root) + " is not a rank of " + std::to_string(ranks));
     }
-    std::uint64_t signature = hash::mix64((root ? 0xbcULL : 0xa9ULL) * 1000003 + columns_.size());
-    if (root) signature = hash::mix64(signature ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(*root)));
+    // Only a contributor's data is read: a broadcast's other ranks pass types only.
+    bool const reads_data = !root || *root == comm_.rank();
     for (std::size_t c = 0; c < columns_.size(); ++c) {
       auto const& v = columns_[c];
-      std::string const which = "column " + std::to_string(c);
-      if (!is_valid(v.type)) {
-        note(which + " has an invalid value type");
-      } else if (reads_data) {
-        if (v.memory != Engine::memory) {
-          note(which + " is in " + (v.memory == memory_kind::host ? "host" : "device") + " memory, expected " +
-               (Engine::memory == memory_kind::host ? "host" : "device"));
-        } else if (v.type == value_type::string && v.offsets == nullptr) {
-          note(which + " is a string column without offsets");
-        } else if (v.type != value_type::string && v.count > 0 && v.data == nullptr) {
-          note(which + " has rows but no data");
-        }
+      auto const fail = [&](const std::string& problem) {
+        ZS_FAIL(error_code::invalid_argument, describe_column(c, v.type) + ": " + problem);
+      };
+      if (!is_valid(v.type)) fail("value type " + std::to_string(static_cast<int>(v.type)) + " is not one zshuffle knows");
+      if (!reads_data) continue;
+      if (v.memory != Engine::memory) {
+        fail(std::string("the column is in ") + (v.memory == memory_kind::host ? "host" : "device") +
+             " memory, expected " + (Engine::memory == memory_kind::host ? "host" : "device") + " memory");
       }
-      value_type const type = is_valid(v.type) ? v.type : value_type::int32;
-      codec_id const id = options_.codec ? *options_.codec : default_codec(type).id();
-      signature = hash::mix64(signature * 31 + static_cast<std::uint64_t>(type) * 257 + static_cast<std::uint64_t>(id));
-    }
-    // 0 marks a rank with a bad argument; a signature is never 0.
-    auto const words = comm_.allgather(problem.empty() ? (signature | 1) : 0);
-    std::vector<int> bad;
-    for (int p = 0; p < ranks; ++p) {
-      if (words[static_cast<std::size_t>(p)] == 0) bad.push_back(p);
-    }
-    if (!bad.empty()) {
-      ZS_FAIL(error_code::invalid_argument, name_ + ": bad arguments on rank(s) " + rank_list(bad) +
-                                                (problem.empty() ? std::string() : " (this rank: " + problem + ")"));
-    }
-    for (int p = 1; p < ranks; ++p) {
-      if (words[static_cast<std::size_t>(p)] != words[0]) {
-        ZS_FAIL(error_code::invalid_argument, name_ + ": ranks 0 and " + std::to_string(p) + " pass different " +
-                                                  (root ? "roots, " : "") + "column counts, types or codecs");
+      if (v.type == value_type::string && v.offsets == nullptr) fail("a string column without offsets");
+      if (v.type != value_type::string && v.count > 0 && v.data == nullptr) {
+        fail(std::to_string(v.count) + " rows but no data");
       }
     }
   }
@@ -290,6 +275,7 @@ class column_collective {
         ZS_FAIL(error_code::unsupported, name_ + ": codec '" + std::string(chosen->name()) + "' does not encode " +
                                              std::string(to_string(type)) + " (column " + std::to_string(c) + ")");
       }
+      codec_of_.push_back(chosen);
       auto it = std::find_if(groups_.begin(), groups_.end(), [&](const group& g) { return g.c == chosen; });
       if (it == groups_.end()) {
         groups_.push_back({chosen, {}});
@@ -324,7 +310,7 @@ class column_collective {
       std::int64_t const first = bounds[next], last = bounds[next + 1];
       next += 2;
       if (first < 0 || last < first) {
-        ZS_FAIL(error_code::invalid_argument, "column " + std::to_string(c) + ": string offsets run from " +
+        ZS_FAIL(error_code::invalid_argument, describe_column(c, v.type) + ": string offsets run from " +
                                                   std::to_string(first) + " to " + std::to_string(last));
       }
       my_chars_[c] = static_cast<std::uint64_t>(last - first);
@@ -351,7 +337,7 @@ class column_collective {
                      reinterpret_cast<std::uint64_t*>(bytes_of(written)) + first_frame);
       first_frame += sources[g].size();
     }
-    auto const in_group_order = engine_.template read_array<std::uint64_t>(written, C);
+    auto const in_group_order = engine_.template read_array<std::uint64_t>(written, C, "the sizes of the encoded frames");
 
     // Pack back to back, in column order: the wire carries what the frames hold, not their
     // worst-case room.
@@ -377,17 +363,40 @@ class column_collective {
     // scratch is freed here: at once on the host, after the packing copies on the device stream.
   }
 
-  std::vector<std::uint64_t> my_manifest(const std::optional<failure>& failed) const {
+  // This rank's block of the manifest: rows, characters and frame bytes per column, sealed.
+  std::vector<std::uint64_t> my_manifest() const {
+    std::vector<std::uint64_t> words(my_rows_);
+    words.insert(words.end(), my_chars_.begin(), my_chars_.end());
+    words.insert(words.end(), my_bytes_.begin(), my_bytes_.end());
+    return detail::sealed(std::move(words), {manifest::what, comm_.rank(), -1});
+  }
+
+  // Every contributor's block as it arrived: its seal, and counts that fit in memory and in
+  // the frames they announce. Nothing is sized from a block before it passes.
+  void check_manifest() {
     std::size_t const C = columns_.size();
-    std::vector<std::uint64_t> words(1 + 3 * C, 0);
-    if (failed) {
-      words[0] = static_cast<std::uint64_t>(failed->code) + 1;
-      return words;
+    for (std::size_t k = 0; k < manifest_.contributors(); ++k) {
+      int const source = contributor_rank_[k];
+      detail::unseal(std::as_bytes(manifest_.of(k)), 3 * C, {manifest::what, source, -1});
+      for (std::size_t c = 0; c < C; ++c) {
+        value_type const type = columns_[c].type;
+        std::uint64_t const rows = manifest_.rows(k, c), chars = manifest_.chars(k, c);
+        std::string const which = "the " + std::string(manifest::what) + " from rank " + std::to_string(source) + ": " +
+                                  describe_column(c, type);
+        if (!detail::slice_fits(type, rows, chars)) {
+          ZS_FAIL(error_code::corrupt_frame, which + " announces " + std::to_string(rows) + " rows and " +
+                                                 std::to_string(chars) + " characters, which no column holds");
+        }
+        encode_source slice{type, rows, nullptr};
+        slice.chars_bytes = chars;
+        std::uint64_t const largest = codec_of_[c]->max_frame_bytes(slice);
+        if (manifest_.frame_bytes(k, c) > largest) {
+          ZS_FAIL(error_code::corrupt_frame, which + " claims a frame of " + std::to_string(manifest_.frame_bytes(k, c)) +
+                                                 " bytes for " + std::to_string(rows) + " rows, more than the " +
+                                                 std::to_string(largest) + " such a frame can take");
+        }
+      }
     }
-    std::copy(my_rows_.begin(), my_rows_.end(), words.begin() + 1);
-    std::copy(my_chars_.begin(), my_chars_.end(), words.begin() + 1 + static_cast<std::ptrdiff_t>(C));
-    std::copy(my_bytes_.begin(), my_bytes_.end(), words.begin() + 1 + 2 * static_cast<std::ptrdiff_t>(C));
-    return words;
   }
 
   // Outputs at their final size (every contributor's rows, in contributor order), and room for
@@ -395,9 +404,17 @@ class column_collective {
   void allocate_outputs() {
     std::size_t const K = manifest_.contributors();
     for (std::size_t c = 0; c < columns_.size(); ++c) {
-      std::uint64_t rows = 0, chars = 0;
-      for (std::size_t k = 0; k < K; ++k) rows += manifest_.rows(k, c), chars += manifest_.chars(k, c);
       value_type const type = columns_[c].type;
+      std::string const what = "the rows " + describe_column(c, type) + " receives";
+      std::uint64_t rows = 0, chars = 0, bytes = 0;
+      for (std::size_t k = 0; k < K; ++k) {
+        rows = add_counts(rows, manifest_.rows(k, c), what);
+        chars = add_counts(chars, manifest_.chars(k, c), what);
+        // The output's bytes must be countable too: each contributor's fit (check_manifest).
+        bytes = add_counts(bytes, type == value_type::string ? manifest_.chars(k, c) + 8 * manifest_.rows(k, c)
+                                                             : manifest_.rows(k, c) * value_width(type),
+                           what);
+      }
       outputs_.push_back(engine_.allocate_output(type, rows, type == value_type::string ? chars : 0));
     }
     statuses_ = engine_.allocate(K * columns_.size() * sizeof(frame_status));
@@ -445,7 +462,7 @@ class column_collective {
         engine_.decode(*g.c, bytes_of(frames), offsets, targets, status + status_at);
         status_at += targets.size();
       }
-      throw_if_failed(engine_.template read_array<frame_status>(statuses_, K * C));
+      throw_if_failed(engine_.template read_array<frame_status>(statuses_, K * C, "the statuses of the decoded frames"));
     });
     agree(failed, "decoding");
   }
@@ -474,6 +491,7 @@ class column_collective {
   shuffle_options options_;
   std::string name_;
   std::vector<group> groups_;
+  std::vector<const codec*> codec_of_;  // per column
 
   // This rank's contribution (allgather; the root's for a broadcast), per column.
   std::vector<std::uint64_t> my_rows_, my_chars_, my_bytes_;

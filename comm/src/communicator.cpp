@@ -1,10 +1,14 @@
 #include "zs/comm/communicator.hpp"
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "zs/error.hpp"
@@ -121,6 +125,29 @@ verdict agree(const char* operation, const findings& local, bool fits, int size,
 }
 
 }  // namespace
+
+std::chrono::milliseconds timeout_from_environment() {
+  const char* text = std::getenv("ZS_TIMEOUT");
+  if (text == nullptr || *text == '\0') return communicator::default_timeout;
+  std::string_view const value(text);
+  std::uint64_t seconds = 0;
+  auto const [end, status] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  // from_chars takes no sign, space or prefix; a value must be digits only and count in
+  // milliseconds without overflow.
+  constexpr std::uint64_t most_seconds = std::numeric_limits<std::int64_t>::max() / 1000;
+  if (status != std::errc() || end != value.data() + value.size() || seconds > most_seconds) {
+    ZS_FAIL(error_code::invalid_argument, "ZS_TIMEOUT='" + std::string(value) +
+                                              "': expected a whole number of seconds (0 waits forever)");
+  }
+  return std::chrono::seconds(seconds);
+}
+
+communicator::communicator() : timeout_(timeout_from_environment()) {}
+
+void communicator::set_timeout(std::chrono::milliseconds timeout) {
+  ZS_EXPECTS(timeout.count() >= 0, "a timeout of 0 (none) or more, not " + std::to_string(timeout.count()) + " ms");
+  timeout_ = timeout;
+}
 
 void communicator::alltoallv(std::span<const std::byte> send,
                              std::span<const std::uint64_t> send_counts,

@@ -1,10 +1,12 @@
-// Argument checks and size agreement shared by every device communicator backend.
+// Argument checks, size agreement and bounded stream waits shared by every device communicator
+// backend.
 #include "zs/comm/device_communicator.hpp"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "polling.hpp"
+#include "zs/comm/agreement.hpp"
 #include "zs/error.hpp"
 
 namespace zs {
@@ -21,28 +23,47 @@ std::uint64_t sum(std::span<const std::uint64_t> counts) {
   return total;
 }
 
+// The checks of one rank's own arguments; throws invalid_argument naming the first problem.
+void check_counts(const char* name, std::span<const std::uint64_t> counts, int ranks) {
+  if (counts.size() != static_cast<std::size_t>(ranks)) {
+    ZS_FAIL(error_code::invalid_argument, std::string(name) + " has " + std::to_string(counts.size()) +
+                                              " entries, expected one per rank (" + std::to_string(ranks) + ")");
+  }
+}
+
+void check_buffer(const char* name, const void* buffer, std::uint64_t bytes) {
+  if (buffer == nullptr && bytes > 0) {
+    ZS_FAIL(error_code::invalid_argument, std::string(name) + " is null for " + std::to_string(bytes) + " bytes");
+  }
+}
+
+// The first peer whose count differs from what it says it sends, as a size_mismatch.
+void check_agreement(std::span<const std::uint64_t> expected, std::span<const std::uint64_t> sent) {
+  for (std::size_t p = 0; p < expected.size(); ++p) {
+    if (expected[p] == sent[p]) continue;
+    ZS_FAIL(error_code::size_mismatch, "recv_counts[" + std::to_string(p) + "] expects " +
+                                           std::to_string(expected[p]) + " bytes from rank " + std::to_string(p) +
+                                           ", which sends " + std::to_string(sent[p]));
+  }
+}
+
 }  // namespace
 
 void device_communicator::alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts,
                                     std::byte* recv, std::span<const std::uint64_t> recv_counts,
                                     cudaStream_t stream, sizes check) {
-  auto const n = static_cast<std::size_t>(size());
-  bool const shapes_ok = send_counts.size() == n && recv_counts.size() == n &&
-                         (send != nullptr || sum(send_counts) == 0) && (recv != nullptr || sum(recv_counts) == 0);
+  auto const check_mine = [&] {
+    check_counts("send_counts", send_counts, size());
+    check_counts("recv_counts", recv_counts, size());
+    check_buffer("send", send, sum(send_counts));
+    check_buffer("recv", recv, sum(recv_counts));
+  };
   if (check == sizes::agreed) {
-    ZS_EXPECTS(shapes_ok, "one count per rank, and buffers for non-zero counts");
+    check_mine();
   } else {
-    if (!host().all_ok(shapes_ok)) {
-      ZS_FAIL(error_code::invalid_argument,
-              "device alltoallv: a rank passed counts of the wrong length or a null buffer");
-    }
+    agree_on(host(), "device alltoallv", "checking the arguments", check_mine);
     auto const incoming = host().exchange_counts(send_counts);
-    bool const match = std::equal(incoming.begin(), incoming.end(), recv_counts.begin());
-    if (!host().all_ok(match)) {
-      ZS_FAIL(error_code::size_mismatch,
-              "device alltoallv: receive counts disagree with what the peers send" +
-                  std::string(match ? "" : " (on this rank)"));
-    }
+    agree_on(host(), "device alltoallv", "matching the sizes", [&] { check_agreement(recv_counts, incoming); });
   }
   do_alltoallv(send, send_counts, recv, recv_counts, stream);
 }
@@ -50,38 +71,50 @@ void device_communicator::alltoallv(const std::byte* send, std::span<const std::
 void device_communicator::allgatherv(const std::byte* send, std::uint64_t send_bytes, std::byte* recv,
                                      std::span<const std::uint64_t> recv_counts, cudaStream_t stream,
                                      sizes check) {
-  bool const shapes_ok = recv_counts.size() == static_cast<std::size_t>(size()) &&
-                         (send != nullptr || send_bytes == 0) && (recv != nullptr || sum(recv_counts) == 0);
+  auto const check_mine = [&] {
+    check_counts("recv_counts", recv_counts, size());
+    check_buffer("send", send, send_bytes);
+    check_buffer("recv", recv, sum(recv_counts));
+  };
   if (check == sizes::agreed) {
-    ZS_EXPECTS(shapes_ok, "one count per rank, and buffers for non-zero counts");
+    check_mine();
   } else {
-    if (!host().all_ok(shapes_ok)) {
-      ZS_FAIL(error_code::invalid_argument,
-              "device allgatherv: a rank passed counts of the wrong length or a null buffer");
-    }
+    agree_on(host(), "device allgatherv", "checking the arguments", check_mine);
     auto const all = host().allgather(send_bytes);
-    bool const match = std::equal(all.begin(), all.end(), recv_counts.begin());
-    if (!host().all_ok(match)) {
-      ZS_FAIL(error_code::size_mismatch, "device allgatherv: receive counts disagree with the senders' sizes");
-    }
+    agree_on(host(), "device allgatherv", "matching the sizes", [&] { check_agreement(recv_counts, all); });
   }
   do_allgatherv(send, send_bytes, recv, recv_counts, stream);
 }
 
 void device_communicator::bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream,
                                 sizes check) {
-  bool const shapes_ok = root >= 0 && root < size() && (buffer != nullptr || bytes == 0);
+  auto const check_mine = [&] {
+    if (root < 0 || root >= size()) {
+      ZS_FAIL(error_code::invalid_argument,
+              "root " + std::to_string(root) + " is not a rank of " + std::to_string(size()));
+    }
+    check_buffer("buffer", buffer, bytes);
+  };
   if (check == sizes::agreed) {
-    ZS_EXPECTS(shapes_ok, "a root in range and a buffer");
+    check_mine();
   } else {
-    if (!host().all_ok(shapes_ok)) ZS_FAIL(error_code::invalid_argument, "device bcast: a bad root or buffer");
-    auto const r = static_cast<std::uint64_t>(root);
-    if (host().allreduce_min(r) != host().allreduce_max(r)) {
-      ZS_FAIL(error_code::invalid_argument, "device bcast: ranks name different roots");
-    }
-    if (host().allreduce_min(bytes) != host().allreduce_max(bytes)) {
-      ZS_FAIL(error_code::size_mismatch, "device bcast: ranks pass buffers of different sizes");
-    }
+    agree_on(host(), "device bcast", "checking the arguments", check_mine);
+    // Two steps: a rank that names another root would compare sizes against the wrong rank.
+    auto const roots = host().allgather(static_cast<std::uint64_t>(root));
+    agree_on(host(), "device bcast", "matching the root", [&] {
+      if (roots[0] != static_cast<std::uint64_t>(root)) {
+        ZS_FAIL(error_code::invalid_argument,
+                "names root " + std::to_string(root) + ", rank 0 names " + std::to_string(roots[0]));
+      }
+    });
+    auto const sizes = host().allgather(bytes);
+    agree_on(host(), "device bcast", "matching the size", [&] {
+      auto const root_bytes = sizes[static_cast<std::size_t>(root)];
+      if (root_bytes != bytes) {
+        ZS_FAIL(error_code::size_mismatch, "passes " + std::to_string(bytes) + " bytes, root " +
+                                               std::to_string(root) + " broadcasts " + std::to_string(root_bytes));
+      }
+    });
   }
   do_bcast(buffer, bytes, root, stream);
 }
@@ -118,6 +151,31 @@ void device_communicator::recv(std::byte* bytes, std::uint64_t count, int peer, 
     }
   }
   do_recv(bytes, count, peer, stream);
+}
+
+void device_communicator::synchronize(cudaStream_t stream, std::string_view waiting_for) {
+  cudaError_t status = cudaSuccess;
+  std::optional<std::string> transport_failure;
+  bool const finished = detail::poll_until(
+      [&] {
+        status = cudaStreamQuery(stream);
+        if (status != cudaErrorNotReady) return true;
+        transport_failure = transport_error();
+        return transport_failure.has_value();
+      },
+      host().timeout());
+  std::string const who = "rank " + std::to_string(rank()) + ", waiting for " + std::string(waiting_for) +
+                          " (" + std::string(transport()) + ")";
+  if (transport_failure) {
+    abort_transport();
+    ZS_FAIL(error_code::nccl_error, who + ": the transport failed: " + *transport_failure);
+  }
+  if (!finished) {
+    abort_transport();
+    ZS_FAIL(error_code::timed_out, who + ": no progress within " + detail::describe_duration(host().timeout()) +
+                                       " (a peer stopped answering, or the GPU hangs)");
+  }
+  if (status != cudaSuccess) detail::throw_cuda_error(status, "cudaStreamQuery (synchronize)", __FILE__, __LINE__);
 }
 
 }  // namespace zs

@@ -17,10 +17,15 @@
 #include <system_error>
 #include <utility>
 
+#include "mpi_requests.hpp"
 #include "zs/comm/error.hpp"
 
 namespace zs {
 namespace {
+
+using detail::peer_wait;
+using detail::request_list;
+using detail::wait_for_peers;
 
 // The tag of the point-to-point messages inside collectives; send/recv tags stop below it.
 constexpr int collective_tag = communicator::max_tag + 1;
@@ -42,61 +47,6 @@ std::string thread_level_name(int level) {
     default: return "thread level " + std::to_string(level);
   }
 }
-
-// Nonblocking requests of one transfer. wait_all completes them. If an exception abandons the
-// transfer instead, the destructor cancels and frees what is still pending rather than wait for
-// peers that may never come; this is best effort (a matched receive cannot be cancelled), which
-// is why a communicator is not to be used again after an mpi_error.
-class request_list {
- public:
-  request_list() = default;
-  request_list(const request_list&) = delete;
-  request_list& operator=(const request_list&) = delete;
-  ~request_list() {
-    for (MPI_Request& request : requests_) {
-      if (request == MPI_REQUEST_NULL) continue;
-      ZS_MPI_TRY_NOTHROW(MPI_Cancel(&request));
-      ZS_MPI_TRY_NOTHROW(MPI_Request_free(&request));
-    }
-  }
-
-  // Posts `bytes` to `peer` as pieces of at most `max_piece` bytes each.
-  void send_pieces(const std::byte* data, std::uint64_t bytes, int peer, int tag, MPI_Comm comm,
-                   std::uint64_t max_piece) {
-    for (std::uint64_t offset = 0; offset < bytes; offset += max_piece) {
-      int const piece = static_cast<int>(std::min(max_piece, bytes - offset));
-      MPI_Request& request = requests_.emplace_back(MPI_REQUEST_NULL);
-      ZS_MPI_TRY(MPI_Isend(data + offset, piece, MPI_BYTE, peer, tag, comm, &request));
-    }
-  }
-
-  // Posts receives for `bytes` from `peer`, cut the way send_pieces cuts them.
-  void recv_pieces(std::byte* data, std::uint64_t bytes, int peer, int tag, MPI_Comm comm,
-                   std::uint64_t max_piece) {
-    for (std::uint64_t offset = 0; offset < bytes; offset += max_piece) {
-      int const piece = static_cast<int>(std::min(max_piece, bytes - offset));
-      MPI_Request& request = requests_.emplace_back(MPI_REQUEST_NULL);
-      ZS_MPI_TRY(MPI_Irecv(data + offset, piece, MPI_BYTE, peer, tag, comm, &request));
-    }
-  }
-
-  void send_header(const std::uint64_t* header, int peer, int tag, MPI_Comm comm) {
-    MPI_Request& request = requests_.emplace_back(MPI_REQUEST_NULL);
-    ZS_MPI_TRY(MPI_Isend(header, 1, MPI_UINT64_T, peer, tag, comm, &request));
-  }
-
-  void wait_all() {
-    if (requests_.empty()) return;
-    ZS_MPI_TRY(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
-                           MPI_STATUSES_IGNORE));
-    requests_.clear();
-  }
-
- private:
-  // emplace_back may move earlier requests; MPI only holds on to the handle values, never to
-  // their addresses, so that is safe.
-  std::vector<MPI_Request> requests_;
-};
 
 // Byte offset of each block in a buffer packed in rank order.
 std::vector<std::uint64_t> block_offsets(std::span<const std::uint64_t> counts) {
@@ -268,9 +218,21 @@ int device_for_rank(int device_count, MPI_Comm comm) {
 // ---------------------------------------------------------------------------------------------
 // mpi_communicator
 
-mpi_communicator::mpi_communicator(MPI_Comm comm, mpi_communicator_options options) {
+mpi_communicator::mpi_communicator(MPI_Comm comm, mpi_communicator_options options)
+    : communicator(default_timeout) {
   ZS_EXPECTS(mpi_is_running(), "an mpi_communicator needs MPI to be initialized");
-  ZS_MPI_TRY(MPI_Comm_dup(comm, &comm_));
+  // ZS_TIMEOUT is read here rather than by the base class, so that a malformed value on one
+  // rank fails every rank in the agreement below instead of leaving the others waiting.
+  std::string timeout_problem;
+  try {
+    set_timeout(timeout_from_environment());
+  } catch (const error& e) {
+    timeout_problem = e.what();
+  }
+  ZS_MPI_TRY(MPI_Comm_rank(comm, &rank_));
+  MPI_Request duplicated = MPI_REQUEST_NULL;
+  ZS_MPI_TRY(MPI_Comm_idup(comm, &comm_, &duplicated));
+  wait_for_peers(std::span(&duplicated, 1), {timeout(), rank_, "zs::mpi_communicator (duplicating the communicator)"});
   try {
     ZS_MPI_TRY(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     ZS_MPI_TRY(MPI_Comm_rank(comm_, &rank_));
@@ -287,11 +249,20 @@ mpi_communicator::mpi_communicator(MPI_Comm comm, mpi_communicator_options optio
 
     // Both ends of a message must cut it into the same pieces, so every rank must use the same
     // limit. One all-reduce gives the largest value and (through UINT64_MAX - value) the
-    // smallest, and every rank judges them the same way.
+    // smallest, and every rank judges them the same way; its third word is the highest rank
+    // (plus one) whose ZS_TIMEOUT is malformed.
     std::uint64_t const requested = options.max_message_bytes;
-    std::uint64_t const local[2] = {requested, std::numeric_limits<std::uint64_t>::max() - requested};
-    std::uint64_t global[2] = {0, 0};
-    ZS_MPI_TRY(MPI_Allreduce(local, global, 2, MPI_UINT64_T, MPI_MAX, comm_));
+    std::uint64_t const local[3] = {requested, std::numeric_limits<std::uint64_t>::max() - requested,
+                                    timeout_problem.empty() ? 0 : static_cast<std::uint64_t>(rank_) + 1};
+    std::uint64_t global[3] = {0, 0, 0};
+    MPI_Request agreed = MPI_REQUEST_NULL;
+    ZS_MPI_TRY(MPI_Iallreduce(local, global, 3, MPI_UINT64_T, MPI_MAX, comm_, &agreed));
+    wait_for_peers(std::span(&agreed, 1), {timeout(), rank_, "zs::mpi_communicator (agreeing on its options)"});
+    if (global[2] != 0) {
+      ZS_FAIL(error_code::invalid_argument,
+              "ZS_TIMEOUT is malformed on rank " + std::to_string(global[2] - 1) +
+                  (timeout_problem.empty() ? std::string() : " (on this rank: " + timeout_problem + ")"));
+    }
     std::uint64_t const largest = global[0];
     std::uint64_t const smallest = std::numeric_limits<std::uint64_t>::max() - global[1];
     if (smallest == 0 || largest > static_cast<std::uint64_t>(INT_MAX) || smallest != largest) {
@@ -344,18 +315,32 @@ void mpi_communicator::release() noexcept {
   comm_ = MPI_COMM_NULL;
 }
 
-void mpi_communicator::barrier() { ZS_MPI_TRY(MPI_Barrier(comm_)); }
+// Every primitive below posts nonblocking calls and completes them through wait_for_peers,
+// which bounds the wait by timeout().
+
+void mpi_communicator::complete(MPI_Request request, std::string_view operation) {
+  wait_for_peers(std::span(&request, 1), {timeout(), rank_, operation});
+}
+
+void mpi_communicator::barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  ZS_MPI_TRY(MPI_Ibarrier(comm_, &request));
+  complete(request, "zs::communicator::barrier");
+}
 
 void mpi_communicator::do_alltoall_u64(std::span<const std::uint64_t> send,
                                        std::span<std::uint64_t> recv) {
-  ZS_MPI_TRY(MPI_Alltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  ZS_MPI_TRY(MPI_Ialltoall(send.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, comm_, &request));
+  complete(request, "zs::communicator (an all-to-all of counts)");
 }
 
 void mpi_communicator::do_allgather_u64(std::span<const std::uint64_t> mine,
                                         std::span<std::uint64_t> all) {
   int const count = static_cast<int>(mine.size());
-  ZS_MPI_TRY(
-      MPI_Allgather(mine.data(), count, MPI_UINT64_T, all.data(), count, MPI_UINT64_T, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  ZS_MPI_TRY(MPI_Iallgather(mine.data(), count, MPI_UINT64_T, all.data(), count, MPI_UINT64_T, comm_, &request));
+  complete(request, "zs::communicator::allgather");
 }
 
 std::uint64_t mpi_communicator::do_allreduce_u64(std::uint64_t value, reduce_op op) {
@@ -366,7 +351,9 @@ std::uint64_t mpi_communicator::do_allreduce_u64(std::uint64_t value, reduce_op 
     case reduce_op::sum: mpi_op = MPI_SUM; break;
   }
   std::uint64_t result = 0;
-  ZS_MPI_TRY(MPI_Allreduce(&value, &result, 1, MPI_UINT64_T, mpi_op, comm_));
+  MPI_Request request = MPI_REQUEST_NULL;
+  ZS_MPI_TRY(MPI_Iallreduce(&value, &result, 1, MPI_UINT64_T, mpi_op, comm_, &request));
+  complete(request, "zs::communicator::allreduce");
   return result;
 }
 
@@ -377,6 +364,7 @@ void mpi_communicator::do_alltoallv(std::span<const std::byte> send,
                                     bool every_rank_fits_one_message) {
   auto const send_offsets = block_offsets(send_counts);
   auto const recv_offsets = block_offsets(recv_counts);
+  constexpr std::string_view operation = "zs::communicator::alltoallv";
 
   if (every_rank_fits_one_message) {
     // Every count and offset is at most max_message_bytes <= INT_MAX here.
@@ -384,8 +372,10 @@ void mpi_communicator::do_alltoallv(std::span<const std::byte> send,
     auto const sd = as_ints(send_offsets);
     auto const rc = as_ints(recv_counts);
     auto const rd = as_ints(recv_offsets);
-    ZS_MPI_TRY(MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, recv.data(), rc.data(),
-                             rd.data(), MPI_BYTE, comm_));
+    MPI_Request request = MPI_REQUEST_NULL;
+    ZS_MPI_TRY(MPI_Ialltoallv(send.data(), sc.data(), sd.data(), MPI_BYTE, recv.data(), rc.data(), rd.data(),
+                              MPI_BYTE, comm_, &request));
+    complete(request, operation);
     return;
   }
 
@@ -405,19 +395,22 @@ void mpi_communicator::do_alltoallv(std::span<const std::byte> send,
   auto const self = static_cast<std::size_t>(rank_);
   copy_bytes(recv.data() + recv_offsets[self], send.data() + send_offsets[self],
              send_counts[self]);
-  requests.wait_all();
+  requests.wait_all({timeout(), rank_, operation});
 }
 
 void mpi_communicator::do_allgatherv(std::span<const std::byte> send, std::span<std::byte> recv,
                                      std::span<const std::uint64_t> recv_counts) {
   auto const offsets = block_offsets(recv_counts);
+  constexpr std::string_view operation = "zs::communicator::allgatherv";
   // The total is the same on every rank (the counts were agreed), so every rank takes the same
   // path without another round.
   if (recv.size() <= max_message_bytes_) {
     auto const counts = as_ints(recv_counts);
     auto const displacements = as_ints(offsets);
-    ZS_MPI_TRY(MPI_Allgatherv(send.data(), static_cast<int>(send.size()), MPI_BYTE, recv.data(),
-                              counts.data(), displacements.data(), MPI_BYTE, comm_));
+    MPI_Request request = MPI_REQUEST_NULL;
+    ZS_MPI_TRY(MPI_Iallgatherv(send.data(), static_cast<int>(send.size()), MPI_BYTE, recv.data(), counts.data(),
+                               displacements.data(), MPI_BYTE, comm_, &request));
+    complete(request, operation);
     return;
   }
 
@@ -432,15 +425,22 @@ void mpi_communicator::do_allgatherv(std::span<const std::byte> send, std::span<
                          max_message_bytes_);
   }
   copy_bytes(recv.data() + offsets[static_cast<std::size_t>(rank_)], send.data(), send.size());
-  requests.wait_all();
+  requests.wait_all({timeout(), rank_, operation});
 }
 
 void mpi_communicator::do_bcast(std::span<std::byte> buffer, int root) {
+  // Every piece is posted at once (nonblocking collectives start in the same order on every
+  // rank, which is all MPI asks), then all complete together. Collective requests cannot be
+  // cancelled, so a failure to post one ends in mpi_error with the others still running, as
+  // the contract of communicator.hpp says.
+  std::vector<MPI_Request> requests;
   for (std::uint64_t offset = 0; offset < buffer.size(); offset += max_message_bytes_) {
     int const piece = static_cast<int>(std::min<std::uint64_t>(max_message_bytes_,
                                                                buffer.size() - offset));
-    ZS_MPI_TRY(MPI_Bcast(buffer.data() + offset, piece, MPI_BYTE, root, comm_));
+    MPI_Request& request = requests.emplace_back(MPI_REQUEST_NULL);
+    ZS_MPI_TRY(MPI_Ibcast(buffer.data() + offset, piece, MPI_BYTE, root, comm_, &request));
   }
+  wait_for_peers(requests, {timeout(), rank_, "zs::communicator::bcast"});
 }
 
 void mpi_communicator::do_send(std::span<const std::byte> bytes, int peer, int tag) {
@@ -452,10 +452,11 @@ void mpi_communicator::do_send(std::span<const std::byte> bytes, int peer, int t
   request_list requests;
   requests.send_header(&header, peer, tag, comm_);
   requests.send_pieces(bytes.data(), bytes.size(), peer, tag, comm_, max_message_bytes_);
-  requests.wait_all();
+  requests.wait_all({timeout(), rank_, "zs::communicator::send"});
 }
 
 void mpi_communicator::do_recv(std::span<std::byte> bytes, int peer, int tag) {
+  constexpr std::string_view operation = "zs::communicator::recv";
   auto const mismatch = [&](std::uint64_t sent) {
     ZS_FAIL(error_code::size_mismatch,
             "recv: rank " + std::to_string(peer) + " sent " + std::to_string(sent) +
@@ -477,8 +478,10 @@ void mpi_communicator::do_recv(std::span<std::byte> bytes, int peer, int tag) {
   }
 
   std::uint64_t header = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
   MPI_Status status;
-  ZS_MPI_TRY(MPI_Recv(&header, 1, MPI_UINT64_T, peer, tag, comm_, &status));
+  ZS_MPI_TRY(MPI_Irecv(&header, 1, MPI_UINT64_T, peer, tag, comm_, &request));
+  wait_for_peers(std::span(&request, 1), {timeout(), rank_, operation}, std::span(&status, 1));
   int words = 0;
   ZS_MPI_TRY(MPI_Get_count(&status, MPI_UINT64_T, &words));
   if (words != 1) {
@@ -491,16 +494,17 @@ void mpi_communicator::do_recv(std::span<std::byte> bytes, int peer, int tag) {
     // Drain the pieces so that the next message under this tag starts cleanly.
     std::vector<std::byte> scratch(std::min<std::uint64_t>(header, max_message_bytes_));
     for (std::uint64_t offset = 0; offset < header; offset += max_message_bytes_) {
-      int const piece = static_cast<int>(std::min<std::uint64_t>(max_message_bytes_,
-                                                                 header - offset));
-      ZS_MPI_TRY(MPI_Recv(scratch.data(), piece, MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE));
+      request_list piece;
+      piece.recv_pieces(scratch.data(), std::min<std::uint64_t>(max_message_bytes_, header - offset), peer, tag,
+                        comm_, max_message_bytes_);
+      piece.wait_all({timeout(), rank_, operation});
     }
     mismatch(header);
   }
 
   request_list requests;
   requests.recv_pieces(bytes.data(), bytes.size(), peer, tag, comm_, max_message_bytes_);
-  requests.wait_all();
+  requests.wait_all({timeout(), rank_, operation});
 }
 
 }  // namespace zs

@@ -4,11 +4,14 @@
 #include <climits>
 #include <vector>
 
+#include "mpi_requests.hpp"
 #include "zs/comm/error.hpp"
 
 namespace zs {
 
 namespace {
+
+using detail::request_list;
 
 constexpr int device_tag = 7;
 
@@ -19,6 +22,12 @@ std::vector<std::uint64_t> starts_of(std::span<const std::uint64_t> counts) {
 }
 
 std::uint64_t pieces(std::uint64_t bytes, std::uint64_t chunk) { return (bytes + chunk - 1) / chunk; }
+
+// How this communicator's waits for peers are bounded (its host communicator's timeout) and
+// reported.
+detail::peer_wait waiting(const device_communicator& comm, std::string_view operation) {
+  return {comm.host().timeout(), comm.rank(), operation};
+}
 
 }  // namespace
 
@@ -36,7 +45,10 @@ mpi_device_communicator::mpi_device_communicator(mpi_communicator& host, std::op
   if (host.allreduce_min(m) != host.allreduce_max(m)) {
     ZS_FAIL(error_code::invalid_argument, "ranks disagree on CUDA-aware vs staged MPI");
   }
-  ZS_MPI_TRY(MPI_Comm_dup(host.get(), &device_comm_));
+  MPI_Request duplicated = MPI_REQUEST_NULL;
+  ZS_MPI_TRY(MPI_Comm_idup(host.get(), &device_comm_, &duplicated));
+  detail::wait_for_peers(std::span(&duplicated, 1),
+                         {host.timeout(), rank(), "zs::mpi_device_communicator (duplicating the communicator)"});
   ZS_MPI_TRY(MPI_Comm_set_errhandler(device_comm_, MPI_ERRORS_RETURN));
 }
 
@@ -85,7 +97,7 @@ void mpi_device_communicator::staged_alltoallv(const blocks& b, cudaStream_t str
   }
   std::uint64_t const rounds = host().allreduce_max(local_rounds);
   if (rounds == 0) {
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    synchronize(stream, "the copy of this rank's own block");
     return;
   }
   auto slice = [&](std::uint64_t count, std::uint64_t r) {
@@ -136,29 +148,22 @@ void mpi_device_communicator::staged_alltoallv(const blocks& b, cudaStream_t str
     copied_in[r % 2].record(stream);
   }
   // The pinned buffers are reused by the next call: finish the copies out of them first.
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  synchronize(stream, "the copies out of the staging buffers");
 }
 
 void mpi_device_communicator::aware_alltoallv(const blocks& b, cudaStream_t stream) {
   int const ranks = size();
   int const me = rank();
   auto const& [send, send_counts, send_at, recv, recv_counts, recv_at] = b;
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  std::vector<MPI_Request> requests;
+  synchronize(stream, "the send buffer before a CUDA-aware all-to-all");
+  // A post that fails part way leaves the others to request_list, which cancels and frees them.
+  request_list requests;
   for (int p = 0; p < ranks; ++p) {
     if (p == me) continue;
-    for (std::uint64_t at = 0; at < recv_counts[p]; at += chunk_bytes_) {
-      int const n = static_cast<int>(std::min(chunk_bytes_, recv_counts[p] - at));
-      requests.emplace_back();
-      ZS_MPI_TRY(MPI_Irecv(recv + recv_at[p] + at, n, MPI_BYTE, p, device_tag, device_comm_, &requests.back()));
-    }
-    for (std::uint64_t at = 0; at < send_counts[p]; at += chunk_bytes_) {
-      int const n = static_cast<int>(std::min(chunk_bytes_, send_counts[p] - at));
-      requests.emplace_back();
-      ZS_MPI_TRY(MPI_Isend(send + send_at[p] + at, n, MPI_BYTE, p, device_tag, device_comm_, &requests.back()));
-    }
+    requests.recv_pieces(recv + recv_at[p], recv_counts[p], p, device_tag, device_comm_, chunk_bytes_);
+    requests.send_pieces(send + send_at[p], send_counts[p], p, device_tag, device_comm_, chunk_bytes_);
   }
-  ZS_MPI_TRY(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  requests.wait_all(waiting(*this, "zs::mpi_device_communicator::alltoallv (CUDA-aware)"));
 }
 
 // The collectives below are not on a shuffle's hot path: whole-buffer staging (or direct device
@@ -177,28 +182,31 @@ void mpi_device_communicator::do_allgatherv(const std::byte* send, std::uint64_t
     }
   }
   do_alltoallv(repeated.as<std::byte>(), send_counts, recv, recv_counts, stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  synchronize(stream, "the received blocks of an all-gather");
 }
 
 void mpi_device_communicator::do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) {
   if (bytes == 0) return;
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  synchronize(stream, "the buffer before a broadcast");
   if (mode_ == mode::cuda_aware) {
+    std::vector<MPI_Request> requests;
     for (std::uint64_t at = 0; at < bytes; at += chunk_bytes_) {
       int const n = static_cast<int>(std::min(chunk_bytes_, bytes - at));
-      ZS_MPI_TRY(MPI_Bcast(buffer + at, n, MPI_BYTE, root, device_comm_));
+      MPI_Request& request = requests.emplace_back(MPI_REQUEST_NULL);
+      ZS_MPI_TRY(MPI_Ibcast(buffer + at, n, MPI_BYTE, root, device_comm_, &request));
     }
+    detail::wait_for_peers(requests, waiting(*this, "zs::mpi_device_communicator::bcast (CUDA-aware)"));
     return;
   }
   pinned_buffer& host_copy = staging(0, bytes);
   if (rank() == root) {
     ZS_CUDA_TRY(cudaMemcpyAsync(host_copy.data(), buffer, bytes, cudaMemcpyDeviceToHost, stream));
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    synchronize(stream, "the root's copy to the staging buffer");
   }
   host().bcast(std::span(host_copy.as<std::byte>(), bytes), root);
   if (rank() != root) {
     ZS_CUDA_TRY(cudaMemcpyAsync(buffer, host_copy.data(), bytes, cudaMemcpyHostToDevice, stream));
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    synchronize(stream, "the copy from the staging buffer");
   }
 }
 
@@ -212,24 +220,22 @@ void mpi_device_communicator::do_send(const std::byte* bytes, std::uint64_t coun
     ZS_CUDA_TRY(cudaMemcpyAsync(host_copy.data(), bytes, count, cudaMemcpyDeviceToHost, stream));
     from = host_copy.as<const std::byte>();
   }
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  for (std::uint64_t at = 0; at < count; at += chunk_bytes_) {
-    int const n = static_cast<int>(std::min(chunk_bytes_, count - at));
-    ZS_MPI_TRY(MPI_Send(from + at, n, MPI_BYTE, peer, device_tag, device_comm_));
-  }
+  synchronize(stream, "the bytes to send");
+  request_list requests;
+  requests.send_pieces(from, count, peer, device_tag, device_comm_, chunk_bytes_);
+  requests.wait_all(waiting(*this, "zs::mpi_device_communicator::send"));
 }
 
 void mpi_device_communicator::do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) {
   if (count == 0) return;
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  synchronize(stream, "the receive buffer to be free");
   std::byte* into = mode_ == mode::staged ? staging(2, count).as<std::byte>() : bytes;
-  for (std::uint64_t at = 0; at < count; at += chunk_bytes_) {
-    int const n = static_cast<int>(std::min(chunk_bytes_, count - at));
-    ZS_MPI_TRY(MPI_Recv(into + at, n, MPI_BYTE, peer, device_tag, device_comm_, MPI_STATUS_IGNORE));
-  }
+  request_list requests;
+  requests.recv_pieces(into, count, peer, device_tag, device_comm_, chunk_bytes_);
+  requests.wait_all(waiting(*this, "zs::mpi_device_communicator::recv"));
   if (mode_ == mode::staged) {
     ZS_CUDA_TRY(cudaMemcpyAsync(bytes, into, count, cudaMemcpyHostToDevice, stream));
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    synchronize(stream, "the copy from the staging buffer");
   }
 }
 

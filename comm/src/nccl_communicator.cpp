@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "zs/comm/error.hpp"
@@ -40,6 +41,32 @@ nccl_communicator::~nccl_communicator() {
 nccl_communicator::nccl_communicator(nccl_communicator&& other) noexcept
     : device_communicator(other), comm_(std::exchange(other.comm_, nullptr)) {}
 
+ncclComm_t nccl_communicator::live() const {
+  if (comm_ == nullptr) {
+    ZS_FAIL(error_code::nccl_error, "rank " + std::to_string(rank()) +
+                                        ": the NCCL communicator was aborted after a timeout or an NCCL error; "
+                                        "make a new one");
+  }
+  return comm_;
+}
+
+std::optional<std::string> nccl_communicator::transport_error() {
+  if (comm_ == nullptr) return "the NCCL communicator was aborted earlier";
+  ncclResult_t state = ncclSuccess;
+  ncclResult_t const asked = ncclCommGetAsyncError(comm_, &state);
+  if (asked != ncclSuccess) return std::string("ncclCommGetAsyncError failed: ") + ncclGetErrorString(asked);
+  // ncclInProgress belongs to non-blocking communicators, which this one is not; it is no error.
+  if (state == ncclSuccess || state == ncclInProgress) return std::nullopt;
+  return "NCCL result " + std::to_string(static_cast<int>(state)) + ": " + ncclGetErrorString(state);
+}
+
+void nccl_communicator::abort_transport() noexcept {
+  // Ends the kernels that wait for a peer, so the streams drain; the communicator is gone.
+  if (comm_ == nullptr) return;
+  ZS_NCCL_TRY_NOTHROW(ncclCommAbort(comm_));
+  comm_ = nullptr;
+}
+
 namespace {
 // Offsets of blocks packed in rank order.
 std::uint64_t block_start(std::span<const std::uint64_t> counts, std::size_t p, std::uint64_t& running) {
@@ -52,44 +79,49 @@ std::uint64_t block_start(std::span<const std::uint64_t> counts, std::size_t p, 
 void nccl_communicator::do_alltoallv(const std::byte* send, std::span<const std::uint64_t> send_counts,
                                      std::byte* recv, std::span<const std::uint64_t> recv_counts,
                                      cudaStream_t stream) {
+  ncclComm_t const comm = live();
   std::uint64_t send_at = 0, recv_at = 0;
   ZS_NCCL_TRY(ncclGroupStart());
   for (std::size_t p = 0; p < send_counts.size(); ++p) {
     std::uint64_t const s = block_start(send_counts, p, send_at);
     std::uint64_t const r = block_start(recv_counts, p, recv_at);
     int const peer = static_cast<int>(p);
-    if (send_counts[p] > 0) ZS_NCCL_TRY(ncclSend(send + s, send_counts[p], ncclChar, peer, comm_, stream));
-    if (recv_counts[p] > 0) ZS_NCCL_TRY(ncclRecv(recv + r, recv_counts[p], ncclChar, peer, comm_, stream));
+    if (send_counts[p] > 0) ZS_NCCL_TRY(ncclSend(send + s, send_counts[p], ncclChar, peer, comm, stream));
+    if (recv_counts[p] > 0) ZS_NCCL_TRY(ncclRecv(recv + r, recv_counts[p], ncclChar, peer, comm, stream));
   }
   ZS_NCCL_TRY(ncclGroupEnd());
 }
 
 void nccl_communicator::do_allgatherv(const std::byte* send, std::uint64_t send_bytes, std::byte* recv,
                                       std::span<const std::uint64_t> recv_counts, cudaStream_t stream) {
+  ncclComm_t const comm = live();
   std::uint64_t recv_at = 0;
   ZS_NCCL_TRY(ncclGroupStart());
   for (std::size_t p = 0; p < recv_counts.size(); ++p) {
     std::uint64_t const r = block_start(recv_counts, p, recv_at);
     int const peer = static_cast<int>(p);
-    if (send_bytes > 0) ZS_NCCL_TRY(ncclSend(send, send_bytes, ncclChar, peer, comm_, stream));
-    if (recv_counts[p] > 0) ZS_NCCL_TRY(ncclRecv(recv + r, recv_counts[p], ncclChar, peer, comm_, stream));
+    if (send_bytes > 0) ZS_NCCL_TRY(ncclSend(send, send_bytes, ncclChar, peer, comm, stream));
+    if (recv_counts[p] > 0) ZS_NCCL_TRY(ncclRecv(recv + r, recv_counts[p], ncclChar, peer, comm, stream));
   }
   ZS_NCCL_TRY(ncclGroupEnd());
 }
 
 void nccl_communicator::do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) {
+  ncclComm_t const comm = live();
   if (bytes == 0) return;
-  ZS_NCCL_TRY(ncclBroadcast(buffer, buffer, bytes, ncclChar, root, comm_, stream));
+  ZS_NCCL_TRY(ncclBroadcast(buffer, buffer, bytes, ncclChar, root, comm, stream));
 }
 
 void nccl_communicator::do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) {
+  ncclComm_t const comm = live();
   if (count == 0) return;
-  ZS_NCCL_TRY(ncclSend(bytes, count, ncclChar, peer, comm_, stream));
+  ZS_NCCL_TRY(ncclSend(bytes, count, ncclChar, peer, comm, stream));
 }
 
 void nccl_communicator::do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) {
+  ncclComm_t const comm = live();
   if (count == 0) return;
-  ZS_NCCL_TRY(ncclRecv(bytes, count, ncclChar, peer, comm_, stream));
+  ZS_NCCL_TRY(ncclRecv(bytes, count, ncclChar, peer, comm, stream));
 }
 
 }  // namespace zs

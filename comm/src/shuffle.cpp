@@ -16,9 +16,10 @@
 
 #include "collective_engines.hpp"
 #include "common/batch_ops.hpp"
+#include "shuffle_manifest.hpp"
 #include "shuffle_plan.hpp"
 #include "zs/error.hpp"
-#include "zs/hash.hpp"
+#include "zs/fault.hpp"
 #include "zs/memory.hpp"
 
 namespace zs {
@@ -35,11 +36,31 @@ const codec& default_codec(value_type type) {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using detail::add_counts;
 using detail::attempt;
 using detail::bytes_of;
+using detail::describe_column;
 using detail::failure;
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+// a * b for the sizes of the plan's own arrays; out_of_memory when no memory could hold them.
+std::size_t plan_product(std::uint64_t a, std::uint64_t b, const char* what) {
+  std::uint64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product) || product > SIZE_MAX / 16) {
+    ZS_FAIL(error_code::out_of_memory, std::string("shuffle: the plan's ") + what + " would need " + std::to_string(a) +
+                                           " x " + std::to_string(b) + " entries");
+  }
+  return static_cast<std::size_t>(product);
+}
+
+// rows * k / rounds, exactly: the product may not fit in 64 bits.
+std::uint64_t share_of(std::uint64_t rows, std::uint64_t k, std::uint64_t rounds) {
+  __extension__ typedef unsigned __int128 wide;
+  return static_cast<std::uint64_t>(static_cast<wide>(rows) * k / rounds);
+}
+
+std::string_view memory_name(memory_kind memory) { return memory == memory_kind::host ? "host" : "device"; }
 
 // ---------------------------------------------------------------------------------------------
 // Engines: the shared primitives (collective_engines.hpp), run where each stage runs, and what
@@ -68,8 +89,8 @@ class host_engine {
   }
 
   void encoded(round_sync&) {}
-  std::vector<std::uint64_t> read_sizes(round_sync&, buffer& sizes, std::size_t n) {
-    return detail::host_ops::read_array<std::uint64_t>(sizes, n);
+  std::vector<std::uint64_t> read_sizes(round_sync&, buffer& sizes, std::size_t n, std::string_view what) {
+    return detail::host_ops::read_array<std::uint64_t>(sizes, n, what);
   }
   void exchange(round_sync&, buffer& send, std::span<const std::uint64_t> send_counts, buffer& recv,
                 std::span<const std::uint64_t> recv_counts) {
@@ -112,7 +133,8 @@ class device_engine {
   detail::device_ops at(stage s) const {
     return detail::device_ops(s == stage::encode     ? encode_.get()
                               : s == stage::exchange ? exchange_.get()
-                                                     : decode_.get());
+                                                     : decode_.get(),
+                              comm_);
   }
 
   std::vector<std::int64_t> read_offsets(const std::int64_t* offsets, const std::vector<std::uint64_t>& rows) {
@@ -123,12 +145,12 @@ class device_engine {
     copy_async(index.data(), rows.data(), rows.size() * 8, caller_);
     kernels::gather_i64(offsets, index.as<std::uint64_t>(), values.as<std::int64_t>(), rows.size(), caller_);
     copy_async(out.data(), values.data(), rows.size() * 8, caller_);
-    ZS_CUDA_TRY(cudaStreamSynchronize(caller_));
+    comm_.synchronize(caller_, "the string offsets at round boundaries");
     return out;
   }
   column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) {
     // On the caller's stream, so the outputs outlive this shuffle's streams.
-    column c = detail::device_ops(caller_).allocate_output(type, rows, chars);
+    column c = detail::device_ops(caller_, comm_).allocate_output(type, rows, chars);
     cuda_event ready;
     ready.record(caller_);
     ZS_CUDA_TRY(cudaStreamWaitEvent(decode_, ready.get(), 0));
@@ -136,11 +158,13 @@ class device_engine {
   }
 
   void encoded(round_sync& sync) { sync.encoded.record(encode_); }
-  std::vector<std::uint64_t> read_sizes(round_sync& sync, buffer& sizes, std::size_t n) {
+  // The exchange stream carries the previous round's frames: a peer that stops answering shows
+  // here first, and the wait is bounded by the communicator's timeout.
+  std::vector<std::uint64_t> read_sizes(round_sync& sync, buffer& sizes, std::size_t n, std::string_view what) {
     sync.sizes = pinned_buffer(std::max<std::size_t>(n * 8, 8));
     ZS_CUDA_TRY(cudaStreamWaitEvent(exchange_, sync.encoded.get(), 0));
     copy_async(sync.sizes.data(), sizes.data(), n * 8, exchange_);
-    ZS_CUDA_TRY(cudaStreamSynchronize(exchange_));
+    comm_.synchronize(exchange_, what);
     return {sync.sizes.as<std::uint64_t>(), sync.sizes.as<std::uint64_t>() + n};
   }
   void exchange(round_sync& sync, buffer& send, std::span<const std::uint64_t> send_counts, buffer& recv,
@@ -177,6 +201,7 @@ class shuffle_driver {
 
   std::vector<column> run(shuffle_stats* stats) {
     auto const start = clock_type::now();
+    detail::call_timeout const timeout(comm_, options_.timeout);
     check_arguments();
     make_plan();
     std::size_t const frames_per_round = static_cast<std::size_t>(plan_.ranks) * plan_.columns;
@@ -232,29 +257,62 @@ class shuffle_driver {
     std::optional<failure> failed;                       // this rank's error in a local stage
   };
 
+  // Every rank checks its own columns and options and all agree (one allreduce), so that every
+  // rank's message names the rank, the column and the check; then the ranks compare what must
+  // be the same everywhere (one allgather).
   void check_arguments() {
-    int const ranks = comm_.size();
-    bool ok = true;
-    std::uint64_t signature = columns_.size();
-    for (auto const& col : columns_) {
-      auto const& off = col.row_offsets;
-      ok = ok && is_valid(col.column.type) && col.column.memory == Engine::memory &&
-           off.size() == static_cast<std::size_t>(ranks) + 1 && off.front() == 0 && off.back() == col.column.count &&
-           std::is_sorted(off.begin(), off.end()) &&
-           (col.column.count == 0 || col.column.data != nullptr || col.column.type == value_type::string) &&
-           (col.column.type != value_type::string || col.column.offsets != nullptr);
-      value_type const type = is_valid(col.column.type) ? col.column.type : value_type::int32;
+    agree(attempt([&] { check_my_arguments(); }), "checking the arguments");
+    detail::agree_on_shape(comm_, "shuffle", describe_call());
+  }
+
+  void check_my_arguments() const {
+    std::size_t const ranks = static_cast<std::size_t>(comm_.size());
+    if (options_.round_bytes == 0) {
+      ZS_FAIL(error_code::invalid_argument, "options.round_bytes is 0; a round must hold at least one byte");
+    }
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      auto const& v = columns_[c].column;
+      auto const& off = columns_[c].row_offsets;
+      auto const fail = [&](const std::string& problem) {
+        ZS_FAIL(error_code::invalid_argument, describe_column(c, v.type) + ": " + problem);
+      };
+      if (!is_valid(v.type)) fail("value type " + std::to_string(static_cast<int>(v.type)) + " is not one zshuffle knows");
+      if (v.memory != Engine::memory) {
+        fail("the column is in " + std::string(memory_name(v.memory)) + " memory, expected " +
+             std::string(memory_name(Engine::memory)) + " memory");
+      }
+      if (v.type == value_type::string && v.offsets == nullptr) fail("a string column without offsets");
+      if (v.type != value_type::string && v.count > 0 && v.data == nullptr) {
+        fail(std::to_string(v.count) + " rows but no data");
+      }
+      if (off.size() != ranks + 1) {
+        fail("row_offsets has " + std::to_string(off.size()) + " entries, expected ranks + 1 = " +
+             std::to_string(ranks + 1));
+      }
+      if (off.front() != 0) fail("row_offsets starts at " + std::to_string(off.front()) + ", expected 0");
+      if (off.back() != v.count) {
+        fail("row_offsets ends at " + std::to_string(off.back()) + ", expected the column's " +
+             std::to_string(v.count) + " rows");
+      }
+      for (std::size_t d = 0; d + 1 < off.size(); ++d) {
+        if (off[d + 1] < off[d]) {
+          fail("row_offsets decreases from " + std::to_string(off[d]) + " to " + std::to_string(off[d + 1]) +
+               " at rank " + std::to_string(d + 1));
+        }
+      }
+    }
+  }
+
+  // What every rank must pass alike: the column count, each column's type and codec, the round
+  // size. Types are valid here (checked and agreed before).
+  std::string describe_call() const {
+    std::string text = std::to_string(columns_.size()) + " column(s) [";
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      value_type const type = columns_[c].column.type;
       codec_id const id = options_.codec ? *options_.codec : default_codec(type).id();
-      signature = hash::mix64(signature * 31 + static_cast<std::uint64_t>(col.column.type) * 257 +
-                              static_cast<std::uint64_t>(id));
+      text += (c == 0 ? "" : ", ") + std::string(to_string(type)) + " " + std::string(to_string(id));
     }
-    if (!comm_.all_ok(ok)) {
-      ZS_FAIL(error_code::invalid_argument,
-              std::string("shuffle: a rank passed a bad column or row offsets") + (ok ? "" : " (this rank)"));
-    }
-    if (comm_.allreduce_min(signature) != comm_.allreduce_max(signature)) {
-      ZS_FAIL(error_code::invalid_argument, "shuffle: ranks pass different column counts, types or codecs");
-    }
+    return text + "], round_bytes " + std::to_string(options_.round_bytes);
   }
 
   void make_plan() {
@@ -263,6 +321,7 @@ class shuffle_driver {
     p.columns = columns_.size();
     std::size_t const C = p.columns;
     auto const P = static_cast<std::size_t>(p.ranks);
+    // The ranks agreed on types and codecs, so this fails on every rank alike.
     for (auto const& col : columns_) {
       p.types.push_back(col.column.type);
       p.codec_of.push_back(options_.codec ? &get_codec(*options_.codec) : &default_codec(col.column.type));
@@ -273,13 +332,17 @@ class shuffle_driver {
     }
     // Rounds: enough that no rank encodes more than round_bytes per round.
     std::uint64_t raw = 0;
-    stats_.column_raw_bytes.assign(C, 0);
-    stats_.column_wire_bytes.assign(C, 0);
     agree(attempt([&] {
+            stats_.column_raw_bytes.assign(C, 0);
+            stats_.column_wire_bytes.assign(C, 0);
             for (std::size_t c = 0; c < C; ++c) {
               auto const& v = columns_[c].column;
               if (v.type == value_type::string) {
                 auto const ends = engine_.read_offsets(v.offsets, {0, v.count});
+                if (ends[1] < ends[0] || ends[0] < 0) {
+                  ZS_FAIL(error_code::invalid_argument, describe_column(c, v.type) + ": string offsets run from " +
+                                                            std::to_string(ends[0]) + " to " + std::to_string(ends[1]));
+                }
                 stats_.column_raw_bytes[c] = static_cast<std::uint64_t>(ends[1] - ends[0]) + 8 * v.count;
               } else {
                 stats_.column_raw_bytes[c] = v.count * value_width(v.type);
@@ -287,22 +350,26 @@ class shuffle_driver {
               raw += stats_.column_raw_bytes[c];
             }
           }),
-          "planning");
+          "measuring the columns");
     stats_.raw_bytes = raw;
-    ZS_EXPECTS(options_.round_bytes > 0, "round_bytes above zero");
     p.rounds = comm_.allreduce_max(std::max<std::uint64_t>(1, ceil_div(raw, options_.round_bytes)));
     std::uint64_t const R = p.rounds;
 
-    // Round boundaries of every (column, destination) partition.
-    p.row_at.assign(C * P * (R + 1), 0);
-    p.char_at.assign(C * P * (R + 1), 0);
+    // Round boundaries of every (column, destination) partition, and what each destination
+    // learns of them: rows and characters per (column, round), sealed per destination.
+    std::size_t const block_words = 2 * plan_product(C, R, "manifest") + 1;
+    std::vector<std::uint64_t> out, in;
     agree(attempt([&] {
+            fault::point("shuffle.plan");
+            std::size_t const boundaries = plan_product(C * P, R + 1, "round boundaries");
+            p.row_at.assign(boundaries, 0);
+            p.char_at.assign(boundaries, 0);
             for (std::size_t c = 0; c < C; ++c) {
               auto const& off = columns_[c].row_offsets;
               for (std::size_t d = 0; d < P; ++d) {
                 std::uint64_t const rows = off[d + 1] - off[d];
                 for (std::uint64_t k = 0; k <= R; ++k) {
-                  p.row_at[p.boundary(c, static_cast<int>(d), k)] = off[d] + rows * k / R;
+                  p.row_at[p.boundary(c, static_cast<int>(d), k)] = off[d] + share_of(rows, k, R);
                 }
               }
               if (p.types[c] == value_type::string) {
@@ -313,46 +380,62 @@ class shuffle_driver {
                 std::copy(chars.begin(), chars.end(), p.char_at.begin() + first);
               }
             }
+            out.resize(plan_product(P, block_words, "manifest"));
+            in.resize(out.size());
+            std::vector<detail::slice_counts> slices(C * R);
+            for (std::size_t d = 0; d < P; ++d) {
+              for (std::size_t c = 0; c < C; ++c) {
+                for (std::uint64_t k = 0; k < R; ++k) {
+                  auto const b = p.boundary(c, static_cast<int>(d), k);
+                  slices[c * R + k] = {p.row_at[b + 1] - p.row_at[b],
+                                       static_cast<std::uint64_t>(p.char_at[b + 1] - p.char_at[b])};
+                }
+              }
+              auto const block = detail::seal_manifest(slices, comm_.rank(), static_cast<int>(d));
+              std::copy(block.begin(), block.end(), out.begin() + static_cast<std::ptrdiff_t>(d * block_words));
+            }
           }),
           "planning");
-
-    // Tell every destination what each round brings: rows and characters per (column, round).
-    std::size_t const words = C * R * 2;
-    std::vector<std::uint64_t> out(P * words), in(P * words);
-    for (std::size_t d = 0; d < P; ++d) {
-      for (std::size_t c = 0; c < C; ++c) {
-        for (std::uint64_t k = 0; k < R; ++k) {
-          auto const b = p.boundary(c, static_cast<int>(d), k);
-          std::uint64_t* w = &out[d * words + (c * R + k) * 2];
-          w[0] = p.row_at[b + 1] - p.row_at[b];
-          w[1] = static_cast<std::uint64_t>(p.char_at[b + 1] - p.char_at[b]);
-        }
-      }
-    }
-    std::vector<std::uint64_t> counts(P, words * 8);
+    std::vector<std::uint64_t> const counts(P, block_words * 8);
     comm_.alltoallv(std::as_bytes(std::span(out)), counts, std::as_writable_bytes(std::span(in)), counts);
 
-    // Where everything received lands: by source rank, then round.
-    p.in_rows.assign(C * P * R, 0);
-    p.in_chars.assign(C * P * R, 0);
-    p.out_row.assign(C * P * R, 0);
-    p.out_char.assign(C * P * R, 0);
-    p.out_rows_total.assign(C, 0);
-    p.out_chars_total.assign(C, 0);
-    for (std::size_t c = 0; c < C; ++c) {
-      for (std::size_t s = 0; s < P; ++s) {
-        for (std::uint64_t k = 0; k < R; ++k) {
-          auto const i = p.incoming(c, static_cast<int>(s), k);
-          const std::uint64_t* w = &in[s * words + (c * R + k) * 2];
-          p.in_rows[i] = w[0];
-          p.in_chars[i] = w[1];
-          p.out_row[i] = p.out_rows_total[c];
-          p.out_char[i] = p.out_chars_total[c];
-          p.out_rows_total[c] += w[0];
-          p.out_chars_total[c] += w[1];
-        }
-      }
-    }
+    // Where everything received lands: by source rank, then round. Every count comes from a
+    // peer: the seal and the checks of read_manifest come first, and every total is checked.
+    agree(attempt([&] {
+            std::size_t const incoming = plan_product(C * P, R, "incoming slices");
+            p.in_rows.assign(incoming, 0);
+            p.in_chars.assign(incoming, 0);
+            p.out_row.assign(incoming, 0);
+            p.out_char.assign(incoming, 0);
+            p.out_rows_total.assign(C, 0);
+            p.out_chars_total.assign(C, 0);
+            std::vector<std::uint64_t> out_bytes(C, 0);
+            auto const all = std::as_bytes(std::span(in));
+            for (std::size_t s = 0; s < P; ++s) {
+              auto const slices = detail::read_manifest(all.subspan(s * block_words * 8, block_words * 8),
+                                                        static_cast<int>(s), comm_.rank(), p.types, R);
+              for (std::size_t c = 0; c < C; ++c) {
+                std::string const what = "the rows " + describe_column(c, p.types[c]) + " receives";
+                for (std::uint64_t k = 0; k < R; ++k) {
+                  auto const i = p.incoming(c, static_cast<int>(s), k);
+                  auto const& slice = slices[c * R + k];
+                  p.in_rows[i] = slice.rows;
+                  p.in_chars[i] = slice.chars;
+                  p.out_row[i] = p.out_rows_total[c];
+                  p.out_char[i] = p.out_chars_total[c];
+                  p.out_rows_total[c] = add_counts(p.out_rows_total[c], slice.rows, what);
+                  p.out_chars_total[c] = add_counts(p.out_chars_total[c], slice.chars, what);
+                  // The output's bytes: each slice fits in 2^48 bytes (read_manifest), the sum
+                  // must fit in 64 bits.
+                  std::uint64_t const bytes = p.types[c] == value_type::string
+                                                  ? slice.chars + 8 * slice.rows
+                                                  : slice.rows * value_width(p.types[c]);
+                  out_bytes[c] = add_counts(out_bytes[c], bytes, what);
+                }
+              }
+            }
+          }),
+          "reading the manifest");
 
     // Codec groups, in order of first use.
     for (std::size_t c = 0; c < C; ++c) {
@@ -415,35 +498,58 @@ class shuffle_driver {
   }
 
   void exchange_round(round& r) {
+    fault::point("shuffle.round");
     auto const& p = plan_;
     std::size_t const C = p.columns;
     auto const P = static_cast<std::size_t>(p.ranks);
+    std::size_t const block_words = C + 1;
     std::vector<std::uint64_t> sizes;  // per frame f = d * C + c
+    std::vector<std::uint64_t> sealed_out, sealed_in;
     guarded(r, [&] {
-      auto const in_group_order = engine_.read_sizes(r.sync, r.frame_bytes, r.order.size());
+      auto const in_group_order =
+          engine_.read_sizes(r.sync, r.frame_bytes, r.order.size(), "the frame sizes of round " + std::to_string(r.k));
       sizes.assign(P * C, 0);
       for (std::size_t i = 0; i < r.order.size(); ++i) sizes[r.order[i]] = in_group_order[i];
+      sealed_out.resize(P * block_words);
+      sealed_in.resize(P * block_words);
+      for (std::size_t d = 0; d < P; ++d) {
+        auto const block = detail::seal_frame_sizes(std::span(sizes).subspan(d * C, C), comm_.rank(),
+                                                    static_cast<int>(d), r.k);
+        std::copy(block.begin(), block.end(), sealed_out.begin() + static_cast<std::ptrdiff_t>(d * block_words));
+      }
     });
     // Agreement point: a rank that failed so far (or at an earlier decode) stops everyone.
     agree(r);
-    // Frame sizes to their destinations: C words per destination.
-    std::vector<std::uint64_t> words(P, C * 8);
-    r.recv_sizes.assign(P * C, 0);
-    comm_.alltoallv(std::as_bytes(std::span(sizes)), words, std::as_writable_bytes(std::span(r.recv_sizes)), words);
+    // Frame sizes to their destinations: C words and a seal per destination.
+    std::vector<std::uint64_t> const words(P, block_words * 8);
+    comm_.alltoallv(std::as_bytes(std::span(sealed_out)), words, std::as_writable_bytes(std::span(sealed_in)), words);
 
     std::vector<std::uint64_t> send_counts(P, 0), recv_counts(P, 0);
-    for (std::size_t d = 0; d < P; ++d) {
-      for (std::size_t c = 0; c < C; ++c) {
-        send_counts[d] += align_frame(sizes[d * C + c]);
-        recv_counts[d] += align_frame(r.recv_sizes[d * C + c]);
-        stats_.column_wire_bytes[c] += align_frame(sizes[d * C + c]);
-      }
-    }
-    std::uint64_t send_total = 0, recv_total = 0;
-    for (std::size_t d = 0; d < P; ++d) send_total += send_counts[d], recv_total += recv_counts[d];
-    stats_.wire_bytes += send_total;
-
     guarded(r, [&] {
+      // Every received size is checked (seal, and the largest frame its rows can make) before
+      // it sizes a buffer; every sum is checked.
+      r.recv_sizes.assign(P * C, 0);
+      auto const all = std::as_bytes(std::span(sealed_in));
+      for (std::size_t s = 0; s < P; ++s) {
+        auto const received = detail::read_frame_sizes(all.subspan(s * block_words * 8, block_words * 8),
+                                                       static_cast<int>(s), comm_.rank(), r.k, C);
+        for (std::size_t c = 0; c < C; ++c) {
+          check_frame_size(c, static_cast<int>(s), r.k, received[c]);
+          r.recv_sizes[s * C + c] = received[c];
+          recv_counts[s] = add_counts(recv_counts[s], align_frame(received[c]), "the frame bytes of a round");
+        }
+      }
+      std::uint64_t send_total = 0, recv_total = 0;
+      for (std::size_t d = 0; d < P; ++d) {
+        for (std::size_t c = 0; c < C; ++c) {
+          send_counts[d] += align_frame(sizes[d * C + c]);
+          stats_.column_wire_bytes[c] += align_frame(sizes[d * C + c]);
+        }
+        send_total += send_counts[d];
+        recv_total = add_counts(recv_total, recv_counts[d], "the frame bytes of a round");
+      }
+      stats_.wire_bytes += send_total;
+
       auto const exchanger = engine_.at(Engine::stage::exchange);
       r.send = exchanger.allocate(send_total);
       r.recv = exchanger.allocate(recv_total);
@@ -468,6 +574,23 @@ class shuffle_driver {
     });
     agree(r);
     engine_.exchange(r.sync, r.send, send_counts, r.recv, recv_counts);
+  }
+
+  // A frame from rank s can be no larger than its codec makes for the rows and characters the
+  // manifest announced for it; a larger size is damage (and would reach align_frame and the
+  // buffer sizes).
+  void check_frame_size(std::size_t c, int s, std::uint64_t k, std::uint64_t bytes) const {
+    auto const i = plan_.incoming(c, s, k);
+    encode_source slice{plan_.types[c], plan_.in_rows[i], nullptr};
+    slice.chars_bytes = plan_.in_chars[i];
+    std::uint64_t const largest = plan_.codec_of[c]->max_frame_bytes(slice);
+    if (bytes > largest) {
+      ZS_FAIL(error_code::corrupt_frame,
+              "the frame sizes of round " + std::to_string(k) + " from rank " + std::to_string(s) + ": " +
+                  describe_column(c, plan_.types[c]) + " claims " + std::to_string(bytes) + " bytes for " +
+                  std::to_string(slice.count) + " rows, more than the " + std::to_string(largest) +
+                  " such a frame can take");
+    }
   }
 
   void retire(buffer& scratch) {
@@ -520,7 +643,8 @@ class shuffle_driver {
     if (!bad) {
       auto const decoder = engine_.at(Engine::stage::decode);
       bad = attempt([&] {
-        throw_if_failed(decoder.template read_array<frame_status>(statuses_, plan_.rounds * frames_per_round));
+        throw_if_failed(decoder.template read_array<frame_status>(statuses_, plan_.rounds * frames_per_round,
+                                                                  "the statuses of the decoded frames"));
       });
     }
     agree(bad, "decoding");

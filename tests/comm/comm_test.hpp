@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,27 @@ inline std::optional<std::uint64_t> first_pattern_error(const std::byte* data, s
     if (data[i] != pattern_byte(from, to, i)) return i;
   }
   return std::nullopt;
+}
+
+/// The zs::error that `call` throws; adds a test failure and returns nothing when it throws none.
+template <typename Call>
+std::optional<zs::error> thrown_error(Call&& call) {
+  try {
+    call();
+  } catch (const zs::error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a zs::error";
+  return std::nullopt;
+}
+
+/// Expects `e` to have `code` and a message that contains each of `parts`.
+inline void expect_error(const std::optional<zs::error>& e, zs::error_code code,
+                         std::initializer_list<std::string> parts) {
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(zs::to_string(e->code()), zs::to_string(code)) << e->what();
+  std::string const what = e->what();
+  for (auto const& part : parts) EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' not in: " << what;
 }
 
 /// Sets (or with nullptr, unsets) an environment variable for one scope and restores it after.

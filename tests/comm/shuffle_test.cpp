@@ -1,6 +1,9 @@
 // The compressed shuffle through the CPU reference codecs, under mpirun with 1..4 ranks.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <optional>
+
 #include "comm_test.hpp"
 #include "shuffle_support.hpp"
 #include "tapped_communicator.hpp"
@@ -9,6 +12,10 @@
 #include "zs_test.hpp"
 
 namespace {
+
+using namespace std::chrono_literals;
+using zs::test::expect_error;
+using zs::test::thrown_error;
 
 struct local_columns {
   std::vector<zs::column> columns;
@@ -138,6 +145,131 @@ TEST(ShuffleHost, FrameDamagedInTransitOnOneRankFailsEveryRank) {
   comm.stop();
   auto const out = zs::shuffle(comm, local.inputs(), options);
   zs::test::expect_columns(out, zs::test::expected_for(comm.rank(), comm.size(), 300), "after the damage");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures on one rank reach every rank, named (issue: a failure on one rank alone used to throw
+// there only and leave the others waiting forever).
+
+// The last rank fails; with one rank, that is rank 0 itself.
+int culprit_of(const zs::communicator& comm) { return comm.size() - 1; }
+
+TEST(ShuffleFailures, RoundBytesZeroOnOneRankFailsEveryRankNamingIt) {
+  zs::mpi_communicator comm;
+  int const culprit = culprit_of(comm);
+  auto const local = make_local(comm.rank(), comm.size(), 20);
+  zs::shuffle_options options;
+  if (comm.rank() == culprit) options.round_bytes = 0;
+  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), options); }), zs::error_code::invalid_argument,
+               {"checking the arguments failed on rank " + std::to_string(culprit), "round_bytes is 0"});
+  // Nothing moved, and the communicator is still usable.
+  options.round_bytes = 1 << 20;
+  zs::test::expect_columns(zs::shuffle(comm, local.inputs(), options),
+                           zs::test::expected_for(comm.rank(), comm.size(), 20), "after the error");
+}
+
+TEST(ShuffleFailures, RanksPassingDifferentRoundBytesFailEveryRank) {
+  zs::mpi_communicator comm;
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks to disagree";
+  auto const local = make_local(comm.rank(), comm.size(), 20);
+  zs::shuffle_options options;
+  options.round_bytes = comm.rank() == 1 ? 4096 : 65536;
+  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), options); }), zs::error_code::invalid_argument,
+               {"the ranks pass different columns or options", "rank 0 passes", "round_bytes 65536", "rank 1 passes",
+                "round_bytes 4096"});
+}
+
+TEST(ShuffleFailures, RanksPassingDifferentCodecsFailEveryRank) {
+  zs::mpi_communicator comm;
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks to disagree";
+  auto const ints = zs::column::from_values<std::int64_t>(std::vector<std::int64_t>{1, 2, 3});
+  std::vector<std::uint64_t> off(comm.size() + 1, 3);
+  off[0] = 0;
+  std::vector<zs::shuffle_column> in{{ints.view(), off}};
+  zs::shuffle_options options;
+  if (comm.rank() == 1) options.codec = zs::codec_id::raw;
+  expect_error(thrown_error([&] { zs::shuffle(comm, in, options); }), zs::error_code::invalid_argument,
+               {"rank 1 passes 1 column(s) [int64 raw]"});
+}
+
+TEST(ShuffleFailures, OutOfMemoryWhilePlanningOnOneRankFailsEveryRank) {
+  zs::mpi_communicator comm;
+  int const culprit = culprit_of(comm);
+  auto const local = make_local(comm.rank(), comm.size(), 20);
+  std::optional<zs::test::scoped_env> fault;
+  if (comm.rank() == culprit) fault.emplace("ZS_FAULT", "shuffle.plan=oom");
+  auto const e = thrown_error([&] { zs::shuffle(comm, local.inputs(), {}); });
+  fault.reset();
+  expect_error(e, zs::error_code::out_of_memory, {"planning failed on rank " + std::to_string(culprit)});
+}
+
+TEST(ShuffleFailures, BadColumnOnOneRankIsNamedWithItsRankColumnAndCheckOnEveryRank) {
+  zs::mpi_communicator comm;
+  int const culprit = culprit_of(comm);
+  auto const local = make_local(comm.rank(), comm.size(), 20);
+  auto in = local.inputs();
+  // Column 6 is the string column: one offset too many on the culprit.
+  std::vector<std::uint64_t> too_long(local.offsets[6]);
+  too_long.push_back(too_long.back());
+  if (comm.rank() == culprit) in[6].row_offsets = too_long;
+  auto const ranks = std::to_string(comm.size() + 1);
+  expect_error(thrown_error([&] { zs::shuffle(comm, in, {}); }), zs::error_code::invalid_argument,
+               {"failed on rank " + std::to_string(culprit), "column 6 (string)",
+                "row_offsets has " + std::to_string(comm.size() + 2) + " entries, expected ranks + 1 = " + ranks});
+}
+
+// A damaged count in the manifest used to size the outputs (2^61 rows: a wrapped or absurd
+// allocation); now its seal fails, on every rank.
+TEST(ShuffleFailures, ManifestDamagedInTransitFailsEveryRankAsACorruptFrame) {
+  zs::mpi_communicator mpi;
+  int const victim = mpi.size() - 1;
+  zs::test::tapped_communicator comm(mpi, victim, /*damaged_payload=*/0);  // the manifest comes first
+  auto const local = make_local(comm.rank(), comm.size(), 20);
+  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), {}); }), zs::error_code::corrupt_frame,
+               {"reading the manifest failed on rank " + std::to_string(victim), "the manifest from rank 0",
+                "fails its checksum"});
+  if (comm.rank() == victim) {
+    EXPECT_EQ(comm.damaged(), 1);
+  }
+  comm.stop();
+  zs::test::expect_columns(zs::shuffle(comm, local.inputs(), {}), zs::test::expected_for(comm.rank(), comm.size(), 20),
+                           "after the damage");
+}
+
+// A damaged frame size used to reach the buffer sizes of the frame exchange.
+TEST(ShuffleFailures, FrameSizesDamagedInTransitFailEveryRankAsACorruptFrame) {
+  zs::mpi_communicator mpi;
+  int const victim = mpi.size() - 1;
+  zs::test::tapped_communicator comm(mpi, victim, /*damaged_payload=*/1);  // round 0's frame sizes
+  auto const local = make_local(comm.rank(), comm.size(), 20);
+  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), {}); }), zs::error_code::corrupt_frame,
+               {"round 0 failed on rank " + std::to_string(victim), "the frame sizes of round 0 from rank 0",
+                "fails its checksum"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timeouts
+
+TEST(ShuffleTimeout, OptionsTimeoutHoldsForTheCallOnlyWhetherItSucceedsOrFails) {
+  zs::mpi_communicator mpi;
+  zs::test::tapped_communicator comm(mpi);
+  comm.set_timeout(42s);
+  auto const local = make_local(comm.rank(), comm.size(), 20);
+  zs::shuffle_options options;
+  options.timeout = 3s;
+  zs::shuffle(comm, local.inputs(), options);
+  ASSERT_FALSE(comm.timeouts_seen().empty());
+  for (auto const seen : comm.timeouts_seen()) EXPECT_EQ(seen, 3s);
+  EXPECT_EQ(comm.timeout(), 42s);
+
+  options.round_bytes = 0;
+  EXPECT_ZS_ERROR(zs::shuffle(comm, local.inputs(), options), zs::error_code::invalid_argument);
+  EXPECT_EQ(comm.timeout(), 42s);
+
+  // Without options.timeout the communicator's own applies.
+  options = {};
+  zs::shuffle(comm, local.inputs(), options);
+  EXPECT_EQ(comm.timeouts_seen().back(), 42s);
 }
 
 }  // namespace

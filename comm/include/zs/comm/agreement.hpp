@@ -37,11 +37,14 @@ struct rank_failure {
 
 /// Runs a step of this rank alone and returns its failure instead of throwing: a zs::error
 /// keeps its code, std::bad_alloc becomes out_of_memory, any other std::exception internal.
+/// A zs::error with error_code::timed_out is rethrown: it means a peer stopped answering, and
+/// that peer would not answer the agreement either.
 template <typename Step>
 std::optional<rank_failure> attempt(Step&& step) {
   try {
     step();
   } catch (const error& e) {
+    if (e.code() == error_code::timed_out) throw;
     return rank_failure{e.code(), e.what()};
   } catch (const std::bad_alloc&) {
     return rank_failure{error_code::out_of_memory, "a host memory allocation failed"};

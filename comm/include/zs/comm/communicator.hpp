@@ -24,12 +24,20 @@
 //     data has moved when this happens and the communicator stays usable.
 //   - An error_code::mpi_error (or nccl_error) means the transport itself failed. The collective
 //     may then have completed on some ranks and not others; do not use the communicator again.
+//   - No wait is unbounded: a rank waits for its peers at most timeout() (default 600 s, or
+//     ZS_TIMEOUT seconds; 0 waits forever). Agreement needs every rank to answer, so a peer that
+//     stops answering (stopped, hung, swapped out) is the one failure it cannot report. When
+//     the time passes, a backend ends the wait the only safe way it has: the MPI backend prints
+//     "zshuffle: rank R: timed out after T in OPERATION (a peer stopped answering); aborting
+//     the job" to stderr and aborts the whole job (MPI_Abort, exit code 3), since a started
+//     collective cannot be cancelled and would leave the ranks out of step.
 //
 // send/recv are point to point and obey the same size rules between the two ranks involved.
 //
 // Buffers are host memory here. Send and receive buffers of one call must not overlap.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -37,13 +45,30 @@
 
 namespace zs {
 
+/// How long a new communicator waits for its peers: the environment variable ZS_TIMEOUT, a
+/// whole number of seconds (0: wait forever), or communicator::default_timeout when it is unset
+/// or empty. Throws zs::error(error_code::invalid_argument) when ZS_TIMEOUT is anything else
+/// (a sign, spaces, a fraction, a unit, a number too large to count in milliseconds).
+std::chrono::milliseconds timeout_from_environment();
+
 class communicator {
  public:
   /// Tags of send/recv must lie in [0, max_tag]. MPI guarantees 32767 tags; the backend keeps
   /// the last one for its own traffic.
   static constexpr int max_tag = 32766;
+  /// The timeout when ZS_TIMEOUT is not set: generous, since a rank may legitimately wait for
+  /// a slow peer (a large encode, a busy link), but finite.
+  static constexpr std::chrono::milliseconds default_timeout{std::chrono::seconds(600)};
 
   virtual ~communicator() = default;
+
+  /// The longest this rank waits for its peers in one blocking step of a collective or of
+  /// send/recv; 0 means no limit. Starts as timeout_from_environment(). Local to this rank:
+  /// ranks may differ, and changing it is not a collective. See the contract above for what
+  /// happens when it passes.
+  std::chrono::milliseconds timeout() const noexcept { return timeout_; }
+  /// Sets timeout(). Throws zs::error(error_code::invalid_argument) for a negative duration.
+  void set_timeout(std::chrono::milliseconds timeout);
 
   /// This process's rank in the group, in [0, size()).
   virtual int rank() const noexcept = 0;
@@ -136,7 +161,11 @@ class communicator {
  protected:
   enum class reduce_op { max, min, sum };
 
-  communicator() = default;
+  /// Starts with timeout_from_environment() (and throws as it does).
+  communicator();
+  /// Starts with the given timeout and leaves ZS_TIMEOUT unread: for a backend that reads it
+  /// itself, so that a malformed value fails every rank together rather than one.
+  explicit communicator(std::chrono::milliseconds timeout) : timeout_(timeout) {}
   communicator(const communicator&) = default;
   communicator& operator=(const communicator&) = default;
   communicator(communicator&&) = default;
@@ -169,6 +198,9 @@ class communicator {
   /// peer and tag are in range. do_recv throws size_mismatch as recv documents.
   virtual void do_send(std::span<const std::byte> bytes, int peer, int tag) = 0;
   virtual void do_recv(std::span<std::byte> bytes, int peer, int tag) = 0;
+
+ private:
+  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace zs

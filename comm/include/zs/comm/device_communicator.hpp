@@ -15,13 +15,21 @@
 // (MPI backends, which synchronise `stream` first because MPI knows nothing of streams). Either
 // way, work enqueued on `stream` after the call sees the received bytes, and the send buffer may
 // be reused by work enqueued on `stream` after the call.
+//
+// Bounded waits: a transfer enqueued on a stream completes only when every peer takes part, so
+// a host wait for such a stream must not be a plain cudaStreamSynchronize, which would wait
+// forever for a peer that stopped. synchronize() waits at most host().timeout() and watches the
+// transport's own error state meanwhile; use it for every host wait on a stream that carries
+// this communicator's traffic (the compressed collectives do).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "zs/comm/communicator.hpp"
@@ -59,6 +67,18 @@ class device_communicator {
   void send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream, sizes check = sizes::check);
   void recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream, sizes check = sizes::check);
 
+  /// Waits on the host until the work enqueued on `stream` so far is done: polls
+  /// cudaStreamQuery and the transport's asynchronous error (NCCL: ncclCommGetAsyncError) with
+  /// a short backoff, for at most host().timeout() (0: no limit). Not a collective.
+  /// Throws zs::error, naming this rank and `waiting_for` (what the caller waits for, e.g. "the
+  /// frame sizes of round 3"):
+  ///   timed_out   the time passed (a peer stopped answering, or the GPU hangs);
+  ///   nccl_error  the transport reported an asynchronous error;
+  ///   cuda_error  the stream's work failed.
+  /// After timed_out or nccl_error the transport's pending work is aborted (NCCL:
+  /// ncclCommAbort) and this communicator can no longer move data: make a new one.
+  void synchronize(cudaStream_t stream, std::string_view waiting_for);
+
  protected:
   explicit device_communicator(communicator& host) : host_(&host) {}
   device_communicator(const device_communicator&) = default;
@@ -72,6 +92,13 @@ class device_communicator {
   virtual void do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) = 0;
   virtual void do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) = 0;
   virtual void do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) = 0;
+
+  /// What synchronize watches besides the stream: the transport's asynchronous error, if any,
+  /// as text for the message. None by default (a transport that only copies on streams).
+  virtual std::optional<std::string> transport_error() { return std::nullopt; }
+  /// Ends the transport's pending work after a timeout or a transport error, so that no kernel
+  /// keeps waiting for a peer (NCCL: ncclCommAbort). Nothing by default.
+  virtual void abort_transport() noexcept {}
 
  private:
   communicator* host_;

@@ -103,18 +103,23 @@ struct mpi_communicator_options {
 
 /// zs::communicator over MPI.
 ///
-/// Works on a private duplicate of the given communicator (MPI_Comm_dup), so its messages never
-/// match the application's, and sets MPI_ERRORS_RETURN on it, so every failing MPI call comes
-/// back as zs::error(error_code::mpi_error) instead of aborting.
+/// Works on a private duplicate of the given communicator (MPI_Comm_idup), so its messages
+/// never match the application's, and sets MPI_ERRORS_RETURN on it, so every failing MPI call
+/// comes back as zs::error(error_code::mpi_error) instead of aborting.
 ///
-/// How transfers map onto MPI:
-///   - alltoallv: MPI_Alltoallv when, on every rank, the bytes sent and the bytes received each
-///     fit in max_message_bytes (all ranks agree on this before choosing); otherwise nonblocking
-///     point-to-point messages of at most max_message_bytes each, with the block for this rank
-///     itself copied locally.
-///   - allgatherv: MPI_Allgatherv when the gathered total fits in max_message_bytes, otherwise
+/// Every transfer is a nonblocking MPI call, completed by polling MPI_Testall with a short
+/// backoff (back-to-back polls for the first tens of microseconds, then short sleeps) until
+/// timeout() passes; then the job is aborted as communicator.hpp says. How transfers map onto
+/// MPI:
+///   - alltoallv: MPI_Ialltoallv when, on every rank, the bytes sent and the bytes received
+///     each fit in max_message_bytes (all ranks agree on this before choosing); otherwise
+///     point-to-point messages (MPI_Isend, MPI_Irecv) of at most max_message_bytes each, with
+///     the block for this rank itself copied locally.
+///   - allgatherv: MPI_Iallgatherv when the gathered total fits in max_message_bytes, otherwise
 ///     point-to-point messages as above.
-///   - bcast: MPI_Bcast, once per piece of at most max_message_bytes.
+///   - bcast: MPI_Ibcast, once per piece of at most max_message_bytes.
+///   - the word-sized collectives: MPI_Ialltoall, MPI_Iallgather, MPI_Iallreduce; barrier:
+///     MPI_Ibarrier.
 ///   - send/recv: a small header with the byte count, then the pieces, all under the caller's
 ///     tag; the header lets recv detect a size mismatch and consume the whole message.
 ///     A send to this rank itself is kept in a queue inside the communicator.
@@ -124,7 +129,8 @@ class mpi_communicator final : public communicator {
  public:
   /// Duplicates `comm`. Collective over `comm`: every rank constructs its communicator in the
   /// same order. MPI must be initialized. Throws zs::error(error_code::invalid_argument) on every
-  /// rank when options.max_message_bytes is 0, above INT_MAX, or not the same on all ranks.
+  /// rank when options.max_message_bytes is 0, above INT_MAX, or not the same on all ranks, and
+  /// when ZS_TIMEOUT is malformed on any rank (see timeout_from_environment).
   explicit mpi_communicator(MPI_Comm comm = MPI_COMM_WORLD, mpi_communicator_options options = {});
   /// Frees the duplicate (MPI_Comm_free). If MPI is already finalized, the duplicate is gone
   /// with it and a note goes to stderr: destroy communicators before mpi_environment.
@@ -161,6 +167,8 @@ class mpi_communicator final : public communicator {
 
  private:
   void release() noexcept;
+  // Completes one nonblocking collective within timeout().
+  void complete(MPI_Request request, std::string_view operation);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -9,8 +9,9 @@
 // The default mode follows mpi_cuda_aware() (yes: cuda_aware; no or unknown: staged), so the
 // ZS_MPI_CUDA_AWARE environment variable overrides it too.
 //
-// MPI knows nothing of CUDA streams: every call first waits for `stream`, and returns when the
-// transfer is complete.
+// MPI knows nothing of CUDA streams: every call first waits for `stream` (synchronize), and
+// returns when the transfer is complete. Every MPI transfer is nonblocking and waited for at
+// most host.timeout(), as in zs::mpi_communicator.
 #pragma once
 
 #include <mpi.h>

@@ -3,6 +3,9 @@
 
 #include <nccl.h>
 
+#include <optional>
+#include <string>
+
 #include "zs/comm/device_communicator.hpp"
 
 namespace zs {
@@ -28,6 +31,8 @@ class nccl_communicator final : public device_communicator {
   nccl_communicator& operator=(const nccl_communicator&) = delete;
 
   std::string_view transport() const noexcept override { return "nccl"; }
+  /// The NCCL communicator; null after synchronize() aborted it (a timeout or an NCCL error),
+  /// when every transfer throws nccl_error.
   ncclComm_t get() const noexcept { return comm_; }
 
  protected:
@@ -38,8 +43,13 @@ class nccl_communicator final : public device_communicator {
   void do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) override;
   void do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override;
   void do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override;
+  std::optional<std::string> transport_error() override;
+  void abort_transport() noexcept override;
 
  private:
+  // comm_, or nccl_error when it was aborted.
+  ncclComm_t live() const;
+
   ncclComm_t comm_ = nullptr;
 };
 

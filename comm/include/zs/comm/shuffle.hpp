@@ -16,13 +16,27 @@
 // (options.round_bytes each) whatever the size of the shuffle. The CPU reference path runs the
 // same protocol, round after round, over host memory.
 //
-// Failures never hang and never return wrong data: bad arguments on any rank, an out-of-memory
-// on any rank, or a frame that does not decode (checksum, validation) make EVERY rank throw
-// zs::error. Frames are checksummed end to end, and decoders validate them before reading.
+// Failures never hang and never return wrong data. When any rank passes a bad argument, runs out
+// of memory, or receives a frame, manifest or frame-size block that fails its checksum or its
+// checks, EVERY rank throws zs::error, and the message names the failing rank(s) and what
+// failed there ("shuffle: checking the arguments failed on rank 1: invalid argument: column 2
+// (string): row_offsets has 3 entries, expected ranks + 1 = 5"):
+//   invalid_argument  a rank's column or options are malformed (round_bytes 0, row_offsets of
+//                     the wrong length, not sorted, not ending at the column's rows ...), or
+//                     the ranks pass different column counts, types, codecs or round_bytes;
+//   unsupported       the chosen codec does not encode a column's type (the same on every rank);
+//   out_of_memory     some rank could not allocate its plan, buffers or outputs;
+//   corrupt_frame     a frame, the manifest or a round's frame sizes arrived damaged;
+//   cuda_error ...    what the failing rank saw.
+// A peer that stops answering cannot take part in any agreement: waits are bounded by the
+// communicator's timeout (options.timeout for this call), after which the MPI backend aborts
+// the job and a device communicator throws timed_out (communicator.hpp,
+// device_communicator.hpp). The failure model is in docs/SHUFFLE.md.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -45,7 +59,7 @@ struct shuffle_column {
   std::span<const std::uint64_t> row_offsets;
 };
 
-/// Every rank must pass the same options.
+/// Every rank must pass the same options (timeout excepted); the ranks check that they do.
 struct shuffle_options {
   /// Uncompressed bytes a rank encodes per round, over all columns and destinations. Bounds
   /// memory (about three rounds of frames are alive at once on the GPU) and sets the grain of
@@ -53,6 +67,11 @@ struct shuffle_options {
   std::uint64_t round_bytes = std::uint64_t{256} << 20;
   /// One codec for every column; when empty, default_codec(type) for each.
   std::optional<codec_id> codec;
+  /// The communicator's timeout for this call only (0: no limit; see communicator::timeout);
+  /// the communicator's own is back in place when the call returns or throws. For the device
+  /// versions it is set on the device communicator's host communicator, whose timeout both
+  /// use. May differ between ranks; every other option must not.
+  std::optional<std::chrono::milliseconds> timeout;
 };
 
 struct shuffle_stats {
