@@ -1,92 +1,102 @@
 #include "args.hpp"
 
-#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <system_error>
 
 #include "zs/error.hpp"
 
 namespace zs::cli {
+namespace {
 
-args::args(int argc, char** argv, const std::vector<std::string>& options,
-           const std::vector<std::string>& flags) {
-  auto known = [](const std::vector<std::string>& list, const std::string& name) {
-    return std::find(list.begin(), list.end(), name) != list.end();
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string word = argv[i];
-    if (word.rfind("--", 0) != 0) ZS_FAIL(error_code::invalid_argument, "unexpected argument '" + word + "'");
-    std::string name = word.substr(2);
-    std::optional<std::string> value;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    if (known(flags, name)) {
-      if (value) ZS_FAIL(error_code::invalid_argument, "--" + name + " takes no value");
-      flags_[name] = true;
-    } else if (known(options, name)) {
-      if (!value) {
-        if (i + 1 >= argc) ZS_FAIL(error_code::invalid_argument, "--" + name + " needs a value");
-        value = argv[++i];
-      }
-      values_[name] = *value;
-    } else {
-      ZS_FAIL(error_code::invalid_argument, "unknown option --" + name);
-    }
+// A size read from text, or why the text is not one. CLI11 validators report a message rather
+// than throw, so the reader keeps its reason as text.
+struct size_reading {
+  std::uint64_t bytes = 0;
+  std::string problem;  // empty when `bytes` holds the size
+};
+
+size_reading read_size(std::string_view text) {
+  std::string const quoted = "'" + std::string(text) + "'";
+  if (text.empty()) return {0, "an empty string is not a size"};
+  if (std::isspace(static_cast<unsigned char>(text.front())) != 0 ||
+      std::isspace(static_cast<unsigned char>(text.back())) != 0) {
+    return {0, quoted + " has spaces around it; give the size alone, e.g. 64K"};
   }
-}
-
-std::optional<std::string> args::get(const std::string& name) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::string args::get_or(const std::string& name, const std::string& fallback) const {
-  return get(name).value_or(fallback);
-}
-
-std::vector<std::string> split_list(const std::string& list) {
-  std::vector<std::string> items;
-  for (std::size_t start = 0; start <= list.size();) {
-    std::size_t const comma = std::min(list.find(',', start), list.size());
-    if (comma > start) items.push_back(list.substr(start, comma - start));
-    start = comma + 1;
+  if (text.front() == '-') return {0, quoted + " is negative; a size counts bytes"};
+  if (std::isdigit(static_cast<unsigned char>(text.front())) == 0) {
+    return {0, quoted + " is not a size: it must start with a digit (e.g. 1048576, 64K, 512M, 2G)"};
   }
-  return items;
-}
-
-std::uint64_t parse_size(const std::string& text) {
-  std::size_t used = 0;
   std::uint64_t value = 0;
-  try {
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    ZS_FAIL(error_code::invalid_argument, "'" + text + "' is not a size");
+  auto const [end, status] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string_view const suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  if (status == std::errc::result_out_of_range) return {0, quoted + " is too large: a size must fit in 64 bits"};
+
+  unsigned shift = 0;
+  if (suffix == "K" || suffix == "k") {
+    shift = 10;
+  } else if (suffix == "M" || suffix == "m") {
+    shift = 20;
+  } else if (suffix == "G" || suffix == "g") {
+    shift = 30;
+  } else if (!suffix.empty() && suffix.front() == '.') {
+    return {0, quoted + " is not a whole number; write 1536M rather than 1.5G"};
+  } else if (!suffix.empty()) {
+    return {0, quoted + " has an unknown suffix '" + std::string(suffix) + "' (use K, M or G: powers of 1024)"};
   }
-  std::string const suffix = text.substr(used);
-  std::uint64_t scale = 1;
-  if (suffix == "K" || suffix == "k") scale = 1ULL << 10;
-  else if (suffix == "M" || suffix == "m") scale = 1ULL << 20;
-  else if (suffix == "G" || suffix == "g") scale = 1ULL << 30;
-  else if (!suffix.empty()) ZS_FAIL(error_code::invalid_argument, "'" + text + "' is not a size (use K, M or G)");
-  return value * scale;
+  if (value > (std::numeric_limits<std::uint64_t>::max() >> shift)) {
+    return {0, quoted + " is too large: a size must fit in 64 bits"};
+  }
+  return {value << shift, {}};
 }
 
-std::uint64_t args::size_or(const std::string& name, std::uint64_t fallback) const {
-  auto v = get(name);
-  return v ? parse_size(*v) : fallback;
+}  // namespace
+
+std::uint64_t parse_size(std::string_view text) {
+  auto const reading = read_size(text);
+  if (!reading.problem.empty()) ZS_FAIL(error_code::invalid_argument, reading.problem);
+  return reading.bytes;
 }
 
-int args::int_or(const std::string& name, int fallback) const {
-  auto v = get(name);
-  if (!v) return fallback;
-  try {
-    std::size_t used = 0;
-    int const n = std::stoi(*v, &used);
-    if (used == v->size()) return n;
-  } catch (const std::exception&) {
+std::string format_size(std::uint64_t bytes) {
+  constexpr std::string_view suffixes = "GMK";
+  for (std::size_t i = 0; i < suffixes.size(); ++i) {
+    unsigned const shift = 30 - 10 * static_cast<unsigned>(i);
+    std::uint64_t const unit = std::uint64_t{1} << shift;
+    if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes >> shift) + suffixes[i];
   }
-  ZS_FAIL(error_code::invalid_argument, "--" + name + " needs an integer, not '" + *v + "'");
+  return std::to_string(bytes);
+}
+
+CLI::Validator size_in(std::uint64_t min, std::uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        auto const reading = read_size(text);
+        if (!reading.problem.empty()) return reading.problem;
+        if (reading.bytes < min) return "'" + text + "' is below the minimum, " + format_size(min);
+        if (reading.bytes > max) return "'" + text + "' is above the maximum, " + format_size(max);
+        text = std::to_string(reading.bytes);
+        return {};
+      },
+      "SIZE");
+}
+
+bool parse(CLI::App& app, int argc, char** argv, bool show_help) {
+  try {
+    app.parse(argc, argv);
+    return true;
+  } catch (const CLI::CallForHelp&) {
+  } catch (const CLI::CallForAllHelp&) {
+  } catch (const CLI::ParseError& e) {
+    ZS_FAIL(error_code::invalid_argument,
+            std::string(e.what()) + " (`" + app.get_name() + " --help` lists the options)");
+  }
+  if (show_help) {
+    std::fputs(app.help().c_str(), stdout);
+    std::fflush(stdout);
+  }
+  return false;
 }
 
 }  // namespace zs::cli

@@ -1,37 +1,37 @@
-// A small command-line reader: --name value, --name=value and --flag.
+// The command line's options: CLI11 for parsing, plus what every subcommand shares (sizes such
+// as 512M, how a usage error is reported).
+//
+//   CLI::App app{"A compressed shuffle of the real columns.", "zshuffle demo"};
+//   app.add_option("--round-bytes", round_bytes, "...")->transform(zs::cli::size_in(64 << 10));
+//   if (!zs::cli::parse(app, argc, argv)) return 0;  // --help was shown
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <cstdint>
-#include <map>
-#include <optional>
+#include <limits>
 #include <string>
-#include <vector>
+#include <string_view>
 
 namespace zs::cli {
 
-class args {
- public:
-  /// Reads argv[1..argc); `flags` lists the options that take no value. Throws zs::error
-  /// (invalid_argument) for an unknown option or a missing value, naming it.
-  args(int argc, char** argv, const std::vector<std::string>& options,
-       const std::vector<std::string>& flags);
+/// Reads a size: plain bytes ("1048576") or a number with the suffix K, M or G (powers of 1024:
+/// "64K", "512M", "2G"; lower case too). Throws zs::error (invalid_argument) saying what is wrong
+/// for anything else: an empty string, a sign, spaces, another suffix, a fraction, or a value
+/// that does not fit in 64 bits.
+std::uint64_t parse_size(std::string_view text);
 
-  bool flag(const std::string& name) const { return flags_.count(name) != 0; }
-  std::optional<std::string> get(const std::string& name) const;
-  std::string get_or(const std::string& name, const std::string& fallback) const;
-  /// A size such as 1048576, 64K, 512M or 2G (powers of 1024).
-  std::uint64_t size_or(const std::string& name, std::uint64_t fallback) const;
-  int int_or(const std::string& name, int fallback) const;
+/// The shortest exact spelling of `bytes` that parse_size reads back ("64K", "3M", "1000").
+std::string format_size(std::uint64_t bytes);
 
- private:
-  std::map<std::string, std::string> values_;
-  std::map<std::string, bool> flags_;
-};
+/// A CLI11 transform for size options: checks the value with parse_size and the range
+/// [min, max], and hands the option the number of bytes. Its name in --help is SIZE.
+CLI::Validator size_in(std::uint64_t min = 0, std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
 
-/// The non-empty items of a comma-separated list.
-std::vector<std::string> split_list(const std::string& list);
-
-/// Parses 123, 64K, 512M, 2G (powers of 1024); throws zs::error on anything else.
-std::uint64_t parse_size(const std::string& text);
+/// Parses the words of one subcommand (argv[0] is its name). Returns true when the command should
+/// run, false when --help was asked for; the help goes to stdout when `show_help`, so that under
+/// mpirun one rank prints it. Throws zs::error (invalid_argument) for a usage error, with CLI11's
+/// message and the way to the help text.
+bool parse(CLI::App& app, int argc, char** argv, bool show_help = true);
 
 }  // namespace zs::cli

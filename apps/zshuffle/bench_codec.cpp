@@ -13,13 +13,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "geometry.hpp"
+#include "output_file.hpp"
 #include "zs/codec.hpp"
 #include "zs/device.hpp"
 #include "zs/io.hpp"
@@ -182,68 +183,61 @@ result measure(const std::filesystem::path& file, std::uint64_t bytes, std::uint
   return r;
 }
 
-void print_usage() {
-  std::puts(
-      "usage: zshuffle bench codec [--data DIR] [--columns LIST] [--bytes SIZE] [--frames N] [--repeat N]\n"
-      "                            [--warmup N] [--json PATH]\n"
-      "  --data DIR      the column files (default $ZS_DATA_DIR)\n"
-      "  --columns LIST  integer column files (default etopo5_elev_m.i32,ncbi_tax_id.i32,geoip4_lo.u32)\n"
-      "  --bytes SIZE    each column is tiled to this many uncompressed bytes on the GPU (default 2G)\n"
-      "  --frames N      frames the tiled column is cut into, coded as one batch (default 64)\n"
-      "  --repeat N      timed runs; the median is reported (default 10)\n"
-      "  --warmup N      untimed runs first (default 2)\n"
-      "  --json PATH     also write the results as JSON");
-}
-
-std::string json_result(const result& r) {
-  std::string geometry;
-  for (auto const& g : r.geometry) geometry += (geometry.empty() ? "\"" : ", \"") + g + "\"";
-  std::vector<char> buffer(2048 + geometry.size());
-  char* line = buffer.data();
-  std::snprintf(
-      line, buffer.size(),
-      "    {\"column\": \"%s\", \"type\": \"%s\", \"rows\": %llu, \"raw_bytes\": %llu, \"frame_bytes\": %llu,\n"
-      "     \"ratio\": %.4f, \"cpu_reference_ratio_untiled\": %.4f, \"cpu_reference_scheme\": \"%s\",\n"
-      "     \"gpu_equals_cpu_untiled\": %s, \"frames_by_scheme\": {\"raw\": %llu, \"for\": %llu, \"dfor\": %llu, "
-      "\"rfor\": %llu},\n"
-      "     \"encode_ms\": %.4f, \"encode_gbs\": %.2f, \"encode_limit_ms\": %.4f, \"encode_pct_of_limit\": %.1f,\n"
-      "     \"decode_ms\": %.4f, \"decode_gbs\": %.2f, \"decode_limit_ms\": %.4f, \"decode_pct_of_limit\": %.1f,\n"
-      "     \"verified\": %s, \"geometry\": [%s]}",
-      r.name.c_str(), std::string(zs::to_string(r.type)).c_str(), static_cast<unsigned long long>(r.rows),
-      static_cast<unsigned long long>(r.raw_bytes), static_cast<unsigned long long>(r.frame_bytes), r.ratio,
-      r.cpu_ratio, r.cpu_scheme.c_str(), r.identical ? "true" : "false",
-      static_cast<unsigned long long>(r.schemes[0]), static_cast<unsigned long long>(r.schemes[1]),
-      static_cast<unsigned long long>(r.schemes[2]), static_cast<unsigned long long>(r.schemes[3]), r.encode_ms,
-      static_cast<double>(r.raw_bytes) / r.encode_ms / 1e6, r.encode_limit_ms, 100.0 * r.encode_limit_ms / r.encode_ms,
-      r.decode_ms, static_cast<double>(r.raw_bytes) / r.decode_ms / 1e6, r.decode_limit_ms,
-      100.0 * r.decode_limit_ms / r.decode_ms, r.verified ? "true" : "false", geometry.c_str());
-  return line;
+nlohmann::json result_json(const result& r) {
+  return {{"column", r.name},
+          {"type", zs::to_string(r.type)},
+          {"rows", r.rows},
+          {"raw_bytes", r.raw_bytes},
+          {"frame_bytes", r.frame_bytes},
+          {"ratio", r.ratio},
+          {"cpu_reference_ratio_untiled", r.cpu_ratio},
+          {"cpu_reference_scheme", r.cpu_scheme},
+          {"gpu_equals_cpu_untiled", r.identical},
+          {"frames_by_scheme", {{"raw", r.schemes[0]}, {"for", r.schemes[1]}, {"dfor", r.schemes[2]}, {"rfor", r.schemes[3]}}},
+          {"encode_ms", r.encode_ms},
+          {"encode_gbs", static_cast<double>(r.raw_bytes) / r.encode_ms / 1e6},
+          {"encode_limit_ms", r.encode_limit_ms},
+          {"encode_pct_of_limit", 100.0 * r.encode_limit_ms / r.encode_ms},
+          {"decode_ms", r.decode_ms},
+          {"decode_gbs", static_cast<double>(r.raw_bytes) / r.decode_ms / 1e6},
+          {"decode_limit_ms", r.decode_limit_ms},
+          {"decode_pct_of_limit", 100.0 * r.decode_limit_ms / r.decode_ms},
+          {"verified", r.verified},
+          {"geometry", r.geometry}};
 }
 
 }  // namespace
 
 int run_bench_codec(int argc, char** argv) {
-  zs::cli::args const args(argc, argv, {"data", "columns", "bytes", "frames", "repeat", "warmup", "json"}, {"help"});
-  if (args.flag("help")) {
-    print_usage();
-    return 0;
-  }
+  std::string data, json_path;
+  std::vector<std::string> names{"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32"};
+  std::uint64_t bytes = std::uint64_t{2} << 30;
+  std::uint64_t frame_count = 64;
+  int repeat = 10, warmup = 2;
+  CLI::App app{"The bitpack codec's compression ratio and GPU encode and decode throughput on the real integer "
+               "columns, against the memory-bound limit measured in the same run.",
+               "zshuffle bench codec"};
+  app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
+  app.add_option("--columns", names, "integer column files, comma separated")->delimiter(',')->capture_default_str();
+  app.add_option("--bytes", bytes, "each column is tiled to this many uncompressed bytes on the GPU")
+      ->transform(zs::cli::size_in(1))
+      ->default_str(zs::cli::format_size(bytes));
+  app.add_option("--frames", frame_count, "frames the tiled column is cut into, coded as one batch")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
+      ->capture_default_str();
+  app.add_option("--repeat", repeat, "timed runs; the median is reported")->check(CLI::Range(1, 1000000))->capture_default_str();
+  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1000000))->capture_default_str();
+  app.add_option("--json", json_path, "also write the results as JSON to this file");
+  if (!zs::cli::parse(app, argc, argv)) return 0;
+  std::optional<zs::cli::output_file> json;
+  if (!json_path.empty()) json.emplace("--json", json_path);
   if (!zs::cuda_device_available()) {
     std::fputs("zshuffle bench codec: no CUDA device on this machine; the benchmark needs one\n", stderr);
     return 2;
   }
-  std::filesystem::path const dir = args.get("data") ? std::filesystem::path(*args.get("data")) : zs::io::data_dir();
-  std::string const list = args.get_or("columns", "etopo5_elev_m.i32,ncbi_tax_id.i32,geoip4_lo.u32");
+  std::filesystem::path const dir = data.empty() ? zs::io::data_dir() : std::filesystem::path(data);
   std::vector<std::filesystem::path> files;
-  for (std::size_t start = 0; start <= list.size();) {
-    std::size_t const comma = std::min(list.find(',', start), list.size());
-    if (comma > start) files.push_back(dir / list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  std::uint64_t const bytes = args.size_or("bytes", std::uint64_t{2} << 30);
-  std::uint64_t const frame_count = static_cast<std::uint64_t>(std::max(1, args.int_or("frames", 64)));
-  int const repeat = std::max(1, args.int_or("repeat", 10));
-  int const warmup = std::max(0, args.int_or("warmup", 2));
+  for (auto const& name : names) files.push_back(dir / name);
   ZS_EXPECTS(!files.empty(), "at least one column");
 
   int device = 0;
@@ -278,19 +272,18 @@ int run_bench_codec(int argc, char** argv) {
     results.push_back(r);
   }
 
-  if (auto const path = args.get("json")) {
-    std::string json = "{\n  \"benchmark\": \"codec\",\n  \"codec\": \"bitpack\",\n  \"device\": \"" + gpu +
-                       "\",\n  \"copy_bandwidth_gbs\": " + std::to_string(copy_bandwidth / 1e9) +
-                       ",\n  \"bytes_per_column\": " + std::to_string(bytes) +
-                       ",\n  \"frames\": " + std::to_string(frame_count) + ",\n  \"repeat\": " +
-                       std::to_string(repeat) + ",\n  \"warmup\": " + std::to_string(warmup) + ",\n  \"results\": [\n";
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      json += json_result(results[i]) + (i + 1 < results.size() ? ",\n" : "\n");
-    }
-    json += "  ]\n}\n";
-    std::ofstream out(*path);
-    out << json;
-    if (!out) ZS_FAIL(zs::error_code::io_error, "cannot write " + *path);
+  if (json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (auto const& r : results) all.push_back(result_json(r));
+    json->write_json(nlohmann::json{{"benchmark", "codec"},
+                               {"codec", "bitpack"},
+                               {"device", gpu},
+                               {"copy_bandwidth_gbs", copy_bandwidth / 1e9},
+                               {"bytes_per_column", bytes},
+                               {"frames", frame_count},
+                               {"repeat", repeat},
+                               {"warmup", warmup},
+                               {"results", std::move(all)}});
   }
   return all_ok ? 0 : 1;
 }

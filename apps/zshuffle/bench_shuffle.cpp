@@ -12,14 +12,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "geometry.hpp"
+#include "job.hpp"
+#include "output_file.hpp"
+#include "shuffle_job.hpp"
 #include "zs/comm/mpi_communicator.hpp"
 #include "zs/comm/mpi_device_communicator.hpp"
 #include "zs/comm/nccl_communicator.hpp"
@@ -155,117 +158,133 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
   return m;
 }
 
-void print_usage() {
-  std::puts(
-      "usage: mpirun -np N zshuffle bench shuffle [--data DIR] [--bytes SIZE] [--repeat N] [--round-bytes SIZE]\n"
-      "                                         [--label NAME] [--mpi] [--json PATH]\n"
-      "  --bytes SIZE        uncompressed bytes per rank, over all columns (default 1G)\n"
-      "  --columns LIST      integer column files (default etopo5_elev_m.i32,ncbi_tax_id.i32,geoip4_lo.u32)\n"
-      "  --repeat N          timed repetitions after one warm-up (default 5)\n"
-      "  --round-bytes SIZE  the shuffle's pipeline round (default 256M)\n"
-      "  --label NAME        names the link setting in the output (e.g. nvlink, no-p2p, socket)\n"
-      "  --mpi               also measure MPI staged through pinned host memory (raw and compressed)\n"
-      "  --json PATH         write the results as JSON (rank 0)");
-}
-
 }  // namespace
 
 int run_bench_shuffle(int argc, char** argv) {
-  zs::cli::args const args(argc, argv, {"data", "bytes", "columns", "repeat", "round-bytes", "label", "json"},
-                           {"mpi", "help"});
-  if (args.flag("help")) {
-    print_usage();
-    return 0;
-  }
-  zs::mpi_environment mpi(nullptr, nullptr, MPI_THREAD_SINGLE);
-  zs::mpi_communicator comm;
+  auto comm = zs::cli::together([] { return zs::mpi_communicator(); });
   int const ranks = comm.size(), me = comm.rank();
+  bool const lead = me == 0;
+
+  std::string data, label = "default", json_path;
+  std::vector<std::string> names{"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32"};
+  std::uint64_t bytes = std::uint64_t{1} << 30;
+  int repeat = 5;
+  bool mpi_too = false;
+  zs::shuffle_options options;
+  CLI::App app{"Compressed all-to-all (zs::shuffle) against the raw all-to-all of the same partitions, over the "
+               "same transport, in the same run.",
+               "zshuffle bench shuffle"};
+  app.footer("Run it under mpirun with a GPU per rank: mpirun -np N zshuffle bench shuffle --data DIR");
+  app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
+  app.add_option("--columns", names, "integer column files, comma separated")->delimiter(',')->capture_default_str();
+  app.add_option("--bytes", bytes, "uncompressed bytes per rank, over all columns")
+      ->transform(zs::cli::size_in(1))
+      ->default_str(zs::cli::format_size(bytes));
+  app.add_option("--repeat", repeat, "timed repetitions after one warm-up")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--round-bytes", options.round_bytes,
+                 "the shuffle's pipeline round (at least " + zs::cli::format_size(zs::cli::min_round_bytes) + ")")
+      ->transform(zs::cli::size_in(zs::cli::min_round_bytes))
+      ->default_str(zs::cli::format_size(options.round_bytes));
+  app.add_option("--label", label, "names the link setting in the output (e.g. nvlink, no-p2p, socket)")
+      ->capture_default_str();
+  app.add_flag("--mpi", mpi_too, "also measure MPI staged through pinned host memory (raw and compressed)");
+  app.add_option("--json", json_path, "write the results as JSON to this file (rank 0 writes it)");
+  bool go = true;
+  std::optional<zs::cli::output_file> json;
+  zs::cli::agreed_step(comm, "bench shuffle", "reading the command line", [&] {
+    go = zs::cli::parse(app, argc, argv, lead);
+    if (go && lead && !json_path.empty()) json.emplace("--json", json_path);
+  });
+  if (!zs::cli::together([&] { return comm.all_ok(go); })) return 0;  // some rank showed --help
+
   int devices = 0;
   bool const gpu = zs::cuda_device_available() && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-  if (!comm.all_ok(gpu)) {
-    if (me == 0) std::fprintf(stderr, "zshuffle bench shuffle: needs a GPU on every rank\n");
+  if (!zs::cli::together([&] { return comm.all_ok(gpu); })) {
+    if (lead) std::fprintf(stderr, "zshuffle bench shuffle: needs a GPU on every rank\n");
     return 2;
   }
-  int const device = zs::device_for_rank(devices);
-  ZS_CUDA_TRY(cudaSetDevice(device));
-  if (!zs::ranks_have_distinct_gpus(comm)) {
-    if (me == 0) std::fprintf(stderr, "zshuffle bench shuffle: NCCL needs a GPU per rank (see ZS_DEVICES)\n");
+  int device = 0;
+  std::optional<zs::cuda_stream> stream_holder;
+  zs::cli::agreed_step(comm, "bench shuffle", "choosing this rank's GPU", [&] {
+    device = zs::device_for_rank(devices);
+    ZS_CUDA_TRY(cudaSetDevice(device));
+    stream_holder.emplace();
+  });
+  if (!zs::cli::together([&] { return zs::ranks_have_distinct_gpus(comm); })) {
+    if (lead) std::fprintf(stderr, "zshuffle bench shuffle: NCCL needs a GPU per rank (see ZS_DEVICES)\n");
     return 2;
   }
-  zs::cuda_stream stream;
-
-  std::filesystem::path const dir = args.get("data") ? std::filesystem::path(*args.get("data")) : zs::io::data_dir();
-  std::vector<std::filesystem::path> files;
-  for (auto const& name : zs::cli::split_list(args.get_or("columns", "etopo5_elev_m.i32,ncbi_tax_id.i32,geoip4_lo.u32"))) {
-    files.push_back(dir / name);
-  }
-  std::uint64_t const bytes = args.size_or("bytes", std::uint64_t{1} << 30);
-  int const repeat = std::max(1, args.int_or("repeat", 5));
-  zs::shuffle_options options;
-  options.round_bytes = args.size_or("round-bytes", options.round_bytes);
-  std::string const label = args.get_or("label", "default");
+  cudaStream_t const stream = stream_holder->get();
 
   std::vector<bench_column> columns;
-  for (auto const& file : files) {
-    auto type = zs::io::type_of_file(file);
-    ZS_EXPECTS(type && *type != zs::value_type::string, "fixed-width column files");
-    std::uint64_t const rows = bytes / files.size() / zs::value_width(*type);
-    columns.push_back(prepare(file, rows, ranks, me));
-    columns.back().device = columns.back().host.copy_to(zs::memory_kind::device, stream);
-  }
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  zs::cli::agreed_step(comm, "bench shuffle", "reading the column files", [&] {
+    std::filesystem::path const dir = data.empty() ? zs::io::data_dir() : std::filesystem::path(data);
+    for (auto const& name : names) {
+      auto const file = dir / name;
+      auto const type = zs::io::type_of_file(file);
+      if (!type || *type == zs::value_type::string) {
+        ZS_FAIL(zs::error_code::invalid_argument, "'" + name + "' is not a fixed-width column file");
+      }
+      std::uint64_t const rows = bytes / names.size() / zs::value_width(*type);
+      columns.push_back(prepare(file, rows, ranks, me));
+      columns.back().device = columns.back().host.copy_to(zs::memory_kind::device, stream);
+    }
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  });
 
   std::vector<measurement> results;
-  {
-    zs::nccl_communicator nccl(comm);
-    results.push_back(measure(comm, nccl, columns, options, repeat, stream));
-  }
-  if (args.flag("mpi")) {
-    zs::mpi_device_communicator staged(comm, zs::mpi_device_communicator::mode::staged);
-    results.push_back(measure(comm, staged, columns, options, repeat, stream));
-  }
+  zs::cli::together([&] {
+    {
+      zs::nccl_communicator nccl(comm);
+      results.push_back(measure(comm, nccl, columns, options, repeat, stream));
+    }
+    if (mpi_too) {
+      zs::mpi_device_communicator staged(comm, zs::mpi_device_communicator::mode::staged);
+      results.push_back(measure(comm, staged, columns, options, repeat, stream));
+    }
+  });
 
-  if (me == 0) {
+  if (lead) {
     auto const gpu_name = zs::query_device(device).name;
     std::printf("zshuffle bench shuffle: %d ranks on %s, link setting '%s', %.2f GiB per rank of %zu integer columns, "
                 "median of %d after a warm-up\n",
-                ranks, gpu_name.c_str(), label.c_str(), static_cast<double>(bytes) / (1 << 30), files.size(), repeat);
+                ranks, gpu_name.c_str(), label.c_str(), static_cast<double>(bytes) / (1 << 30), names.size(), repeat);
     std::printf("%-42s %10s %10s %7s %10s %10s %8s %6s\n", "transport", "raw ms", "zs ms", "ratio", "raw GB/s",
                 "zs GB/s", "speedup", "rounds");
   }
-  std::string json = "{\n  \"label\": \"" + label + "\",\n  \"ranks\": " + std::to_string(ranks) +
-                     ",\n  \"bytes_per_rank\": " + std::to_string(bytes) + ",\n  \"results\": [\n";
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    auto const& m = results[i];
+  nlohmann::json rows = nlohmann::json::array();
+  for (auto const& m : results) {
     // Algorithm bandwidth: this rank's uncompressed bytes over the time of the slowest rank.
-    double const raw_bytes = static_cast<double>(comm.allreduce_max(m.raw_bytes));
-    double const ratio = static_cast<double>(comm.allreduce_sum(m.raw_bytes)) /
-                         static_cast<double>(std::max<std::uint64_t>(1, comm.allreduce_sum(m.wire_bytes)));
+    double raw_bytes = 0, ratio = 0;
+    zs::cli::together([&] {
+      raw_bytes = static_cast<double>(comm.allreduce_max(m.raw_bytes));
+      ratio = static_cast<double>(comm.allreduce_sum(m.raw_bytes)) /
+              static_cast<double>(std::max<std::uint64_t>(1, comm.allreduce_sum(m.wire_bytes)));
+    });
     double const raw_bw = raw_bytes / m.raw_s / 1e9, zs_bw = raw_bytes / m.compressed_s / 1e9;
     double const speedup = m.raw_s / m.compressed_s;
-    if (me == 0) {
+    if (lead) {
       std::printf("%-42s %10.2f %10.2f %7.2f %10.1f %10.1f %8.2f %6llu\n", m.transport.c_str(), m.raw_s * 1e3,
                   m.compressed_s * 1e3, ratio, raw_bw, zs_bw, speedup, static_cast<unsigned long long>(m.rounds));
       for (auto const& g : m.geometry) std::printf("    geometry: %s\n", g.c_str());
     }
-    std::string geometry;
-    for (auto const& g : m.geometry) geometry += (geometry.empty() ? "\"" : ", \"") + g + "\"";
-    std::vector<char> line(1024 + geometry.size());
-    std::snprintf(line.data(), line.size(),
-                  "    {\"transport\": \"%s\", \"raw_s\": %.6f, \"compressed_s\": %.6f, \"ratio\": %.4f, "
-                  "\"raw_algbw_gbs\": %.3f, \"compressed_algbw_gbs\": %.3f, \"speedup\": %.4f, \"rounds\": %llu, "
-                  "\"geometry\": [%s]}%s\n",
-                  m.transport.c_str(), m.raw_s, m.compressed_s, ratio, raw_bw, zs_bw, speedup,
-                  static_cast<unsigned long long>(m.rounds), geometry.c_str(), i + 1 < results.size() ? "," : "");
-    json += line.data();
+    rows.push_back({{"transport", m.transport},
+                    {"raw_s", m.raw_s},
+                    {"compressed_s", m.compressed_s},
+                    {"ratio", ratio},
+                    {"raw_algbw_gbs", raw_bw},
+                    {"compressed_algbw_gbs", zs_bw},
+                    {"speedup", speedup},
+                    {"rounds", m.rounds},
+                    {"geometry", m.geometry}});
   }
-  json += "  ]\n}\n";
-  if (me == 0) {
-    if (auto path = args.get("json")) {
-      std::ofstream out(*path);
-      if (!out) ZS_FAIL(zs::error_code::io_error, "cannot write '" + *path + "'");
-      out << json;
+  zs::cli::agreed_step(comm, "bench shuffle", "writing the results", [&] {
+    if (json) {
+      json->write_json(nlohmann::json{
+          {"label", label}, {"ranks", ranks}, {"bytes_per_rank", bytes}, {"results", std::move(rows)}});
     }
-  }
+  });
   return 0;
 }

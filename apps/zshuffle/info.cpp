@@ -90,14 +90,14 @@ void print_codecs() {
 }  // namespace
 
 int run_info(int argc, char** argv) {
-  zs::cli::args const args(argc, argv, {}, {"bandwidth", "help"});
-  if (args.flag("help")) {
-    std::puts("usage: zshuffle info [--bandwidth]\n"
-              "  --bandwidth  also measure each GPU's device-to-device copy bandwidth");
-    return 0;
-  }
+  bool bandwidth = false;
+  CLI::App app{"What this machine offers a shuffle: GPUs, MPI (and whether it is CUDA-aware), NCCL, codecs. Works "
+               "without a GPU and without mpirun.",
+               "zshuffle info"};
+  app.add_flag("--bandwidth", bandwidth, "also measure each GPU's device-to-device copy bandwidth");
+  if (!zs::cli::parse(app, argc, argv)) return 0;
   std::printf("zshuffle       %s\n", ZS_VERSION);
-  print_gpus(args.flag("bandwidth"));
+  print_gpus(bandwidth);
   print_mpi();
   print_nccl();
   print_codecs();

@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +25,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "geometry.hpp"
+#include "output_file.hpp"
 #include "zs/codec.hpp"
 #include "zs/device.hpp"
 #include "zs/error.hpp"
@@ -462,83 +462,89 @@ class tuner {
   std::vector<std::byte> scratch_;
 };
 
-void print_usage() {
-  std::puts(
-      "usage: zshuffle tune [--data DIR] [--bytes SIZE] [--classes LIST] [--kernels LIST] [--types LIST]\n"
-      "                     [--frames N] [--repeat N] [--warmup N] [--min-gain PCT] [--out PATH] [--fresh]\n"
-      "                     [--markdown PATH] [--dry-run]\n"
-      "  --data DIR      the column files (default $ZS_DATA_DIR)\n"
-      "  --bytes SIZE    batch size of the large class (default 512M; medium 64M, small 4M)\n"
-      "  --classes LIST  size classes to tune (default small,medium,large)\n"
-      "  --kernels LIST  kernels to tune (default every swept kernel: checksum,raw_offsets,bitpack_analyze,\n"
-      "                  bitpack_pack,bitpack_decode)\n"
-      "  --types LIST    integer types for the bitpack kernels (default int32,uint32,int64,uint64)\n"
-      "  --frames N      frames per batch (default 64)\n"
-      "  --repeat N      timed runs per candidate; the median counts (default 5)\n"
-      "  --warmup N      untimed runs first (default 1)\n"
-      "  --min-gain PCT  a candidate replaces the defaults only when this much faster (default 2)\n"
-      "  --out PATH      the table to write (default: the user's tuning file, see docs/TUNING.md); its\n"
-      "                  entries for other keys are kept unless --fresh\n"
-      "  --markdown PATH also write the default-vs-tuned table as Markdown\n"
-      "  --dry-run       measure and print, write no tuning table");
-}
-
 }  // namespace
 
 int run_tune(int argc, char** argv) {
-  zs::cli::args const args(argc, argv,
-                           {"data", "bytes", "classes", "kernels", "types", "frames", "repeat", "warmup",
-                            "min-gain", "out", "markdown"},
-                           {"help", "fresh", "dry-run"});
-  if (args.flag("help")) {
-    print_usage();
-    return 0;
+  std::string data, out_path, markdown_path;
+  std::uint64_t large_bytes = std::uint64_t{512} << 20;
+  std::vector<std::string> class_names{"small", "medium", "large"};
+  std::vector<std::string> kernel_names;
+  for (auto const& s : zs::kernel_specs()) {
+    if (s.swept) kernel_names.emplace_back(zs::to_string(s.kernel));
   }
-  if (!zs::cuda_device_available()) {
-    std::fputs("zshuffle tune: no CUDA device on this machine; tuning needs one\n", stderr);
-    return 2;
-  }
-  auto const started = std::chrono::steady_clock::now();
-  fs::path const dir = args.get("data") ? fs::path(*args.get("data")) : zs::io::data_dir();
-  std::uint64_t const large_bytes = args.size_or("bytes", std::uint64_t{512} << 20);
-  ZS_EXPECTS(large_bytes >= zs::medium_batch_bytes, "--bytes of at least 256M (the large class)");
-  std::uint64_t const frames = static_cast<std::uint64_t>(std::max(1, args.int_or("frames", 64)));
+  std::vector<std::string> type_names{"int32", "uint32", "int64", "uint64"};
+  std::uint64_t frames = 64;
   sweep_options options;
-  options.repeat = std::max(1, args.int_or("repeat", 5));
-  options.warmup = std::max(0, args.int_or("warmup", 1));
-  options.min_gain = std::stod(args.get_or("min-gain", "2")) / 100.0;
+  double min_gain_pct = options.min_gain * 100;
+  bool fresh = false, dry_run = false;
+  CLI::App app{"Measures the launch tunables of every swept kernel on this GPU, on real data, and writes the best "
+               "ones to a tuning table (docs/TUNING.md).",
+               "zshuffle tune"};
+  app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
+  app.add_option("--bytes", large_bytes, "batch size of the large class (medium 64M, small 4M)")
+      ->transform(zs::cli::size_in(zs::medium_batch_bytes))
+      ->default_str(zs::cli::format_size(large_bytes));
+  app.add_option("--classes", class_names, "size classes to tune, comma separated")->delimiter(',')->capture_default_str();
+  app.add_option("--kernels", kernel_names, "kernels to tune, comma separated (default: every swept kernel)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--types", type_names, "integer types for the bitpack kernels, comma separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--frames", frames, "frames per batch")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
+      ->capture_default_str();
+  app.add_option("--repeat", options.repeat, "timed runs per candidate; the median counts")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--warmup", options.warmup, "untimed runs first")->check(CLI::Range(0, 1000000))->capture_default_str();
+  app.add_option("--min-gain", min_gain_pct, "a candidate replaces the defaults only when this many percent faster")
+      ->check(CLI::Number)
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
+  app.add_option("--out", out_path,
+                 "the table to write (default: the user's tuning file, see docs/TUNING.md); its entries for other "
+                 "keys are kept unless --fresh");
+  app.add_flag("--fresh", fresh, "write only the entries measured now");
+  app.add_option("--markdown", markdown_path, "also write the default-vs-tuned table as Markdown to this file");
+  app.add_flag("--dry-run", dry_run, "measure and print, write no tuning table");
+  if (!zs::cli::parse(app, argc, argv)) return 0;
+  options.min_gain = min_gain_pct / 100.0;
 
   std::vector<size_class> classes;
-  for (auto const& name : zs::cli::split_list(args.get_or("classes", "small,medium,large"))) {
+  for (auto const& name : class_names) {
     auto const c = zs::parse_size_class(name);
     ZS_EXPECTS(c.has_value(), "a size class (small, medium, large), not '" + name + "'");
     classes.push_back(*c);
   }
   std::vector<kernel_id> kernels;
-  std::string default_kernels;
-  for (auto const& s : zs::kernel_specs()) {
-    if (s.swept) default_kernels += (default_kernels.empty() ? "" : ",") + std::string(zs::to_string(s.kernel));
-  }
-  for (auto const& name : zs::cli::split_list(args.get_or("kernels", default_kernels))) {
+  for (auto const& name : kernel_names) {
     auto const k = zs::parse_kernel_id(name);
-    ZS_EXPECTS(k.has_value() && zs::spec_of(*k).swept, "a swept kernel (" + default_kernels + "), not '" + name + "'");
+    ZS_EXPECTS(k.has_value() && zs::spec_of(*k).swept, "a swept kernel, not '" + name + "'");
     kernels.push_back(*k);
   }
   std::vector<value_type> types;
-  for (auto const& name : zs::cli::split_list(args.get_or("types", "int32,uint32,int64,uint64"))) {
+  for (auto const& name : type_names) {
     value_type const t = zs::parse_value_type(name);
     ZS_EXPECTS(zs::is_integer(t), "integer types for --types");
     types.push_back(t);
   }
 
-  // Where the table goes, checked before the sweep so that a bad path costs nothing.
-  bool const dry_run = args.flag("dry-run");
-  std::optional<fs::path> out = args.get("out") ? std::optional<fs::path>(*args.get("out")) : zs::tuning_file_path();
+  // Where the results go, checked before the sweep so that a bad path costs nothing.
+  std::optional<fs::path> out = out_path.empty() ? zs::tuning_file_path() : std::optional<fs::path>(out_path);
   zs::tuning_table table;
   if (!dry_run) {
     ZS_EXPECTS(out.has_value(), "--out PATH (neither ZS_TUNING_FILE, XDG_CACHE_HOME nor HOME is set)");
-    if (!args.flag("fresh") && fs::exists(*out)) table = zs::tuning_table::load(*out);
+    if (!fresh && fs::exists(*out)) table = zs::tuning_table::load(*out);
   }
+  std::optional<zs::cli::output_file> markdown_file;
+  if (!markdown_path.empty()) markdown_file.emplace("--markdown", markdown_path);
+  if (!zs::cuda_device_available()) {
+    std::fputs("zshuffle tune: no CUDA device on this machine; tuning needs one\n", stderr);
+    return 2;
+  }
+  auto const started = std::chrono::steady_clock::now();
+  fs::path const dir = data.empty() ? zs::io::data_dir() : fs::path(data);
 
   int ordinal = 0;
   ZS_CUDA_TRY(cudaGetDevice(&ordinal));
@@ -644,13 +650,13 @@ int run_tune(int argc, char** argv) {
                stderr);
     return 1;
   }
-  if (auto const path = args.get("markdown")) {
-    std::ofstream md(*path);
-    md << "Launch tuning on " << device.name << " (compute capability " << device.compute_major << "."
-       << device.compute_minor << ", " << device.sm_count << " SMs), `zshuffle tune`, median of " << options.repeat
-       << " runs; GB/s of the kernel's work.\n\n"
-       << markdown;
-    if (!md) ZS_FAIL(zs::error_code::io_error, "cannot write " + *path);
+  if (markdown_file) {
+    char intro[256];
+    std::snprintf(intro, sizeof intro,
+                  "Launch tuning on %s (compute capability %d.%d, %d SMs), `zshuffle tune`, median of %d runs; GB/s of "
+                  "the kernel's work.\n\n",
+                  device.name.c_str(), device.compute_major, device.compute_minor, device.sm_count, options.repeat);
+    markdown_file->write_text(intro + markdown);
   }
   if (!dry_run) {
     table.merge(measured);
