@@ -36,14 +36,17 @@ std::vector<std::uint64_t> sealed(std::vector<std::uint64_t> words, const block_
 std::vector<std::uint64_t> unseal(std::span<const std::byte> block, std::size_t words, const block_route& route) {
   // words + 1 words of 8 bytes, without overflow (words counts a buffer's worth at most).
   if (words >= block.size() / 8 + 1 || block.size() != (words + 1) * 8) {
-    ZS_FAIL(error_code::corrupt_frame, from(route) + " has " + std::to_string(block.size()) + " bytes, expected " +
+    ZS_FAIL(error_code::corrupt_frame, from(route) + ": " + std::to_string(block.size()) + " bytes, expected " +
                                            std::to_string(words + 1) + " words of 8");
   }
   std::vector<std::uint64_t> out(words);
   if (words > 0) std::memcpy(out.data(), block.data(), words * 8);
   std::uint64_t seal = 0;
   std::memcpy(&seal, block.data() + words * 8, 8);
-  if (seal != seal_of(out, route)) ZS_FAIL(error_code::corrupt_frame, from(route) + " fails its checksum");
+  if (seal != seal_of(out, route)) {
+    ZS_FAIL(error_code::corrupt_frame,
+            from(route) + ": the checksum does not match (damaged in transit, or not meant for this rank)");
+  }
   return out;
 }
 
@@ -69,7 +72,7 @@ std::vector<slice_counts> read_manifest(std::span<const std::byte> block, int so
   std::size_t const columns = types.size();
   // The receiver's own column and round counts: a manifest that long cannot arrive otherwise.
   if (rounds != 0 && columns > block.size() / 16 / rounds) {
-    ZS_FAIL(error_code::corrupt_frame, from(route) + " has " + std::to_string(block.size()) + " bytes, too few for " +
+    ZS_FAIL(error_code::corrupt_frame, from(route) + ": " + std::to_string(block.size()) + " bytes, too few for " +
                                            std::to_string(columns) + " columns over " + std::to_string(rounds) +
                                            " rounds");
   }

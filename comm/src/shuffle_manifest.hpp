@@ -33,7 +33,7 @@ std::uint64_t seal_of(std::span<const std::uint64_t> words, const block_route& r
 std::vector<std::uint64_t> sealed(std::vector<std::uint64_t> words, const block_route& route);
 
 /// The `words` words of a block sealed on `route`, once its length and seal are checked. Throws
-/// corrupt_frame ("the <what> from rank <source> ...") when `block` is not (words + 1) * 8 bytes
+/// corrupt_frame ("the <what> from rank <source>: ...") when `block` is not (words + 1) * 8 bytes
 /// long or its seal does not match.
 std::vector<std::uint64_t> unseal(std::span<const std::byte> block, std::size_t words, const block_route& route);
 

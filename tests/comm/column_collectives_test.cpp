@@ -3,7 +3,9 @@
 // row for row.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +19,15 @@
 
 namespace {
 
+using namespace std::chrono_literals;
 using zs::test::all_types;
 using zs::test::columns_of;
 using zs::test::concatenated;
 using zs::test::every_rank;
 using zs::test::expect_columns;
+using zs::test::expect_error;
+using zs::test::scoped_env;
+using zs::test::thrown_error;
 using zs::test::tapped_communicator;
 using zs::test::views;
 
@@ -333,6 +339,81 @@ TEST(ColumnBroadcastHost, FrameDamagedInTransitOnOneRankFailsEveryRank) {
   }
   comm.stop();
   expect_columns(zs::broadcast(comm, in, 0, {}), concatenated({0}, scale), "after the error");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures on one rank reach every rank, named
+
+TEST(ColumnCollectiveFailures, BadColumnOnOneRankIsNamedWithItsRankColumnAndCheckOnEveryRank) {
+  zs::mpi_communicator comm;
+  int const culprit = comm.size() - 1;
+  auto const columns = columns_of(comm.rank(), 10);
+  auto in = views(columns);
+  if (comm.rank() == culprit) in[6].offsets = nullptr;  // column 6 is the string column
+  expect_error(thrown_error([&] { zs::allgather(comm, in, {}); }), zs::error_code::invalid_argument,
+               {"allgather: checking the arguments failed on rank " + std::to_string(culprit),
+                "column 6 (string): a string column without offsets"});
+}
+
+TEST(ColumnCollectiveFailures, OutOfMemoryWhileEncodingOnOneRankFailsEveryAllgather) {
+  zs::mpi_communicator comm;
+  int const culprit = comm.size() - 1;
+  auto const mine = columns_of(comm.rank(), 10);
+  std::optional<scoped_env> fault;
+  if (comm.rank() == culprit) fault.emplace("ZS_FAULT", "collective.encode=oom");
+  auto const e = thrown_error([&] { zs::allgather(comm, views(mine), {}); });
+  fault.reset();
+  expect_error(e, zs::error_code::out_of_memory, {"allgather: encoding failed on rank " + std::to_string(culprit)});
+  expect_columns(zs::allgather(comm, views(mine), {}), concatenated(every_rank(comm.size()), 10), "after the error");
+}
+
+TEST(ColumnCollectiveFailures, ErrorWhileEncodingAtTheRootFailsEveryBroadcast) {
+  zs::mpi_communicator comm;
+  int const root = comm.size() - 1;
+  auto const root_columns = columns_of(root, 10);
+  auto const in = comm.rank() == root ? views(root_columns) : types_only();
+  std::optional<scoped_env> fault;
+  if (comm.rank() == root) fault.emplace("ZS_FAULT", "collective.encode=error");
+  auto const e = thrown_error([&] { zs::broadcast(comm, in, root, {}); });
+  fault.reset();
+  expect_error(e, zs::error_code::internal,
+               {"broadcast: encoding failed on rank " + std::to_string(root), "injected fault at collective.encode"});
+}
+
+// A damaged count in the column sizes would size every rank's outputs; its seal fails instead.
+TEST(ColumnCollectiveFailures, ColumnSizesDamagedInTransitFailEveryAllgatherAsACorruptFrame) {
+  zs::mpi_communicator mpi;
+  int const victim = mpi.size() - 1;
+  tapped_communicator comm(mpi, victim, /*damaged_payload=*/0);  // the column sizes come first
+  auto const mine = columns_of(comm.rank(), 10);
+  expect_error(thrown_error([&] { zs::allgather(comm, views(mine), {}); }), zs::error_code::corrupt_frame,
+               {"failed on rank " + std::to_string(victim), "the column sizes from rank 0: the checksum does not match"});
+  comm.stop();
+  expect_columns(zs::allgather(comm, views(mine), {}), concatenated(every_rank(comm.size()), 10), "after the damage");
+}
+
+TEST(ColumnCollectiveFailures, ColumnSizesDamagedInTransitFailEveryBroadcastAsACorruptFrame) {
+  zs::mpi_communicator mpi;
+  int const victim = mpi.size() - 1;
+  tapped_communicator comm(mpi, victim, /*damaged_payload=*/0);
+  auto const root_columns = columns_of(0, 10);
+  auto const in = comm.rank() == 0 ? views(root_columns) : types_only();
+  expect_error(thrown_error([&] { zs::broadcast(comm, in, 0, {}); }), zs::error_code::corrupt_frame,
+               {"failed on rank " + std::to_string(victim), "the column sizes from rank 0: the checksum does not match"});
+}
+
+TEST(ColumnCollectiveTimeout, OptionsTimeoutHoldsForTheCallOnly) {
+  zs::mpi_communicator mpi;
+  tapped_communicator comm(mpi);
+  comm.set_timeout(42s);
+  auto const mine = columns_of(comm.rank(), 10);
+  zs::shuffle_options options;
+  options.timeout = 2500ms;
+  zs::allgather(comm, views(mine), options);
+  zs::broadcast(comm, views(mine), 0, options);
+  ASSERT_FALSE(comm.timeouts_seen().empty());
+  for (auto const seen : comm.timeouts_seen()) EXPECT_EQ(seen, 2500ms);
+  EXPECT_EQ(comm.timeout(), 42s);
 }
 
 }  // namespace
