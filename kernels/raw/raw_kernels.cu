@@ -2,16 +2,12 @@
 
 #include "common/launch.hpp"
 #include "common/work_map.hpp"
+#include "raw/raw_format.hpp"
 #include "raw/raw_kernels.hpp"
 #include "zs/error.hpp"
 
 namespace zs::kernels::raw {
 namespace {
-
-__host__ __device__ std::uint64_t raw_payload_bytes(value_type type, std::uint64_t count,
-                                                    std::uint64_t raw_bytes) {
-  return raw_bytes + (type == value_type::string ? (count + 1) * 8 : 0);
-}
 
 struct copy_lists {
   const void** src;
@@ -60,7 +56,7 @@ __global__ void encode_prepare_kernel(codec::device_encode_batch batch, copy_lis
       lists.dst[f] = payload;
     }
     lists.size[f] = raw;
-    store_encoder_fields(frame, codec_id::raw, raw_payload_bytes(s.type, s.count, raw));
+    store_encoder_fields(frame, codec_id::raw, ::zs::raw::payload_bytes(s.type, s.count, raw));
   }
 }
 
@@ -81,13 +77,12 @@ __global__ void encode_offsets_kernel(codec::device_encode_batch batch, const st
   }
 }
 
-__global__ void check_payload_sizes_kernel(codec::device_decode_batch batch) {
+// The raw format's header rules (zero parameters, payload sizes), the CPU reference's own, before
+// any kernel reads a payload: afterwards every offset and character read lies inside the frame.
+__global__ void check_headers_kernel(codec::device_decode_batch batch) {
   for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
     if (batch.status[f] != frame_status::ok) continue;
-    frame_header const h = load_header(batch.frames + batch.frame_offsets[f]);
-    if (h.payload_bytes != raw_payload_bytes(h.type, h.value_count, h.raw_bytes)) {
-      batch.status[f] = frame_status::corrupt_payload;
-    }
+    batch.status[f] = ::zs::raw::check_header(load_header(batch.frames + batch.frame_offsets[f]));
   }
 }
 
@@ -123,15 +118,20 @@ __global__ void decode_prepare_kernel(codec::device_decode_batch batch, copy_lis
   for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
     decode_target const& t = batch.targets[f];
     const std::byte* payload = batch.frames + batch.frame_offsets[f] + frame_header_bytes;
-    bool const ok = batch.status[f] == frame_status::ok;
-    if (t.type == value_type::string) {
+    if (batch.status[f] != frame_status::ok) {
+      // A refused frame copies nothing, and its sizes may describe bytes it does not have.
+      lists.src[f] = payload;
+      lists.dst[f] = t.values;
+      lists.size[f] = 0;
+    } else if (t.type == value_type::string) {
       lists.src[f] = payload + (t.count + 1) * 8;
       lists.dst[f] = static_cast<std::byte*>(t.values) + t.chars_begin;
+      lists.size[f] = t.chars_bytes;
     } else {
       lists.src[f] = payload;
       lists.dst[f] = t.values;
+      lists.size[f] = t.raw_bytes();
     }
-    lists.size[f] = ok ? t.raw_bytes() : 0;
   }
 }
 
@@ -195,7 +195,7 @@ void decode(const codec::device_decode_batch& batch, const launch_choice& offset
   ZS_EXPECTS(temp_size >= temp_bytes(batch.num_frames), "temp storage from raw::temp_bytes");
   void* cub_temp = nullptr;
   copy_lists const lists = carve(temp, batch.num_frames, cub_temp);
-  launch_per_frame(check_payload_sizes_kernel, batch.num_frames, stream, batch);
+  launch_per_frame(check_headers_kernel, batch.num_frames, stream, batch);
   launch_offsets(check_offsets_kernel, offsets, batch, offset_chunk_begin, num_offset_chunks, stream);
   launch_per_frame(decode_prepare_kernel, batch.num_frames, stream, batch, lists);
   run_copies(lists, batch.num_frames, cub_temp, cub_temp_bytes(batch.num_frames), stream);

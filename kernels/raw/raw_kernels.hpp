@@ -1,4 +1,4 @@
-// Batched GPU kernels of the raw codec (lib/src/codecs/raw_codec.hpp describes the payload).
+// Batched GPU kernels of the raw codec (raw_format.hpp gives the format's rules).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,8 +23,9 @@ void encode(const codec::device_encode_batch& batch, const launch_choice& offset
             const std::uint64_t* offset_chunk_begin, std::uint64_t num_offset_chunks, void* temp,
             std::size_t temp_bytes, cudaStream_t stream);
 
-/// Decodes every frame whose status is ok; sets corrupt_payload on frames whose payload size
-/// or string offsets are inconsistent, leaving their targets untouched. Arguments as encode's.
+/// Decodes every frame whose status is ok; sets corrupt_payload on frames that break the raw
+/// format (raw_format.hpp: non-zero parameters, a payload size other than the format's, string
+/// offsets out of order), leaving their targets untouched. Arguments as encode's.
 void decode(const codec::device_decode_batch& batch, const launch_choice& offsets,
             const std::uint64_t* offset_chunk_begin, std::uint64_t num_offset_chunks, void* temp,
             std::size_t temp_bytes, cudaStream_t stream);

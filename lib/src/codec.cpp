@@ -5,6 +5,7 @@
 
 #include "codecs/registry.hpp"
 #include "zs/error.hpp"
+#include "zs/overflow.hpp"
 
 namespace zs {
 
@@ -63,6 +64,9 @@ void check_encode_batch(const codec& c, const encode_batch& batch) {
                                            std::string(to_string(s.type)) + " (frame " +
                                            std::to_string(i) + ")");
     }
+    ZS_EXPECTS(count_fits(s.type, s.count),
+               "a source whose size fits in 64 bits (frame " + std::to_string(i) + ": " + std::to_string(s.count) +
+                   " values)");
     ZS_EXPECTS(s.count == 0 || s.values != nullptr || (s.type == value_type::string && s.chars_bytes == 0),
                "values for a non-empty source");
     ZS_EXPECTS(s.type != value_type::string || s.offsets != nullptr, "offsets for a string source");
@@ -80,6 +84,11 @@ void check_decode_batch(const decode_batch& batch) {
   for (std::size_t i = 0; i < batch.targets.size(); ++i) {
     auto const& t = batch.targets[i];
     ZS_EXPECTS(is_valid(t.type), "a valid target value type");
+    // Decoders size their work from targets: a target's sizes are memory it has, so they fit.
+    ZS_EXPECTS(count_fits(t.type, t.count) && !add_overflows(t.chars_begin, t.chars_bytes),
+               "a target whose size fits in 64 bits (frame " + std::to_string(i) + ": " + std::to_string(t.count) +
+                   " values, characters " + std::to_string(t.chars_begin) + " + " + std::to_string(t.chars_bytes) +
+                   ")");
     ZS_EXPECTS(t.type != value_type::string || t.offsets != nullptr, "offsets for a string target");
     ZS_EXPECTS(batch.frame_offsets[i] % frame_alignment == 0, "frame offsets aligned to frame_alignment");
     ZS_EXPECTS(batch.frame_offsets[i + 1] >= batch.frame_offsets[i], "non-decreasing frame offsets");
@@ -137,7 +146,12 @@ frame_status validate_frame_host(const std::byte* frame, std::uint64_t available
 std::vector<std::uint64_t> layout_frames(const codec& c, std::span<const encode_source> sources) {
   std::vector<std::uint64_t> offsets(sources.size() + 1, 0);
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    offsets[i + 1] = offsets[i] + align_frame(c.max_frame_bytes(sources[i]));
+    std::uint64_t const room = c.max_frame_bytes(sources[i]);
+    if (add_overflows(room, frame_alignment - 1) || add_overflows(offsets[i], align_frame(room))) {
+      ZS_FAIL(error_code::out_of_memory, "the frames of a batch need more than 2^64 bytes (frame " +
+                                             std::to_string(i) + " alone asks for " + std::to_string(room) + ")");
+    }
+    offsets[i + 1] = offsets[i] + align_frame(room);
   }
   return offsets;
 }

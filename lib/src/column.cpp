@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace zs {
 
@@ -21,6 +22,12 @@ column column::allocate(value_type type, std::uint64_t count, memory_kind memory
   ZS_EXPECTS(is_valid(type), "a valid value type");
   ZS_EXPECTS(type == value_type::string || chars_bytes == 0,
              "chars_bytes is only for string columns");
+  // Counts come from files, arguments and peers: one whose size does not fit in 64 bits would
+  // wrap to a small allocation that later writes overrun.
+  if (!count_fits(type, count)) {
+    ZS_FAIL(error_code::out_of_memory, "a " + std::string(to_string(type)) + " column of " + std::to_string(count) +
+                                           " values needs more than 2^64 bytes");
+  }
   column c;
   c.type_ = type;
   c.count_ = count;
@@ -29,7 +36,6 @@ column column::allocate(value_type type, std::uint64_t count, memory_kind memory
     c.data_bytes_ = chars_bytes;
     c.offsets_ = make_storage((count + 1) * sizeof(std::int64_t), memory, stream);
   } else {
-    ZS_EXPECTS(count <= UINT64_MAX / value_width(type), "a column size that fits in 64 bits");
     c.data_bytes_ = count * value_width(type);
   }
   c.data_ = make_storage(c.data_bytes_, memory, stream);

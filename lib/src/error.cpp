@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <string>
 
+#ifndef ZS_SOURCE_DIR
+#error "ZS_SOURCE_DIR (the source tree's absolute path) is defined by lib/CMakeLists.txt"
+#endif
+
 namespace zs {
 
 std::string_view to_string(error_code code) noexcept {
@@ -25,22 +29,25 @@ std::string_view to_string(error_code code) noexcept {
 }
 
 namespace {
-std::string describe(error_code code, std::string_view message, const char* file, int line) {
+std::string describe(error_code code, std::string_view message) {
   std::string text = "zshuffle: ";
   text += to_string(code);
   text += ": ";
   text += message;
-  text += " (";
-  text += file;
-  text += ":";
-  text += std::to_string(line);
-  text += ")";
   return text;
 }
 }  // namespace
 
 error::error(error_code code, std::string_view message, const char* file, int line)
-    : std::runtime_error(describe(code, message, file, line)), code_(code), file_(file), line_(line) {}
+    : std::runtime_error(describe(code, message)), code_(code), message_(message), file_(file), line_(line) {}
+
+std::string error::where() const {
+  // The build gives the source tree's absolute path; the compiler names files under it.
+  constexpr std::string_view tree = ZS_SOURCE_DIR "/";
+  std::string_view place = file_ != nullptr ? file_ : "unknown file";
+  if (place.starts_with(tree)) place.remove_prefix(tree.size());
+  return std::string(place) + ":" + std::to_string(line_);
+}
 
 namespace detail {
 

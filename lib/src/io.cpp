@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+
+#include "files.hpp"
 
 namespace zs::io {
 
@@ -19,20 +20,10 @@ std::optional<value_type> type_of_file(const std::filesystem::path& path) {
   return std::nullopt;
 }
 
-namespace {
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) ZS_FAIL(error_code::io_error, "cannot open '" + path.string() + "'");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) ZS_FAIL(error_code::io_error, "cannot read '" + path.string() + "'");
-  return bytes;
-}
-}  // namespace
-
 column read_column(const std::filesystem::path& path) {
   auto const type = type_of_file(path);
   if (!type) ZS_FAIL(error_code::io_error, "'" + path.string() + "' has no column file extension");
-  std::string const bytes = read_file(path);
+  std::string const bytes = detail::read_regular_file(path, "column file");
   if (*type != value_type::string) {
     std::size_t const width = value_width(*type);
     if (bytes.size() % width != 0) {
@@ -67,9 +58,12 @@ column read_column(const std::filesystem::path& path) {
 
 std::vector<std::filesystem::path> list_columns(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
-  for (auto const& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.is_regular_file() && type_of_file(entry.path())) files.push_back(entry.path());
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code unreadable;  // an entry that cannot be examined (a dangling link) is no column file
+    if (it->is_regular_file(unreadable) && type_of_file(it->path())) files.push_back(it->path());
   }
+  if (ec) ZS_FAIL(error_code::io_error, "cannot list the column files of '" + dir.string() + "': " + ec.message());
   std::sort(files.begin(), files.end());
   return files;
 }

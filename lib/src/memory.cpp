@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "zs/error.hpp"
+#include "zs/overflow.hpp"
 
 namespace zs {
 
@@ -160,8 +161,9 @@ void host_buffer::aligned_free::operator()(void* p) const noexcept { std::free(p
 
 host_buffer::host_buffer(std::size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
-  std::size_t const rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
+  // aligned_alloc takes a multiple of the alignment; rounding up a size within 63 bytes of
+  // 2^64 would wrap to a small one that "succeeds".
+  void* p = add_overflows(bytes, 63) ? nullptr : std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (p == nullptr) {
     size_ = 0;
     ZS_FAIL(error_code::out_of_memory, "host allocation of " + std::to_string(bytes) + " bytes failed");

@@ -12,6 +12,7 @@
 
 #include "zs/error.hpp"
 #include "zs/memory.hpp"
+#include "zs/overflow.hpp"
 
 namespace zs::detail {
 
@@ -26,6 +27,14 @@ class temp_layout {
   template <typename T>
   T* take(std::size_t count) {
     std::size_t const offset = used_;
+    // Counts follow the batch's sizes, which come from outside: a wrapped sum would carve
+    // arrays that overlap.
+    if (mul_overflows(count, sizeof(T)) || add_overflows(count * sizeof(T), alignment - 1) ||
+        add_overflows(used_, (count * sizeof(T) + alignment - 1) / alignment * alignment)) {
+      ZS_FAIL(error_code::out_of_memory, "scratch for " + std::to_string(count) + " items of " +
+                                             std::to_string(sizeof(T)) + " bytes after " + std::to_string(used_) +
+                                             " bytes needs more than 2^64 bytes");
+    }
     used_ += (count * sizeof(T) + alignment - 1) / alignment * alignment;
     if (base_ == nullptr) return nullptr;
     if (used_ > capacity_) {

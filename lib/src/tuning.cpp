@@ -8,14 +8,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 #include <tuple>
 #include <unistd.h>
+#include <unordered_map>
 
+#include "files.hpp"
 #include "shipped_tuning.hpp"
 #include "zs/error.hpp"
+#include "zs/fault.hpp"
 
 namespace zs {
 namespace {
@@ -103,6 +107,19 @@ struct table_problem : std::runtime_error {
 
 [[noreturn]] void reject(const std::string& why) { throw table_problem(why); }
 
+struct key_hash {
+  std::size_t operator()(const tuning_key& k) const noexcept {
+    std::size_t h = std::hash<std::string>{}(k.device);
+    for (std::size_t const part :
+         {static_cast<std::size_t>(k.compute_major), static_cast<std::size_t>(k.compute_minor),
+          static_cast<std::size_t>(k.kernel), k.type ? static_cast<std::size_t>(*k.type) : std::size_t{0},
+          static_cast<std::size_t>(k.size)}) {
+      h = h * 1000003U ^ part;
+    }
+    return h;
+  }
+};
+
 // --- JSON --------------------------------------------------------------------------------------
 
 using json = nlohmann::json;
@@ -187,14 +204,14 @@ tuning_entry parse_entry(const json& j, std::size_t index) {
 
 tuning_table parse_table(std::string_view text);
 
-// The text of a file; throws table_problem when it cannot be read.
+// Tables hold a few hundred entries per device; anything this large is not one, and reading it
+// whole would only cost memory.
+constexpr std::uint64_t max_tuning_file_bytes = std::uint64_t{16} << 20;
+
+// The text of a tuning file; throws zs::error (io_error naming the file) when it is not a
+// regular file of at most max_tuning_file_bytes, or cannot be read.
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw table_problem("cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw table_problem("cannot be read");
-  return text.str();
+  return detail::read_regular_file(path, "tuning file", max_tuning_file_bytes);
 }
 
 // --- the process-wide table --------------------------------------------------------------------
@@ -223,9 +240,13 @@ std::shared_ptr<const tuning_table> load_process_table() noexcept {
         warn("ZS_TUNING_FILE names " + path->string() + ", which does not exist; using the shipped tables and defaults");
       }
     } else {
+      // Whatever goes wrong with the user's file, the shipped tables stay.
       try {
+        fault::point("tuning.user_file");
         table.merge(parse_table(read_text(*path)));
-      } catch (const table_problem& e) {
+      } catch (const error& e) {  // the file could not be read: the message names it
+        warn(e.message() + "; it is ignored, using the shipped tables and defaults");
+      } catch (const std::exception& e) {  // not a table (table_problem), or out of memory
         warn("tuning file " + path->string() + " ignored (" + e.what() + "); using the shipped tables and defaults");
       }
     }
@@ -362,7 +383,18 @@ void tuning_table::set(tuning_entry entry) {
 }
 
 void tuning_table::merge(const tuning_table& other) {
-  for (auto const& e : other.entries_) set(e);
+  if (&other == this) return;
+  // Both are sorted by key and valid: one pass, the other table winning on equal keys.
+  std::vector<tuning_entry> merged;
+  merged.reserve(entries_.size() + other.entries_.size());
+  auto mine = entries_.begin();
+  for (auto const& theirs : other.entries_) {
+    while (mine != entries_.end() && mine->key < theirs.key) merged.push_back(std::move(*mine++));
+    if (mine != entries_.end() && mine->key == theirs.key) ++mine;
+    merged.push_back(theirs);
+  }
+  merged.insert(merged.end(), std::make_move_iterator(mine), std::make_move_iterator(entries_.end()));
+  entries_ = std::move(merged);
 }
 
 const tuning_entry* tuning_table::find(std::string_view device, int compute_major, int compute_minor,
@@ -410,10 +442,67 @@ std::string tuning_table::to_json() const {
 
 namespace {
 
+// The entries of a table as the parser meets them. Each entry is read and dropped as soon as it
+// is complete, so the document is never held whole (a table's DOM of maps takes ten times its
+// text, and freeing it as long again); keys are checked in one pass through a hash map.
+class entry_reader {
+ public:
+  // The parser's callback: true keeps the value in the document, false drops it.
+  bool operator()(int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) {
+      top_key_ = parsed.get<std::string>();
+    } else if (depth == 1 && event == json::parse_event_t::array_start && top_key_ == "entries") {
+      *this = entry_reader();  // a repeated "entries" key: the last one counts, as in a document
+      in_entries_ = true;
+    } else if (depth == 1 && event == json::parse_event_t::array_end) {
+      in_entries_ = false;
+    } else if (depth == 2 && in_entries_ && event != json::parse_event_t::object_start &&
+               event != json::parse_event_t::array_start && event != json::parse_event_t::key) {
+      read(parsed);
+      return false;
+    }
+    return true;
+  }
+
+  // The table, or the first problem of its entries in document order.
+  tuning_table finish() {
+    if (!problem_.empty()) reject(problem_);
+    std::sort(entries_.begin(), entries_.end(), [](const tuning_entry& a, const tuning_entry& b) { return a.key < b.key; });
+    tuning_table table;
+    for (auto& e : entries_) table.set(std::move(e));  // in key order, each lands at the end
+    return table;
+  }
+
+ private:
+  void read(const json& element) {
+    std::size_t const i = count_++;
+    if (!problem_.empty()) return;
+    try {
+      tuning_entry e = parse_entry(element, i);
+      auto const [at, fresh] = first_of_.emplace(e.key, i);
+      if (!fresh) {
+        problem_ = "entry " + std::to_string(i) + " repeats the key of entry " + std::to_string(at->second);
+        return;
+      }
+      entries_.push_back(std::move(e));
+    } catch (const table_problem& p) {
+      problem_ = p.what();
+    }
+  }
+
+  std::string top_key_;
+  bool in_entries_ = false;
+  std::size_t count_ = 0;
+  std::vector<tuning_entry> entries_;
+  std::unordered_map<tuning_key, std::size_t, key_hash> first_of_;
+  std::string problem_;
+};
+
 tuning_table parse_table(std::string_view text) {
+  entry_reader entries;
   json doc;
   try {
-    doc = json::parse(text.begin(), text.end());
+    doc = json::parse(text.begin(), text.end(), std::ref(entries));
   } catch (const json::exception& e) {
     // Drop the library's "[json.exception.parse_error.101] " tag: the position is what helps.
     std::string what = e.what();
@@ -435,15 +524,7 @@ tuning_table parse_table(std::string_view text) {
   }
   auto const list = doc.find("entries");
   if (list == doc.end() || !list->is_array()) reject("no \"entries\" array");
-  tuning_table table;
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    tuning_entry e = parse_entry((*list)[i], i);
-    for (auto const& have : table.entries()) {
-      if (have.key == e.key) reject("entry " + std::to_string(i) + " repeats the key of an earlier entry");
-    }
-    table.set(std::move(e));
-  }
-  return table;
+  return entries.finish();
 }
 
 }  // namespace
@@ -482,12 +563,7 @@ void tuning_table::save(const std::filesystem::path& path) const {
 }
 
 tuning_table tuning_table::load(const std::filesystem::path& path) {
-  std::string text;
-  try {
-    text = read_text(path);
-  } catch (const table_problem& e) {
-    ZS_FAIL(error_code::io_error, "tuning file " + path.string() + " " + e.what());
-  }
+  std::string const text = read_text(path);
   try {
     return parse_table(text);
   } catch (const table_problem& e) {

@@ -1,14 +1,19 @@
 // Columns, errors and the reading of column files.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "prompt_io.hpp"
 #include "zs/column.hpp"
 #include "zs/error.hpp"
 #include "zs/io.hpp"
+#include "zs/overflow.hpp"
 #include "zs_test.hpp"
 
 namespace {
@@ -53,16 +58,83 @@ TEST(Column, HostCopyIsDeep) {
 }
 
 TEST(Error, CarriesCodeFileAndLine) {
+  int line = 0;
   try {
+    line = __LINE__ + 1;
     ZS_FAIL(zs::error_code::size_mismatch, "ranks disagree");
     FAIL() << "expected an error";
   } catch (const zs::error& e) {
     EXPECT_EQ(e.code(), zs::error_code::size_mismatch);
     EXPECT_NE(std::string(e.file()).find("column_test.cpp"), std::string::npos);
-    EXPECT_GT(e.line(), 0);
-    EXPECT_NE(std::string(e.what()).find("size mismatch: ranks disagree"), std::string::npos) << e.what();
+    EXPECT_EQ(e.line(), line);
+    EXPECT_EQ(e.message(), "ranks disagree");
   }
   EXPECT_THROW(ZS_EXPECTS(1 + 1 == 3, "arithmetic"), zs::error);
+}
+
+// Users read what(); the place of the check is for a debug log, and never a build machine's path.
+TEST(Error, WhatNamesNoSourcePlaceAndWhereIsRelativeToTheSourceTree) {
+  int line = 0;
+  try {
+    line = __LINE__ + 1;
+    ZS_FAIL(zs::error_code::size_mismatch, "ranks disagree");
+  } catch (const zs::error& e) {
+    EXPECT_STREQ(e.what(), "zshuffle: size mismatch: ranks disagree");
+    EXPECT_EQ(e.where(), "tests/core/column_test.cpp:" + std::to_string(line));
+  }
+  // A place outside the tree (a caller's own file) keeps its name.
+  zs::error const outside(zs::error_code::internal, "x", "/elsewhere/app.cpp", 7);
+  EXPECT_EQ(outside.where(), "/elsewhere/app.cpp:7");
+}
+
+// Counts come from files, arguments and peers. Sizes computed from absurd ones used to wrap to
+// small allocations that "succeeded": (count + 1) x 8 offsets of 2^61 - 1 strings is 0 bytes.
+TEST(Column, AllocationsWhoseSizeWouldWrapThrowOutOfMemoryNamingTheSize) {
+  auto const expect_out_of_memory = [](std::uint64_t count, zs::value_type type, const std::string& size) {
+    try {
+      zs::column::allocate(type, count, zs::memory_kind::host);
+      ADD_FAILURE() << "a column of " << count << " " << zs::to_string(type) << " values was allocated";
+    } catch (const zs::error& e) {
+      EXPECT_EQ(e.code(), zs::error_code::out_of_memory);
+      EXPECT_NE(std::string(e.what()).find(size), std::string::npos) << e.what();
+    }
+  };
+  expect_out_of_memory((std::uint64_t{1} << 61) - 1, zs::value_type::string, "2305843009213693951");
+  expect_out_of_memory(zs::max_string_count + 1, zs::value_type::string, "2305843009213693951");
+  expect_out_of_memory(std::uint64_t{1} << 61, zs::value_type::int64, "2305843009213693952");
+  expect_out_of_memory(UINT64_MAX, zs::value_type::uint32, "18446744073709551615");
+}
+
+TEST(Column, CountFitsSaysWhenSizesStayWithin64Bits) {
+  EXPECT_TRUE(zs::count_fits(zs::value_type::string, zs::max_string_count));
+  EXPECT_FALSE(zs::count_fits(zs::value_type::string, zs::max_string_count + 1));
+  EXPECT_TRUE(zs::count_fits(zs::value_type::int32, UINT64_MAX / 4));
+  EXPECT_FALSE(zs::count_fits(zs::value_type::int32, UINT64_MAX / 4 + 1));
+  EXPECT_TRUE(zs::count_fits(zs::value_type::float64, 0));
+}
+
+// Rounding a size within 63 bytes of 2^64 up to the 64-byte alignment wrapped to 0.
+TEST(HostBuffer, ASizeThatCannotBeRoundedUpThrowsOutOfMemoryNamingIt) {
+  for (std::size_t const bytes : {SIZE_MAX, SIZE_MAX - 10, SIZE_MAX - 62}) {
+    try {
+      zs::host_buffer const b(bytes);
+      ADD_FAILURE() << "a host buffer of " << bytes << " bytes was allocated";
+    } catch (const zs::error& e) {
+      EXPECT_EQ(e.code(), zs::error_code::out_of_memory);
+      EXPECT_NE(std::string(e.what()).find(std::to_string(bytes)), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Overflow, MultiplicationsAndAdditionsThatWrapAreSeen) {
+  EXPECT_FALSE(zs::mul_overflows(0, UINT64_MAX));
+  EXPECT_FALSE(zs::mul_overflows(UINT64_MAX, 1));
+  EXPECT_TRUE(zs::mul_overflows(UINT64_MAX, 2));
+  EXPECT_FALSE(zs::mul_overflows(std::uint64_t{1} << 32, (std::uint64_t{1} << 32) - 1));
+  EXPECT_TRUE(zs::mul_overflows(std::uint64_t{1} << 32, std::uint64_t{1} << 32));
+  EXPECT_FALSE(zs::add_overflows(UINT64_MAX - 5, 5));
+  EXPECT_TRUE(zs::add_overflows(UINT64_MAX - 5, 6));
+  EXPECT_FALSE(zs::add_overflows(0, UINT64_MAX));
 }
 
 TEST(Types, ParseAndNameEveryValueType) {
@@ -110,6 +182,24 @@ TEST_F(ColumnFiles, RejectsTruncatedAndMissingFiles) {
   }
   EXPECT_THROW(zs::io::read_column(dir_ / "absent.u32"), zs::error);
   EXPECT_THROW(zs::io::read_column(dir_ / "unknown.bin"), zs::error);
+}
+
+// Paths that are not regular files are refused at once: a FIFO used to block until a writer
+// came, a device such as /dev/zero to be read until memory ran out.
+TEST_F(ColumnFiles, RefusesFifosAndDirectoriesAtOnce) {
+  std::filesystem::path const fifo = dir_ / "pipe.u32";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  zs::test::expect_io_error_within_seconds(5, fifo, [&] { zs::io::read_column(fifo); }, "a FIFO");
+  std::filesystem::create_directories(dir_ / "folder.i64");
+  zs::test::expect_io_error_within_seconds(5, {}, [&] { zs::io::read_column(dir_ / "folder.i64"); },
+                                           "a directory");
+}
+
+TEST_F(ColumnFiles, RefusesDevicesAtOnce) {
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero on this machine";
+  std::filesystem::create_symlink("/dev/zero", dir_ / "zero.u64");
+  zs::test::expect_io_error_within_seconds(5, {}, [&] { zs::io::read_column(dir_ / "zero.u64"); },
+                                           "a character device");
 }
 
 TEST(DataFiles, EveryRealColumnLoadsWithItsDocumentedRowCount) {

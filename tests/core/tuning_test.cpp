@@ -3,17 +3,24 @@
 // order and failure handling.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "prompt_io.hpp"
 #include "shipped_tuning.hpp"
 #include "zs/error.hpp"
 #include "zs/tuning.hpp"
@@ -434,6 +441,87 @@ TEST(TuningTableJson, LoadNamesTheFileAndFailsOnAMissingOne) {
   }
 }
 
+// A table of `n` entries with distinct keys (n prime to 7919), in an order far from sorted, with
+// the key of entry 0 again at the end when `repeat_first`.
+std::string many_entries(std::size_t n, bool repeat_first = false) {
+  std::string text = R"({"schema": "zshuffle-tuning", "version": 1, "entries": [)";
+  auto const add = [&](std::size_t i) {
+    // Entry i gets key number j = 7919 i mod n: device j / 21, kernel j mod 7, size class
+    // j / 7 mod 3, and the items that kernel takes.
+    text += R"({"device":"D)" + std::to_string((i * 7919) % n / 21) + R"(","compute_capability":"9.0","kernel":")" +
+            std::string(zs::to_string(static_cast<kernel_id>((i * 7919) % n % 7))) +
+            R"(","type":"any","size_class":")" +
+            std::string(zs::to_string(static_cast<size_class>((i * 7919) % n / 7 % 3))) +
+            R"(","params":{"threads":256,"waves":4,"items":)" +
+            ((i * 7919) % n % 7 == 1 ? "4096" : (i * 7919) % n % 7 == 2 ? "2048" : (i * 7919) % n % 7 == 5 ? "4" : "0") +
+            "}},";
+  };
+  for (std::size_t i = 0; i < n; ++i) add(i);
+  if (repeat_first) add(0);
+  text.back() = ']';
+  return text + "}";
+}
+
+// The processor time this thread has used, so that a machine busy with other work does not
+// fail a test of how much work a call does.
+double thread_seconds() {
+  timespec t{};
+  EXPECT_EQ(::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t), 0);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Keys were checked against every earlier entry: a file of 200k entries took about a minute.
+TEST(TuningTableJson, ParsesTwoHundredThousandEntriesInUnderASecond) {
+  std::size_t const n = 200000;
+  std::string const text = many_entries(n);
+  double const start = thread_seconds();
+  auto const table = zs::tuning_table::from_json(text);
+  double const seconds = thread_seconds() - start;
+  EXPECT_EQ(table.size(), n);
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_TRUE(std::is_sorted(table.entries().begin(), table.entries().end(),
+                             [](const auto& a, const auto& b) { return a.key < b.key; }));
+  // A repeated key is still found, and both entries are named.
+  expect_rejected(many_entries(n, true), "entry 200000 repeats the key of entry 0");
+}
+
+TEST(TuningTableJson, MergingABigTableKeepsKeyOrderAndLetsTheOtherWin) {
+  auto big = zs::tuning_table::from_json(many_entries(5000));
+  zs::tuning_table over;
+  auto changed = big.entries()[1234];
+  changed.params.waves = 9;
+  over.set(changed);
+  over.set(entry(h100(), kernel_id::gather, std::nullopt, size_class::small, {512, 2, 0}));
+  std::size_t const before = big.size();
+  big.merge(over);
+  EXPECT_EQ(big.size(), before + 1);
+  EXPECT_EQ(big.entries()[1234].params.waves, 9u);
+  EXPECT_TRUE(std::is_sorted(big.entries().begin(), big.entries().end(),
+                             [](const auto& a, const auto& b) { return a.key < b.key; }));
+}
+
+// A tuning file that is not a regular file is refused at once: a FIFO used to block for ever,
+// /dev/zero to be read until memory ran out, and a directory was said to be "not JSON".
+TEST(TuningTableFile, LoadRefusesFifosDirectoriesAndDevicesAtOnce) {
+  temp_dir dir;
+  fs::path const fifo = dir.path() / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  zs::test::expect_io_error_within_seconds(5, fifo, [&] { zs::tuning_table::load(fifo); }, "is a FIFO");
+  zs::test::expect_io_error_within_seconds(5, {}, [&] { zs::tuning_table::load(dir.path()); }, "is a directory");
+  if (fs::exists("/dev/zero")) {
+    zs::test::expect_io_error_within_seconds(5, {}, [&] { zs::tuning_table::load("/dev/zero"); },
+                                             "is a character device");
+  }
+}
+
+TEST(TuningTableFile, LoadRefusesAFileOver16MiBNamingTheLimit) {
+  temp_dir dir;
+  fs::path const big = dir.path() / "big.json";
+  write_file(big, "");
+  fs::resize_file(big, (std::uint64_t{16} << 20) + 1);  // sparse: costs no disk
+  zs::test::expect_io_error_within_seconds(5, {}, [&] { zs::tuning_table::load(big); }, "16 MiB");
+}
+
 // --- shipped tables ----------------------------------------------------------------------------
 
 TEST(ShippedTuning, EveryShippedTableParsesAndNamesItsDevice) {
@@ -546,6 +634,46 @@ TEST(ProcessTuning, SetTuningReplacesTheTableForLaterLookups) {
   zs::set_tuning(sample_table());
   EXPECT_EQ(zs::tuning()->to_json(), sample_table().to_json());
   EXPECT_TRUE(before->empty()) << "holders of the old table keep it as it was";
+}
+
+// Whatever the user's file is, the process keeps the shipped tables and warns once.
+TEST(ProcessTuning, AFileThatIsNotARegularFileCostsOneWarningAndLeavesTheShippedTables) {
+  temp_dir dir;
+  scoped_env env;
+  env.set("ZS_TUNING", std::nullopt);
+  fs::path const fifo = dir.path() / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::vector<fs::path> paths{fifo, dir.path()};
+  if (fs::exists("/dev/zero")) paths.emplace_back("/dev/zero");
+  for (auto const& path : paths) {
+    SCOPED_TRACE(path.string());
+    env.set("ZS_TUNING_FILE", path.string());
+    auto reloaded = std::async(std::launch::async, [] { return reload_and_capture_stderr(); });
+    if (reloaded.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+      ADD_FAILURE() << "still loading after 5 s";
+      int const fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // lets a blocked open end
+      if (fd >= 0) ::close(fd);
+    }
+    std::string const err = reloaded.get();
+    EXPECT_EQ(count_of(err, "warning"), 1) << err;
+    EXPECT_NE(err.find(path.string()), std::string::npos) << err;
+    EXPECT_EQ(zs::tuning()->to_json(), zs::shipped_tuning().to_json());
+  }
+}
+
+// Running out of memory on the user's file used to drop the shipped tables as well.
+TEST(ProcessTuning, RunningOutOfMemoryOnTheUsersFileLeavesTheShippedTables) {
+  temp_dir dir;
+  scoped_env env;
+  env.set("ZS_TUNING", std::nullopt);
+  sample_table().save(dir.path() / "t.json");
+  env.set("ZS_TUNING_FILE", (dir.path() / "t.json").string());
+  env.set("ZS_FAULT", "tuning.user_file=oom");
+  std::string const err = reload_and_capture_stderr();
+  EXPECT_EQ(count_of(err, "warning"), 1) << err;
+  EXPECT_NE(err.find("t.json"), std::string::npos) << err;
+  ASSERT_FALSE(zs::shipped_tuning().empty());
+  EXPECT_EQ(zs::tuning()->to_json(), zs::shipped_tuning().to_json());
 }
 
 // --- observing launches ------------------------------------------------------------------------

@@ -174,6 +174,61 @@ TEST(RawGpuCorrupt, StatusesMatchTheCpuValidation) {
   EXPECT_EQ(chars[c.data_bytes() - 1], 'x');
 }
 
+// The raw format's own header rules, zero parameters and payload sizes, give the same statuses
+// on the GPU as on the CPU, and refused frames leave their targets as they were.
+TEST(RawGpuCorrupt, NonZeroParametersAndWrongPayloadSizesAreRefusedAsOnTheCpu) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::vector<zs::column> columns;
+  columns.push_back(zs::column::from_strings(std::vector<std::string>{"alpha", "beta", "", "gamma", "delta", "x"}));
+  columns.push_back(zs::column::from_values<std::uint64_t>(std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
+  for (auto const& c : columns) {
+    SCOPED_TRACE(std::string(zs::to_string(c.type())));
+    auto const sources = partition_sources(c.view(), c.view(), 3);
+    auto const offsets = zs::layout_frames(raw(), sources);
+    std::vector<std::byte> frames(offsets.back());
+    std::vector<std::uint64_t> bytes(3);
+    raw().encode_host({sources, frames.data(), offsets, bytes.data()});
+    {  // frame 1: a non-zero parameter byte
+      auto h = zs::load_header(frames.data() + offsets[1]);
+      h.params[9] = std::byte{0x40};
+      zs::store_header(h, frames.data() + offsets[1]);
+    }
+    {  // frame 2: 8 payload bytes fewer than the format gives, behind a valid checksum
+      std::byte* frame = frames.data() + offsets[2];
+      auto h = zs::load_header(frame);
+      h.payload_bytes -= 8;
+      h.payload_checksum = zs::hash::checksum(frame + zs::frame_header_bytes, h.payload_bytes);
+      zs::store_header(h, frame);
+    }
+    std::vector<zs::frame_status> expected(3);
+    zs::column host_out = empty_like(c, zs::memory_kind::host, stream);
+    raw().decode_host({frames.data(), offsets, partition_targets(sources, host_out.mutable_view()), expected.data()});
+    EXPECT_EQ(expected, (std::vector<zs::frame_status>{zs::frame_status::ok, zs::frame_status::corrupt_payload,
+                                                       zs::frame_status::corrupt_payload}));
+
+    zs::device_buffer in(frames.size(), stream);
+    zs::copy_async(in.data(), frames.data(), frames.size(), stream);
+    zs::column device_out = empty_like(c, zs::memory_kind::device, stream);
+    auto dv = device_out.mutable_view();
+    ZS_CUDA_TRY(cudaMemsetAsync(dv.data, 0x5A, c.data_bytes(), stream));
+    auto const device_targets = partition_targets(sources, dv);
+    zs::device_buffer status(3 * sizeof(zs::frame_status), stream);
+    zs::device_buffer temp(raw().decode_temp_bytes(device_targets), stream);
+    raw().decode_async({in.as<std::byte>(), offsets, device_targets, status.as<zs::frame_status>()}, temp.data(),
+                       temp.size(), stream);
+    EXPECT_EQ(to_host<zs::frame_status>(status, 3, stream), expected);
+    auto const out = device_out.copy_to(zs::memory_kind::host, stream);
+    auto const* got = static_cast<const unsigned char*>(out.view().data);
+    std::uint64_t const refused_from = c.type() == zs::value_type::string ? sources[0].chars_bytes
+                                                                         : sources[0].count * 8;
+    EXPECT_EQ(std::memcmp(got, c.view().data, refused_from), 0) << "frame 0 decoded";
+    for (std::uint64_t b = refused_from; b < c.data_bytes(); ++b) {
+      ASSERT_EQ(got[b], 0x5A) << "byte " << b << " of a refused frame's target was written";
+    }
+  }
+}
+
 TEST(RawGpuCorrupt, TruncatedFramesAreRefused) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;

@@ -1,8 +1,10 @@
 // Errors: one exception type, an error code, and where it happened.
 //
 // Every failing CUDA, NCCL or MPI call and every broken precondition becomes a zs::error that
-// carries its code and the file:line of the check. Destructors use the *_NOTHROW variants,
-// which report to stderr instead of throwing.
+// carries its code and the file:line of the check. what() is for users and names no source
+// file ("zshuffle: out of memory: host allocation of ... bytes failed"); where() gives the place
+// for a debug log. Destructors use the *_NOTHROW variants, which report to stderr instead of
+// throwing.
 #pragma once
 
 #include <cstdint>
@@ -28,16 +30,26 @@ enum class error_code : std::uint8_t {
 
 std::string_view to_string(error_code code) noexcept;
 
+/// what() is "zshuffle: <code>: <message>", with no source place.
 class error : public std::runtime_error {
  public:
+  /// `file` must outlive the error (the __FILE__ literal of the check).
   error(error_code code, std::string_view message, const char* file, int line);
 
   error_code code() const noexcept { return code_; }
+  /// The message alone, without the "zshuffle: <code>: " of what(): for callers that put it in
+  /// a sentence of their own.
+  const std::string& message() const noexcept { return message_; }
+  /// The source file of the check, as the compiler named it (often an absolute path).
   const char* file() const noexcept { return file_; }
   int line() const noexcept { return line_; }
+  /// The place of the check relative to the zshuffle source tree, "lib/src/column.cpp:30";
+  /// a file outside the tree (a caller's, through these macros) keeps its full name.
+  std::string where() const;
 
  private:
   error_code code_;
+  std::string message_;
   const char* file_;
   int line_;
 };

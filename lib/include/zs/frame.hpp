@@ -24,6 +24,7 @@
 
 #include "zs/hash.hpp"
 #include "zs/hd.hpp"
+#include "zs/overflow.hpp"
 #include "zs/types.hpp"
 
 namespace zs {
@@ -171,17 +172,18 @@ ZS_HD inline frame_status validate_header(const std::byte* frame, std::uint64_t 
   if (!is_valid(h.type)) return frame_status::unsupported_type;
   if (h.type != expected.type) return frame_status::type_mismatch;
   if (h.value_count != expected.value_count) return frame_status::count_mismatch;
+  // Sizes a decoder computes from the count must fit in 64 bits (count x width, or the count + 1
+  // offsets of strings) before any is computed: a wrapped size looks small and valid.
+  if (!count_fits(h.type, h.value_count)) return frame_status::size_mismatch;
   std::uint64_t const width = value_width(h.type);
-  // count x width must not overflow: compare by division.
-  if (width != 0 && (h.value_count > UINT64_MAX / width || h.raw_bytes != h.value_count * width)) {
-    return frame_status::size_mismatch;
-  }
+  if (width != 0 && h.raw_bytes != h.value_count * width) return frame_status::size_mismatch;
   if (h.raw_bytes != expected.raw_bytes) return frame_status::size_mismatch;
   if (h.payload_bytes > available - frame_header_bytes) return frame_status::truncated;
   return frame_status::ok;
 }
 
-/// Rounds `bytes` up to a multiple of frame_alignment.
+/// Rounds `bytes` up to a multiple of frame_alignment. There is none above UINT64_MAX - 15:
+/// check sizes from outside with add_overflows(bytes, frame_alignment - 1) first.
 ZS_HD constexpr std::uint64_t align_frame(std::uint64_t bytes) noexcept {
   return (bytes + frame_alignment - 1) / frame_alignment * frame_alignment;
 }

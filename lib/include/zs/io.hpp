@@ -15,11 +15,13 @@ namespace zs::io {
 /// The value type a file's extension names; nullopt for an extension that names none.
 std::optional<value_type> type_of_file(const std::filesystem::path& path);
 
-/// Reads a column file into host memory. Throws zs::error (io_error) when the file cannot be
-/// read, or its size is not a multiple of the value width.
+/// Reads a column file into host memory. Throws zs::error: io_error when the file cannot be
+/// read, is not a regular file (a FIFO, a device, a directory), or its size is not a multiple
+/// of the value width; out_of_memory when its size cannot be allocated.
 column read_column(const std::filesystem::path& path);
 
-/// The column files of `dir` (by extension), sorted by name.
+/// The column files of `dir` (regular files, by extension), sorted by name. Throws zs::error
+/// (io_error) when the directory cannot be listed.
 std::vector<std::filesystem::path> list_columns(const std::filesystem::path& dir);
 
 /// The data directory: $ZS_DATA_DIR when set. Throws zs::error (io_error) naming the variable

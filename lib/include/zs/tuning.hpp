@@ -194,16 +194,18 @@ class tuning_table {
 
   /// The JSON text of the table (entries sorted by key, so files diff well).
   std::string to_json() const;
-  /// Parses a table. Throws zs::error (invalid_argument) naming the first problem: not JSON,
-  /// another schema or version, a missing or mistyped field, an unknown kernel, type or size
-  /// class, params the kernel does not accept, or two entries for one key.
+  /// Parses a table from its text, touching no file. Throws zs::error (invalid_argument) naming
+  /// the first problem: not JSON, another schema or version, a missing or mistyped field, an
+  /// unknown kernel, type or size class, params the kernel does not accept, or two entries for
+  /// one key (naming both). Linear in the entries, but for sorting them.
   static tuning_table from_json(std::string_view text);
 
   /// Writes the table to `path`, creating its directory; the file is replaced in one rename, so
   /// a reader never sees half of it. Throws zs::error (io_error).
   void save(const std::filesystem::path& path) const;
-  /// Reads a table. Throws zs::error: io_error when the file cannot be read, invalid_argument
-  /// (naming the file) when it is not a valid table.
+  /// Reads a table. Throws zs::error: io_error when the file cannot be read, is not a regular
+  /// file (a FIFO, a device, a directory) or holds more than 16 MiB (no table comes near it),
+  /// invalid_argument (naming the file) when it is not a valid table.
   static tuning_table load(const std::filesystem::path& path);
 
  private:
@@ -222,8 +224,9 @@ const tuning_table& shipped_tuning();
 
 /// The table kernel launches use: the shipped tables with the user's tuning file merged over
 /// them (the file's entries win). Loaded on first use and kept. Never throws: a file that is
-/// named by $ZS_TUNING_FILE but missing, or one that cannot be read or parsed, costs one
-/// warning on stderr and is ignored. ZS_TUNING=off gives an empty table: defaults everywhere.
+/// named by $ZS_TUNING_FILE but missing, or one that load() refuses (unreadable, not a regular
+/// file, too large, not a valid table), costs one warning on stderr and is ignored; the shipped
+/// tables stay. ZS_TUNING=off gives an empty table: defaults everywhere.
 /// Thread-safe; the pointer stays valid while the caller holds it.
 std::shared_ptr<const tuning_table> tuning();
 

@@ -38,6 +38,18 @@ ZS_HD constexpr bool is_valid(value_type type) noexcept {
   auto const v = static_cast<std::uint8_t>(type);
   return v >= 1 && v <= 7;
 }
+
+/// The most values a string column or frame may hold: its count + 1 int64 offsets must take at
+/// most 2^64 - 1 bytes.
+inline constexpr std::uint64_t max_string_count = UINT64_MAX / sizeof(std::int64_t) - 1;
+
+/// Whether `count` values of `type` have sizes that fit in 64 bits: count x width bytes of
+/// values, or for strings (width 0) count + 1 offsets of 8 bytes. Sizes from frames, files and
+/// peers are checked with this before anything is computed from them.
+ZS_HD constexpr bool count_fits(value_type type, std::uint64_t count) noexcept {
+  std::uint64_t const width = value_width(type);
+  return width == 0 ? count <= max_string_count : count <= UINT64_MAX / width;
+}
 constexpr bool is_integer(value_type type) noexcept {
   return type == value_type::int32 || type == value_type::int64 || type == value_type::uint32 ||
          type == value_type::uint64;

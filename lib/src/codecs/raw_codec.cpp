@@ -3,13 +3,17 @@
 #include <bit>
 #include <cstring>
 
+#include "raw/raw_format.hpp"
+
 namespace zs::codecs {
 
 static_assert(std::endian::native == std::endian::little,
               "the raw codec copies values as they are: the wire format is little-endian");
 
 std::uint64_t raw_codec::max_frame_bytes(const encode_source& source) const noexcept {
-  return frame_header_bytes + payload_bytes(source.type, source.count, source.raw_bytes());
+  std::uint64_t const payload = raw::payload_bytes(source.type, source.count, source.raw_bytes());
+  // A source too large for any frame asks for more room than a batch can give.
+  return add_overflows(payload, frame_header_bytes) ? raw::unrepresentable_bytes : frame_header_bytes + payload;
 }
 
 void raw_codec::encode_payload_host(const encode_source& source, std::byte* frame,
@@ -26,14 +30,13 @@ void raw_codec::encode_payload_host(const encode_source& source, std::byte* fram
   } else if (raw != 0) {
     std::memcpy(payload, source.values, raw);
   }
-  store_encoder_fields(frame, codec_id::raw, payload_bytes(source.type, source.count, raw));
+  store_encoder_fields(frame, codec_id::raw, raw::payload_bytes(source.type, source.count, raw));
 }
 
 frame_status raw_codec::decode_payload_host(const frame_header& header, const std::byte* payload,
                                             const decode_target& target) const {
-  if (header.payload_bytes != payload_bytes(header.type, header.value_count, header.raw_bytes)) {
-    return frame_status::corrupt_payload;
-  }
+  // Parameters and sizes first: the payload bytes then cover every offset and character read below.
+  if (frame_status const status = raw::check_header(header); status != frame_status::ok) return status;
   if (target.type != value_type::string) {
     if (header.raw_bytes != 0) std::memcpy(target.values, payload, header.raw_bytes);
     return frame_status::ok;

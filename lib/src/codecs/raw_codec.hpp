@@ -1,8 +1,9 @@
 // The raw codec: values stored as they are. The fallback whenever compression does not pay,
 // and the baseline every other codec is measured against.
 //
-// Payload (docs/FORMAT.md, "raw"): fixed-width values, little-endian, count x width bytes.
-// Strings: count + 1 int64 offsets relative to the first (offsets[0] == 0), then the characters.
+// Payload (docs/FORMAT.md, "raw"; the rules are in kernels/raw/raw_format.hpp): fixed-width
+// values, little-endian, count x width bytes. Strings: count + 1 int64 offsets relative to the
+// first (offsets[0] == 0), then the characters. No codec parameters.
 #pragma once
 
 #include "zs/codec.hpp"
@@ -15,11 +16,6 @@ class raw_codec final : public codec {
   std::string_view name() const noexcept override { return "raw"; }
   bool supports(value_type type) const noexcept override { return is_valid(type); }
   std::uint64_t max_frame_bytes(const encode_source& source) const noexcept override;
-
-  /// Payload bytes of a raw frame of `count` values and `raw_bytes` uncompressed bytes.
-  static std::uint64_t payload_bytes(value_type type, std::uint64_t count, std::uint64_t raw_bytes) noexcept {
-    return raw_bytes + (type == value_type::string ? (count + 1) * sizeof(std::int64_t) : 0);
-  }
 
  protected:
   std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const override;
