@@ -69,8 +69,10 @@ std::string format_size(std::uint64_t bytes) {
   return std::to_string(bytes);
 }
 
-CLI::Validator size_in(std::uint64_t min, std::uint64_t max) {
-  return CLI::Validator(
+CLI::Option* add_size_option(CLI::App& app, const std::string& name, std::uint64_t& bytes, const std::string& help,
+                             std::uint64_t min, std::uint64_t max) {
+  // A transform: CLI11 then reads the option's value from the plain number of bytes it leaves.
+  CLI::Validator const size_in_range(
       [min, max](std::string& text) -> std::string {
         auto const reading = read_size(text);
         if (!reading.problem.empty()) return reading.problem;
@@ -79,7 +81,8 @@ CLI::Validator size_in(std::uint64_t min, std::uint64_t max) {
         text = std::to_string(reading.bytes);
         return {};
       },
-      "SIZE");
+      "");
+  return app.add_option(name, bytes, help)->transform(size_in_range)->type_name("SIZE")->default_str(format_size(bytes));
 }
 
 bool parse(CLI::App& app, int argc, char** argv, bool show_help) {

@@ -2,7 +2,7 @@
 // as 512M, how a usage error is reported).
 //
 //   CLI::App app{"A compressed shuffle of the real columns.", "zshuffle demo"};
-//   app.add_option("--round-bytes", round_bytes, "...")->transform(zs::cli::size_in(64 << 10));
+//   zs::cli::add_size_option(app, "--round-bytes", round_bytes, "bytes per round", 64 << 10);
 //   if (!zs::cli::parse(app, argc, argv)) return 0;  // --help was shown
 #pragma once
 
@@ -24,9 +24,12 @@ std::uint64_t parse_size(std::string_view text);
 /// The shortest exact spelling of `bytes` that parse_size reads back ("64K", "3M", "1000").
 std::string format_size(std::uint64_t bytes);
 
-/// A CLI11 transform for size options: checks the value with parse_size and the range
-/// [min, max], and hands the option the number of bytes. Its name in --help is SIZE.
-CLI::Validator size_in(std::uint64_t min = 0, std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
+/// Adds an option that takes a size to `app`: its value is read as parse_size reads it and
+/// refused, with the reason, when it is not one or lies outside [min, max]. --help shows it as
+/// SIZE, with the default that `bytes` holds.
+CLI::Option* add_size_option(CLI::App& app, const std::string& name, std::uint64_t& bytes, const std::string& help,
+                             std::uint64_t min = 0,
+                             std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
 
 /// Parses the words of one subcommand (argv[0] is its name). Returns true when the command should
 /// run, false when --help was asked for; the help goes to stdout when `show_help`, so that under

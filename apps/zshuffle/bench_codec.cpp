@@ -219,9 +219,7 @@ int run_bench_codec(int argc, char** argv) {
                "zshuffle bench codec"};
   app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
   app.add_option("--columns", names, "integer column files, comma separated")->delimiter(',')->capture_default_str();
-  app.add_option("--bytes", bytes, "each column is tiled to this many uncompressed bytes on the GPU")
-      ->transform(zs::cli::size_in(1))
-      ->default_str(zs::cli::format_size(bytes));
+  zs::cli::add_size_option(app, "--bytes", bytes, "each column is tiled to this many uncompressed bytes on the GPU", 1);
   app.add_option("--frames", frame_count, "frames the tiled column is cut into, coded as one batch")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
       ->capture_default_str();

@@ -177,16 +177,11 @@ int run_bench_shuffle(int argc, char** argv) {
   app.footer("Run it under mpirun with a GPU per rank: mpirun -np N zshuffle bench shuffle --data DIR");
   app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
   app.add_option("--columns", names, "integer column files, comma separated")->delimiter(',')->capture_default_str();
-  app.add_option("--bytes", bytes, "uncompressed bytes per rank, over all columns")
-      ->transform(zs::cli::size_in(1))
-      ->default_str(zs::cli::format_size(bytes));
+  zs::cli::add_size_option(app, "--bytes", bytes, "uncompressed bytes per rank, over all columns", 1);
   app.add_option("--repeat", repeat, "timed repetitions after one warm-up")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  app.add_option("--round-bytes", options.round_bytes,
-                 "the shuffle's pipeline round (at least " + zs::cli::format_size(zs::cli::min_round_bytes) + ")")
-      ->transform(zs::cli::size_in(zs::cli::min_round_bytes))
-      ->default_str(zs::cli::format_size(options.round_bytes));
+  zs::cli::add_round_bytes_option(app, options.round_bytes);
   app.add_option("--label", label, "names the link setting in the output (e.g. nvlink, no-p2p, socket)")
       ->capture_default_str();
   app.add_flag("--mpi", mpi_too, "also measure MPI staged through pinned host memory (raw and compressed)");

@@ -111,9 +111,11 @@ int main(int argc, char** argv) {
   }
   auto const [chosen, words] = find_command(argc, argv);
   if (chosen == nullptr) {
-    if (argc >= 2) {
+    if (first == "bench" && argc == 2) {
+      std::fputs("zshuffle: bench needs a benchmark: codec, shuffle or soak\n\n", stderr);
+    } else if (argc >= 2) {
       std::string asked(first);
-      if (first == "bench" && argc >= 3) asked += std::string(" ") + argv[2];
+      if (first == "bench") asked += std::string(" ") + argv[2];
       std::fprintf(stderr, "zshuffle: unknown command '%s'\n\n", asked.c_str());
     }
     usage(stderr);

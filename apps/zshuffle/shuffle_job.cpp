@@ -139,17 +139,21 @@ std::unique_ptr<zs::device_communicator> device_side(zs::mpi_communicator& comm)
 
 }  // namespace
 
+void add_round_bytes_option(CLI::App& app, std::uint64_t& round_bytes) {
+  add_size_option(app, "--round-bytes", round_bytes,
+                  "uncompressed bytes per rank per pipeline round, at least " + format_size(min_round_bytes), min_round_bytes);
+  app.footer(app.get_footer() + "\n\n--round-bytes bounds memory (about three rounds of frames are alive at once on the "
+             "GPU) and sets the\npipeline's grain. It starts at " + format_size(min_round_bytes) +
+             ": below that, a round's fixed costs (frame headers, manifest\nentries, several collectives) outweigh "
+             "its data, and the rounds become absurdly many.");
+}
+
 void add_job_options(CLI::App& app, job_options& options) {
   app.add_option("--data", options.data, "folder of the decompressed column files (default: $ZS_DATA_DIR)");
   app.add_option("--columns", options.columns, "only these files of the folder, comma separated (default: every column file)")
       ->delimiter(',');
   app.add_flag("--cpu", options.cpu, "run the CPU reference codecs even where a GPU is present");
-  app.add_option("--round-bytes", options.round_bytes,
-                 "uncompressed bytes per rank per pipeline round: bounds memory and sets the grain of the "
-                 "pipeline. At least " + format_size(min_round_bytes) +
-                     ": below that a round's fixed costs (headers, manifest entries, collectives) outweigh its data")
-      ->transform(size_in(min_round_bytes))
-      ->default_str(format_size(options.round_bytes));
+  add_round_bytes_option(app, options.round_bytes);
   app.add_option("--json", options.json, "also write the results as JSON to this file (rank 0 writes it)");
 }
 

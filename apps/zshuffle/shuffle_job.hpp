@@ -40,6 +40,10 @@ struct job_options {
   std::string json;                  // --json; empty: none
 };
 
+/// Adds --round-bytes (at least min_round_bytes) to `app`, and to its footer why the minimum.
+/// Call it after setting the footer.
+void add_round_bytes_option(CLI::App& app, std::uint64_t& round_bytes);
+
 /// Adds --data, --columns, --cpu, --round-bytes and --json to `app`.
 void add_job_options(CLI::App& app, job_options& options);
 

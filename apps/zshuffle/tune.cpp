@@ -481,9 +481,8 @@ int run_tune(int argc, char** argv) {
                "ones to a tuning table (docs/TUNING.md).",
                "zshuffle tune"};
   app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
-  app.add_option("--bytes", large_bytes, "batch size of the large class (medium 64M, small 4M)")
-      ->transform(zs::cli::size_in(zs::medium_batch_bytes))
-      ->default_str(zs::cli::format_size(large_bytes));
+  zs::cli::add_size_option(app, "--bytes", large_bytes, "batch size of the large class (medium 64M, small 4M)",
+                           zs::medium_batch_bytes);
   app.add_option("--classes", class_names, "size classes to tune, comma separated")->delimiter(',')->capture_default_str();
   app.add_option("--kernels", kernel_names, "kernels to tune, comma separated (default: every swept kernel)")
       ->delimiter(',')
