@@ -2,7 +2,6 @@
 // waiting forever, and without keeping a core busy through a long wait.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -17,23 +16,27 @@ inline std::string describe_duration(std::chrono::milliseconds duration) {
 
 /// Calls `ready()` until it returns true, or until `timeout` has passed (0: no limit); returns
 /// whether it became ready. The first polls come back to back: small collectives finish within
-/// microseconds, and a sleep there would multiply their latency. After that it sleeps a few
-/// tens of microseconds between polls, so that a rank waiting for a slow peer leaves the core
-/// to the ranks and threads that have work (ranks often share cores).
+/// microseconds, and a sleep there would multiply their latency. Up to a millisecond it yields
+/// the core between polls (ranks often share cores, and a peer that is behind needs one), and
+/// after that it sleeps tens of microseconds between polls, so that a rank waiting for a slow
+/// peer leaves the core to the ranks and threads that have work.
 template <typename Ready>
 bool poll_until(Ready&& ready, std::chrono::milliseconds timeout) {
   using clock = std::chrono::steady_clock;
   constexpr auto spin = std::chrono::microseconds(50);
-  constexpr auto longest_pause = std::chrono::microseconds(50);
-  auto pause = std::chrono::microseconds(10);
+  constexpr auto yield = std::chrono::milliseconds(1);
+  constexpr auto pause = std::chrono::microseconds(50);
   auto const start = clock::now();
   for (;;) {
     if (ready()) return true;
     auto const waited = clock::now() - start;
     if (timeout.count() > 0 && waited >= timeout) return false;
     if (waited < spin) continue;
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, longest_pause);
+    if (waited < yield) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+    }
   }
 }
 

@@ -9,12 +9,15 @@
 //               columns[c] of rank 0, then rank 1, ... (rank order)
 //   broadcast   the root's columns land on every rank, the root included
 //
-//   1. agree     every rank passes the same number of columns, of the same types, with the same
-//                codec (and, for broadcast, the same root): one word per rank
+//   1. agree     every rank's arguments are valid (one word per rank), and every rank passes the
+//                same number of columns, of the same types, with the same codec (and, for
+//                broadcast, the same root): one more word per rank
 //   2. encode    each contributed column into one frame: one batched encode per codec for all
-//                columns, then the frames are packed back to back at frame_alignment multiples
+//                columns, then the frames are packed back to back at frame_alignment multiples;
+//                the ranks agree that every contributor encoded
 //   3. metadata  rows, characters and frame bytes of every contributed column reach every rank
-//                (over the host communicator), so outputs are allocated once, at their final size
+//                (over the host communicator) in a sealed block that each rank checks, so
+//                outputs are allocated once, at their final size
 //   4. frames    one allgatherv (or bcast) of the packed frames
 //   5. decode    one batched decode per codec, straight into the outputs; every frame's status
 //                is checked
@@ -29,6 +32,7 @@
 //     columns whose string offsets start at 0.
 //   - Codecs: options.codec for every column when set, otherwise default_codec(type) per
 //     column. options.round_bytes is ignored: these collectives are not split into rounds.
+//     options.timeout, when set, is the communicator's timeout for the call only.
 //   - Memory: everything moves at once. Besides its outputs (all ranks' rows of every column,
 //     uncompressed), a rank holds every contributor's frames (the compressed size of all
 //     gathered data) while they decode, and, while it encodes, the encoder's worst-case room for
@@ -40,18 +44,21 @@
 //     (broadcast); rounds is 1, or 0 with no columns; seconds is this rank's wall time.
 //
 // Failures never hang and never return wrong data. When any rank passes a bad argument, runs
-// out of memory, or finds a frame that does not decode (checksum or validation), EVERY rank
-// throws zs::error:
+// out of memory, or receives column sizes or a frame that fail their checksum or checks, EVERY
+// rank throws zs::error:
 //   invalid_argument  a rank's column is malformed (bad type, wrong memory kind, null data for
 //                     rows), or the ranks disagree on column count, types, codecs or root;
 //   unsupported       the chosen codec does not encode a column's type (the same on every rank);
 //   out_of_memory     some rank could not allocate its buffers or outputs;
-//   corrupt_frame     a frame failed validation on some rank;
+//   corrupt_frame     a frame, or a rank's column sizes, failed validation on some rank;
 //   cuda_error ...    what the failing rank saw.
-// Ranks agree on these before every exchange that could otherwise wait forever; the message
-// names the failing ranks and, on those ranks, what failed. No output is returned and the
-// communicator stays usable. Errors of the transport itself (mpi_error, nccl_error) are the
-// exception: the collective may then have completed on some ranks only, as in communicator.hpp.
+// Ranks agree on these before every exchange that could otherwise wait forever; every rank's
+// message names each failing rank and what failed there ("allgather: checking the arguments
+// failed on rank 1: invalid argument: column 0 (int32): 4 rows but no data"). No output is
+// returned and the communicator stays usable. Errors of the transport itself (mpi_error,
+// nccl_error) are the exception: the collective may then have completed on some ranks only, as
+// in communicator.hpp. A peer that stops answering is caught by the communicator's timeout
+// (options.timeout for this call; see shuffle.hpp and docs/SHUFFLE.md, "Failure model").
 #pragma once
 
 #include <cuda_runtime_api.h>
