@@ -87,7 +87,7 @@ void print_error(std::string_view what, const zs::error* raised) {
   line += what;
   const char* debug = std::getenv("ZS_DEBUG");
   if (raised != nullptr && debug != nullptr && std::string_view(debug) == "1") {
-    line += " (at " + std::string(raised->file()) + ":" + std::to_string(raised->line()) + ")";
+    line += " (at " + raised->where() + ")";
   }
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
