@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "raw/raw_format.hpp"
 #include "zs/frame.hpp"
 #include "zs/hd.hpp"
 #include "zs/types.hpp"
@@ -184,7 +185,8 @@ ZS_HD inline frame_status read_layout(const frame_header& h, frame_layout& out) 
   if (s == scheme::raw) {
     out.blocks = 0;
     out.data_words = 0;
-    return h.payload_bytes == h.raw_bytes ? frame_status::ok : frame_status::corrupt_payload;
+    // A frame the encoder left raw follows the raw codec's rules (zero parameters included).
+    return raw::check_header(h);
   }
   if (s != scheme::for_ && s != scheme::dfor && s != scheme::rfor) return frame_status::wrong_codec;
   const std::byte* p = h.params.data();

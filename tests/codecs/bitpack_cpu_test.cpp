@@ -418,6 +418,13 @@ TEST(BitpackCpu, FramesOfOtherTypesOrRawSizesAreRefused) {
   f.reseal(h);
   expect_refused<std::uint32_t>(f, "raw payload of the wrong size");
 
+  // A raw frame with non-zero codec parameters (the raw format requires zeros).
+  f = one_frame(random);
+  h = f.header();
+  h.params[15] = std::byte{1};
+  f.reseal(h);
+  expect_refused<std::uint32_t>(f, "raw frame with non-zero parameters");
+
   // A raw frame of floats (valid for the raw codec) is not one this codec decodes.
   std::vector<float> floats(10, 2.5f);
   std::vector<zs::encode_source> sources{{zs::value_type::float32, floats.size(), floats.data()}};

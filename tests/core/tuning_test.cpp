@@ -470,15 +470,17 @@ double thread_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-// Keys were checked against every earlier entry: a file of 200k entries took about a minute.
-TEST(TuningTableJson, ParsesTwoHundredThousandEntriesInUnderASecond) {
+// Keys were checked against every earlier entry: a file of 200k entries took 114 s of processor
+// time. In one pass it takes about 1 s here; the bound is far from both, so that a sanitizer
+// build or a slow machine does not fail it while the quadratic check still would.
+TEST(TuningTableJson, ParsesTwoHundredThousandEntriesWithoutAQuadraticKeyCheck) {
   std::size_t const n = 200000;
   std::string const text = many_entries(n);
   double const start = thread_seconds();
   auto const table = zs::tuning_table::from_json(text);
   double const seconds = thread_seconds() - start;
   EXPECT_EQ(table.size(), n);
-  EXPECT_LT(seconds, 1.0);
+  EXPECT_LT(seconds, 20.0);
   EXPECT_TRUE(std::is_sorted(table.entries().begin(), table.entries().end(),
                              [](const auto& a, const auto& b) { return a.key < b.key; }));
   // A repeated key is still found, and both entries are named.
