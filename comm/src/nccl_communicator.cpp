@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -35,7 +36,14 @@ nccl_communicator::nccl_communicator(communicator& host) : device_communicator(h
 }
 
 nccl_communicator::~nccl_communicator() {
-  if (comm_ != nullptr) ZS_NCCL_TRY_NOTHROW(ncclCommDestroy(comm_));
+  if (comm_ == nullptr) return;
+  // ncclCommDestroy waits for the communicator's pending work, which may wait for a peer that
+  // failed: while an exception unwinds, abort instead, so the error reaches the caller.
+  if (std::uncaught_exceptions() > 0) {
+    abort_transport();
+  } else {
+    ZS_NCCL_TRY_NOTHROW(ncclCommDestroy(comm_));
+  }
 }
 
 nccl_communicator::nccl_communicator(nccl_communicator&& other) noexcept
