@@ -98,7 +98,9 @@ class target_memory {
 
   const zs::decode_target& target() const noexcept { return target_; }
   bool untouched() const noexcept { return zs::fuzz::untouched(values_) && zs::fuzz::untouched(offsets_); }
-  bool same_as(const target_memory& other) const noexcept { return values_ == other.values_ && offsets_ == other.offsets_; }
+  bool same_as(const target_memory& other) const noexcept {
+    return values_ == other.values_ && offsets_ == other.offsets_;
+  }
 
   /// The decoded values as an encoder's source.
   zs::encode_source as_source() const noexcept {

@@ -206,7 +206,9 @@ int main(int argc, char** argv) {
     fs::create_directories(out / "fuzz_frame_header");
     fs::create_directories(out / "fuzz_tuning_table");
     fs::create_directories(out / "fuzz_shuffle_manifest");
-    for (const zs::codec* c : zs::all_codecs()) fs::create_directories(out / ("fuzz_decode_" + std::string(c->name())));
+    for (const zs::codec* c : zs::all_codecs()) {
+      fs::create_directories(out / ("fuzz_decode_" + std::string(c->name())));
+    }
     std::size_t const frames = write_column_frames(data_dir, out);
     write_crafted_frames(out);
     write_tuning_tables(out);

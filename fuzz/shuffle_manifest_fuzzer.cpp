@@ -59,14 +59,16 @@ void check_slice(zs::value_type type, const slice_counts& s) {
                   "a string slice's offsets and characters fit in max_slice_bytes");
   } else {
     ZS_FUZZ_CHECK(s.chars == 0, "a fixed-width slice brings no characters");
-    ZS_FUZZ_CHECK(!__builtin_mul_overflow(s.rows, zs::value_width(type), &bytes) && bytes <= zs::detail::max_slice_bytes,
-                  "a fixed-width slice's values fit in max_slice_bytes");
+    ZS_FUZZ_CHECK(
+        !__builtin_mul_overflow(s.rows, zs::value_width(type), &bytes) && bytes <= zs::detail::max_slice_bytes,
+        "a fixed-width slice's values fit in max_slice_bytes");
   }
 }
 
 void check_manifest(std::span<const std::byte> block, const setting& s) {
   std::vector<slice_counts> slices;
-  if (!accepted([&] { slices = zs::detail::read_manifest(block, s.source, s.destination, s.types, s.rounds); })) return;
+  auto const read = [&] { slices = zs::detail::read_manifest(block, s.source, s.destination, s.types, s.rounds); };
+  if (!accepted(read)) return;
   ZS_FUZZ_CHECK(slices.size() == s.columns * s.rounds, "one slice per column and round");
   for (std::size_t i = 0; i < slices.size(); ++i) check_slice(s.types[i / s.rounds], slices[i]);
   auto const again = zs::detail::seal_manifest(slices, s.source, s.destination);
@@ -89,8 +91,10 @@ void check_frame_sizes(std::span<const std::byte> block, const setting& s) {
   ZS_FUZZ_CHECK(as_block(again).size() == block.size() &&
                     zs::fuzz::same_bytes(as_block(again).data(), block.data(), block.size()),
                 "accepted frame sizes are the block they seal to");
-  ZS_FUZZ_CHECK(!accepted([&] { zs::detail::read_frame_sizes(block, s.source, s.destination, s.rounds + 1, s.columns); }),
-                "the frame sizes of another round are refused");
+  auto const next_round = [&] {
+    zs::detail::read_frame_sizes(block, s.source, s.destination, s.rounds + 1, s.columns);
+  };
+  ZS_FUZZ_CHECK(!accepted(next_round), "the frame sizes of another round are refused");
 }
 
 /// The block's words without its last one, which a seal replaces.
