@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include "zs/log.hpp"
+
 namespace zs::detail {
 namespace {
 
@@ -42,11 +44,12 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
 
 void report_mpi_error(int code, const char* call, const char* file, int line) noexcept {
   try {
-    std::fprintf(stderr, "zshuffle: %s failed: %s (%s:%d)\n", call,
-                 describe_mpi_code(code).c_str(), file, line);
+    log::error(std::string(call) + " failed: " + describe_mpi_code(code) + " (" + file + ":" + std::to_string(line) +
+               ")");
   } catch (...) {
-    std::fprintf(stderr, "zshuffle: %s failed: MPI error code %d (%s:%d)\n", call, code, file,
-                 line);
+    char report[512];
+    std::snprintf(report, sizeof report, "%s failed: MPI error code %d (%s:%d)", call, code, file, line);
+    log::error(report);
   }
 }
 
@@ -56,8 +59,10 @@ void throw_nccl_error(int result, const char* call, const char* file, int line) 
 }
 
 void report_nccl_error(int result, const char* call, const char* file, int line) noexcept {
-  std::fprintf(stderr, "zshuffle: %s failed: NCCL result %d: %s (%s:%d)\n", call, result,
-               ncclGetErrorString(static_cast<ncclResult_t>(result)), file, line);
+  char report[512];
+  std::snprintf(report, sizeof report, "%s failed: NCCL result %d: %s (%s:%d)", call, result,
+                ncclGetErrorString(static_cast<ncclResult_t>(result)), file, line);
+  log::error(report);
 }
 
 }  // namespace zs::detail

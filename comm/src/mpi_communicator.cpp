@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -19,6 +18,7 @@
 
 #include "mpi_requests.hpp"
 #include "zs/comm/error.hpp"
+#include "zs/log.hpp"
 
 namespace zs {
 namespace {
@@ -306,9 +306,7 @@ void mpi_communicator::release() noexcept {
   int finalized = 0;
   ZS_MPI_TRY_NOTHROW(MPI_Finalized(&finalized));
   if (finalized) {
-    std::fprintf(stderr,
-                 "zshuffle: an mpi_communicator outlived MPI_Finalize; destroy communicators "
-                 "before the mpi_environment\n");
+    log::error("an mpi_communicator outlived MPI_Finalize; destroy communicators before the mpi_environment");
   } else {
     ZS_MPI_TRY_NOTHROW(MPI_Comm_free(&comm_));
   }

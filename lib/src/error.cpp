@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "zs/log.hpp"
+
 #ifndef ZS_SOURCE_DIR
 #error "ZS_SOURCE_DIR (the source tree's absolute path) is defined by lib/CMakeLists.txt"
 #endif
@@ -68,8 +70,9 @@ void throw_cuda_error(int status, const char* call, const char* file, int line) 
 
 void report_cuda_error(int status, const char* call, const char* file, int line) noexcept {
   auto const err = static_cast<cudaError_t>(status);
-  std::fprintf(stderr, "zshuffle: %s failed: %s (%s:%d)\n", call, cudaGetErrorString(err), file,
-               line);
+  char report[512];
+  std::snprintf(report, sizeof report, "%s failed: %s (%s:%d)", call, cudaGetErrorString(err), file, line);
+  log::error(report);
 }
 
 }  // namespace detail

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -20,6 +19,7 @@
 #include "shipped_tuning.hpp"
 #include "zs/error.hpp"
 #include "zs/fault.hpp"
+#include "zs/log.hpp"
 
 namespace zs {
 namespace {
@@ -97,7 +97,7 @@ std::string type_name(std::optional<value_type> type) {
 }
 
 void warn(const std::string& message) noexcept {
-  std::fprintf(stderr, "zshuffle: warning: %s\n", message.c_str());
+  log::warn(message);
 }
 
 // Why a text is not a tuning table; turned into a zs::error, or into a warning, by the callers.
