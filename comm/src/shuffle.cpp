@@ -204,6 +204,8 @@ class shuffle_driver {
     detail::call_timeout const timeout(comm_, options_.timeout);
     check_arguments();
     make_plan();
+    progress_.rounds = plan_.rounds;
+    progress_.raw_bytes_total = stats_.raw_bytes;
     std::size_t const frames_per_round = static_cast<std::size_t>(plan_.ranks) * plan_.columns;
     agree(attempt([&] {
             for (std::size_t c = 0; c < plan_.columns; ++c) {
@@ -254,6 +256,7 @@ class shuffle_driver {
     std::vector<std::vector<std::uint64_t>> layouts;     // per group
     std::vector<std::size_t> order;                      // frame index f = d * C + c, in group order
     std::vector<std::uint64_t> recv_sizes;               // [s * C + c]
+    std::uint64_t raw_bytes = 0;                         // uncompressed bytes of its frames
     std::optional<failure> failed;                       // this rank's error in a local stage
   };
 
@@ -471,6 +474,8 @@ class shuffle_driver {
           for (std::size_t c : p.groups[g].columns) {
             sources[g].push_back(source(c, d, k));
             r.order.push_back(static_cast<std::size_t>(d) * C + c);
+            auto const& s = sources[g].back();
+            r.raw_bytes += s.type == value_type::string ? s.chars_bytes + 8 * s.count : s.count * value_width(s.type);
           }
         }
         r.layouts.push_back(layout_frames(*p.groups[g].c, sources[g]));
@@ -574,6 +579,18 @@ class shuffle_driver {
     });
     agree(r);
     engine_.exchange(r.sync, r.send, send_counts, r.recv, recv_counts);
+    report_progress(r);
+  }
+
+  // The caller's progress callback, after round r's exchange. What it throws is this rank's
+  // failure, reported at the next agreement point as a failed decode is.
+  void report_progress(const round& r) {
+    if (!options_.progress) return;
+    progress_.rounds_done = r.k + 1;
+    progress_.raw_bytes += r.raw_bytes;
+    progress_.wire_bytes = stats_.wire_bytes;
+    auto const failed = attempt([&] { options_.progress(progress_); });
+    if (failed && !decode_failed_) decode_failed_ = failed;
   }
 
   // A frame from rank s can be no larger than its codec makes for the rows and characters the
@@ -659,6 +676,7 @@ class shuffle_driver {
   buffer statuses_;
   std::optional<failure> decode_failed_;
   shuffle_stats stats_;
+  shuffle_progress progress_;
 };
 
 }  // namespace

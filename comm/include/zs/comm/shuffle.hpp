@@ -38,6 +38,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -59,7 +60,17 @@ struct shuffle_column {
   std::span<const std::uint64_t> row_offsets;
 };
 
-/// Every rank must pass the same options (timeout excepted); the ranks check that they do.
+/// How far a shuffle has come, as its progress callback sees it. Bytes are this rank's.
+struct shuffle_progress {
+  std::uint64_t rounds_done = 0;      // rounds whose frames were handed to the transport
+  std::uint64_t rounds = 0;           // rounds of the whole call (the same on every rank)
+  std::uint64_t raw_bytes = 0;        // uncompressed bytes of those rounds, as shuffle_stats counts
+  std::uint64_t raw_bytes_total = 0;  // uncompressed bytes of the whole call
+  std::uint64_t wire_bytes = 0;       // frame bytes of those rounds
+};
+
+/// Every rank must pass the same options (timeout and progress excepted); the ranks check that
+/// they do.
 struct shuffle_options {
   /// Uncompressed bytes a rank encodes per round, over all columns and destinations. Bounds
   /// memory (about three rounds of frames are alive at once on the GPU) and sets the grain of
@@ -70,8 +81,15 @@ struct shuffle_options {
   /// The communicator's timeout for this call only (0: no limit; see communicator::timeout);
   /// the communicator's own is back in place when the call returns or throws. For the device
   /// versions it is set on the device communicator's host communicator, whose timeout both
-  /// use. May differ between ranks; every other option must not.
+  /// use. May differ between ranks, as progress may; the other options must not.
   std::optional<std::chrono::milliseconds> timeout;
+  /// Called after each round's exchange, on the calling thread, with the rounds done so far:
+  /// for a progress display. On the GPU "done" means enqueued: the frames are on their way, and
+  /// the next round waits for them. It runs between collectives, so it should return quickly; an
+  /// exception it throws fails the call on every rank (at the next agreement point), naming
+  /// this rank and the exception's message. Ranks may pass different callbacks, or none (a
+  /// display on rank 0 alone). Unset, the shuffle pays one test per round.
+  std::function<void(const shuffle_progress&)> progress;
 };
 
 struct shuffle_stats {
