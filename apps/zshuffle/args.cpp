@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <system_error>
 
 #include "zs/error.hpp"
@@ -83,6 +84,25 @@ CLI::Option* add_size_option(CLI::App& app, const std::string& name, std::uint64
       },
       "");
   return app.add_option(name, bytes, help)->transform(size_in_range)->type_name("SIZE")->default_str(format_size(bytes));
+}
+
+std::filesystem::path data_folder(const std::string& data) {
+  std::string named = "--data";
+  std::filesystem::path folder(data);
+  if (data.empty()) {
+    const char* env = std::getenv("ZS_DATA_DIR");
+    if (env == nullptr || *env == '\0') {
+      ZS_FAIL(error_code::invalid_argument,
+              "no data folder: give --data DIR, or set ZS_DATA_DIR (scripts/prepare-data writes the data)");
+    }
+    named = "ZS_DATA_DIR";
+    folder = env;
+  }
+  std::error_code problem;
+  if (std::filesystem::is_directory(folder, problem)) return folder;
+  bool const exists = std::filesystem::exists(folder, problem);
+  ZS_FAIL(error_code::invalid_argument,
+          named + " '" + folder.string() + "' is not a folder" + (exists ? "" : ": nothing is there"));
 }
 
 bool parse(CLI::App& app, int argc, char** argv, bool show_help) {

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -30,6 +31,11 @@ std::string format_size(std::uint64_t bytes);
 CLI::Option* add_size_option(CLI::App& app, const std::string& name, std::uint64_t& bytes, const std::string& help,
                              std::uint64_t min = 0,
                              std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
+
+/// The folder of column files: `data` (the --data option) when not empty, else $ZS_DATA_DIR.
+/// Throws zs::error (invalid_argument) with a message for the user when that is no folder, or
+/// when neither names one.
+std::filesystem::path data_folder(const std::string& data);
 
 /// Parses the words of one subcommand (argv[0] is its name). Returns true when the command should
 /// run, false when --help was asked for; the help goes to stdout when `show_help`, so that under

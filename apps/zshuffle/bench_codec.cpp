@@ -229,11 +229,10 @@ int run_bench_codec(int argc, char** argv) {
   if (!zs::cli::parse(app, argc, argv)) return 0;
   std::optional<zs::cli::output_file> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
+  std::filesystem::path const dir = zs::cli::data_folder(data);
   if (!zs::cuda_device_available()) {
-    std::fputs("zshuffle bench codec: no CUDA device on this machine; the benchmark needs one\n", stderr);
-    return 2;
+    return zs::cli::no_gpu("bench codec", "no CUDA device on this machine; the benchmark needs one");
   }
-  std::filesystem::path const dir = data.empty() ? zs::io::data_dir() : std::filesystem::path(data);
   std::vector<std::filesystem::path> files;
   for (auto const& name : names) files.push_back(dir / name);
   ZS_EXPECTS(!files.empty(), "at least one column");

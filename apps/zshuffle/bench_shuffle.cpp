@@ -22,6 +22,7 @@
 #include "geometry.hpp"
 #include "job.hpp"
 #include "output_file.hpp"
+#include "progress.hpp"
 #include "shuffle_job.hpp"
 #include "zs/comm/mpi_communicator.hpp"
 #include "zs/comm/mpi_device_communicator.hpp"
@@ -85,10 +86,15 @@ struct measurement {
 };
 
 // Times `run` (which must leave the device idle when it returns) on every rank: the slowest
-// rank's time per repetition, median over repetitions after one warm-up.
+// rank's time per repetition, median over repetitions after one warm-up. Each run, warm-up
+// included, is a step of `phase` on the progress line, moving `bytes` of this rank's.
 template <typename Run>
-double time_collective(zs::communicator& comm, int repeat, Run run) {
+double time_collective(zs::communicator& comm, int repeat, zs::cli::progress_display& progress, std::string phase,
+                       std::uint64_t bytes, Run run) {
+  auto const runs = static_cast<std::uint64_t>(repeat) + 1;
+  progress.begin(std::move(phase), "run");
   run();
+  progress.update(1, runs, static_cast<double>(bytes));
   std::vector<double> seconds;
   for (int r = 0; r < repeat; ++r) {
     comm.barrier();
@@ -96,12 +102,14 @@ double time_collective(zs::communicator& comm, int repeat, Run run) {
     run();
     double const mine = std::chrono::duration<double>(clock_type::now() - start).count();
     seconds.push_back(static_cast<double>(comm.allreduce_max(static_cast<std::uint64_t>(mine * 1e9))) / 1e9);
+    progress.update(static_cast<std::uint64_t>(r) + 2, runs, static_cast<double>(bytes) * static_cast<double>(r + 2));
   }
   return median(seconds);
 }
 
 measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device, std::vector<bench_column>& columns,
-                    const zs::shuffle_options& options, int repeat, cudaStream_t stream) {
+                    const zs::shuffle_options& options, int repeat, cudaStream_t stream,
+                    zs::cli::progress_display& progress) {
   int const ranks = comm.size();
   measurement m;
   m.transport = std::string(device.transport());
@@ -135,7 +143,7 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   }
   m.raw_bytes = send_total;
-  m.raw_s = time_collective(comm, repeat, [&] {
+  m.raw_s = time_collective(comm, repeat, progress, m.transport + " raw", send_total, [&] {
     device.alltoallv(send.as<std::byte>(), send_counts, recv.as<std::byte>(), recv_counts, stream,
                      zs::device_communicator::sizes::agreed);
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -145,7 +153,7 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
   std::vector<zs::shuffle_column> inputs;
   for (auto const& c : columns) inputs.push_back({c.device.view(), c.row_offsets});
   zs::shuffle_stats stats;
-  m.compressed_s = time_collective(comm, repeat, [&] {
+  m.compressed_s = time_collective(comm, repeat, progress, m.transport + " compressed", send_total, [&] {
     auto out = zs::shuffle(device, inputs, options, stream, &stats);
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   });
@@ -186,6 +194,8 @@ int run_bench_shuffle(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--mpi", mpi_too, "also measure MPI staged through pinned host memory (raw and compressed)");
   app.add_option("--json", json_path, "write the results as JSON to this file (rank 0 writes it)");
+  zs::cli::progress_flags progress_flags;
+  zs::cli::add_progress_options(app, progress_flags);
   bool go = true;
   std::optional<zs::cli::output_file> json;
   zs::cli::agreed_step(comm, "bench shuffle", "reading the command line", [&] {
@@ -197,8 +207,7 @@ int run_bench_shuffle(int argc, char** argv) {
   int devices = 0;
   bool const gpu = zs::cuda_device_available() && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
   if (!zs::cli::together([&] { return comm.all_ok(gpu); })) {
-    if (lead) std::fprintf(stderr, "zshuffle bench shuffle: needs a GPU on every rank\n");
-    return 2;
+    return lead ? zs::cli::no_gpu("bench shuffle", "needs a GPU on every rank") : zs::cli::exit_code::no_gpu;
   }
   int device = 0;
   std::optional<zs::cuda_stream> stream_holder;
@@ -208,14 +217,14 @@ int run_bench_shuffle(int argc, char** argv) {
     stream_holder.emplace();
   });
   if (!zs::cli::together([&] { return zs::ranks_have_distinct_gpus(comm); })) {
-    if (lead) std::fprintf(stderr, "zshuffle bench shuffle: NCCL needs a GPU per rank (see ZS_DEVICES)\n");
-    return 2;
+    return lead ? zs::cli::no_gpu("bench shuffle", "NCCL needs a GPU per rank (see ZS_DEVICES)")
+                : zs::cli::exit_code::no_gpu;
   }
   cudaStream_t const stream = stream_holder->get();
 
   std::vector<bench_column> columns;
   zs::cli::agreed_step(comm, "bench shuffle", "reading the column files", [&] {
-    std::filesystem::path const dir = data.empty() ? zs::io::data_dir() : std::filesystem::path(data);
+    std::filesystem::path const dir = zs::cli::data_folder(data);
     for (auto const& name : names) {
       auto const file = dir / name;
       auto const type = zs::io::type_of_file(file);
@@ -230,16 +239,18 @@ int run_bench_shuffle(int argc, char** argv) {
   });
 
   std::vector<measurement> results;
+  zs::cli::progress_display progress(progress_flags, me);
   zs::cli::together([&] {
     {
       zs::nccl_communicator nccl(comm);
-      results.push_back(measure(comm, nccl, columns, options, repeat, stream));
+      results.push_back(measure(comm, nccl, columns, options, repeat, stream, progress));
     }
     if (mpi_too) {
       zs::mpi_device_communicator staged(comm, zs::mpi_device_communicator::mode::staged);
-      results.push_back(measure(comm, staged, columns, options, repeat, stream));
+      results.push_back(measure(comm, staged, columns, options, repeat, stream, progress));
     }
   });
+  progress.clear();
 
   if (lead) {
     auto const gpu_name = zs::query_device(device).name;

@@ -154,13 +154,14 @@ int run_bench_soak(int argc, char** argv) {
   if (lead) {
     std::printf("zshuffle bench soak: %d rank%s, %s; %d shuffles of %zu columns from %s after a warm-up\n", ranks,
                 ranks == 1 ? "" : "s", shuffler.description().c_str(), iterations, input.size(),
-                zs::cli::data_folder(options).string().c_str());
+                zs::cli::data_folder(options.data).string().c_str());
     std::fflush(stdout);
   }
 
   // One shuffle and its check; true when every column arrived intact.
+  zs::shuffle_stats stats;
   auto shuffle_and_verify = [&] {
-    auto const received = shuffler.run(shuffle_options);
+    auto const received = shuffler.run(shuffle_options, &stats);
     bool intact = true;
     for (auto const& check : zs::cli::verify(comm, input, parts, received)) intact = intact && check.intact;
     return intact;
@@ -172,12 +173,19 @@ int run_bench_soak(int argc, char** argv) {
   auto const started = std::chrono::steady_clock::now();
   int failed = warm_up_intact ? 0 : 1;
   int const report_every = std::max(1, iterations / 10);
+  zs::cli::progress_display progress(options.progress, me);
+  progress.begin("soak", "shuffle");
   for (int i = 1; i <= iterations; ++i) {
     if (!shuffle_and_verify()) ++failed;
     if (lead && (i % report_every == 0 || i == iterations)) {
+      progress.clear();
       double const s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::printf("  %d of %d shuffles, %d failed verification, %.1f s\n", i, iterations, failed, s);
       std::fflush(stdout);
+    } else {
+      // This rank's bytes: every shuffle moves the same.
+      progress.update(static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(iterations),
+                      static_cast<double>(stats.raw_bytes) * i);
     }
   }
   double const seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

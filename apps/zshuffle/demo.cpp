@@ -21,6 +21,7 @@
 #include "output_file.hpp"
 #include "shuffle_job.hpp"
 #include "zs/fault.hpp"
+#include "zs/log.hpp"
 
 namespace {
 
@@ -98,7 +99,7 @@ int run_demo(int argc, char** argv) {
   if (lead) {
     std::printf("zshuffle demo: %d rank%s, %s\n", ranks, ranks == 1 ? "" : "s", shuffler.description().c_str());
     std::printf("data: %s (%zu columns, the same on every rank), rows hash-partitioned by value across ranks\n",
-                zs::cli::data_folder(options).string().c_str(), input.size());
+                zs::cli::data_folder(options.data).string().c_str(), input.size());
     std::fflush(stdout);
   }
 
@@ -107,10 +108,21 @@ int run_demo(int argc, char** argv) {
     for (auto const& c : input) parts.push_back(zs::cli::partition_slice(c.whole, me, ranks));
   });
   shuffler.load(parts);
+  zs::cli::progress_display progress(options.progress, me);
   zs::shuffle_options shuffle_options;
   shuffle_options.round_bytes = options.round_bytes;
+  shuffle_options.progress = progress.shuffle_rounds("shuffle");
   zs::shuffle_stats stats;
   auto const received = shuffler.run(shuffle_options, &stats);
+  progress.clear();
+  if (zs::log::enabled(zs::log::level::info)) {
+    char line[256];
+    std::snprintf(line, sizeof line, "demo: this rank sent %s of columns as %s of frames in %llu rounds, %.1f ms",
+                  zs::cli::format_bytes(static_cast<double>(stats.raw_bytes)).c_str(),
+                  zs::cli::format_bytes(static_cast<double>(stats.wire_bytes)).c_str(),
+                  static_cast<unsigned long long>(stats.rounds), stats.seconds * 1e3);
+    zs::log::info(line);
+  }
   auto const checks = zs::cli::verify(comm, input, parts, received);
 
   // An error here reaches no agreement point, as a bug's would: the fault-injection tests use

@@ -9,6 +9,10 @@
 
 namespace zs::cli {
 
+std::string json_text(const nlohmann::json& value) {
+  return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 output_file::output_file(std::string option, std::filesystem::path path)
     : option_(std::move(option)), path_(std::move(path)) {
   namespace fs = std::filesystem;
@@ -38,7 +42,7 @@ void output_file::write_text(std::string_view text) const {
 }
 
 void output_file::write_json(const nlohmann::json& value) const {
-  write_text(value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_text(json_text(value));
 }
 
 void output_file::fail(const std::string& problem) const {

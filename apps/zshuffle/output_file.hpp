@@ -11,6 +11,10 @@
 
 namespace zs::cli {
 
+/// `value` as the JSON text every command writes: indented, a newline at the end; strings are
+/// escaped by the library, and bytes that are not UTF-8 (file names may hold any) become U+FFFD.
+std::string json_text(const nlohmann::json& value);
+
 class output_file {
  public:
   /// Checks that `path` can be written: it is not a folder, its folder exists, and it opens for
@@ -21,8 +25,7 @@ class output_file {
   /// Replaces the file's content with `text`. Throws zs::error (io_error) unless every byte
   /// reached the file (a full disk, /dev/full).
   void write_text(std::string_view text) const;
-  /// Writes `value` as JSON, indented; strings are escaped by the library, and bytes that are
-  /// not UTF-8 (file names may hold any) become U+FFFD.
+  /// Writes json_text(value).
   void write_json(const nlohmann::json& value) const;
 
   const std::filesystem::path& path() const noexcept { return path_; }

@@ -155,20 +155,14 @@ void add_job_options(CLI::App& app, job_options& options) {
   app.add_flag("--cpu", options.cpu, "run the CPU reference codecs even where a GPU is present");
   add_round_bytes_option(app, options.round_bytes);
   app.add_option("--json", options.json, "also write the results as JSON to this file (rank 0 writes it)");
-}
-
-std::filesystem::path data_folder(const job_options& options) {
-  if (options.data.empty()) return zs::io::data_dir();
-  fs::path const dir(options.data);
-  if (!fs::is_directory(dir)) ZS_FAIL(zs::error_code::io_error, "--data '" + dir.string() + "' is not a folder");
-  return dir;
+  add_progress_options(app, options.progress);
 }
 
 std::vector<input_column> read_agreed_input(zs::communicator& comm, std::string_view command,
                                             const job_options& options) {
   std::vector<input_column> input;
   agreed_step(comm, command, "reading the column files", [&] {
-    fs::path const dir = data_folder(options);
+    fs::path const dir = data_folder(options.data);
     std::vector<fs::path> files;
     if (options.columns.empty()) {
       files = zs::io::list_columns(dir);

@@ -24,6 +24,7 @@
 #include "zs/comm/mpi_communicator.hpp"
 #include "zs/comm/shuffle.hpp"
 #include "zs/memory.hpp"
+#include "progress.hpp"
 
 namespace zs::cli {
 
@@ -38,17 +39,15 @@ struct job_options {
   bool cpu = false;                  // --cpu
   std::uint64_t round_bytes = zs::shuffle_options{}.round_bytes;
   std::string json;                  // --json; empty: none
+  progress_flags progress;           // --quiet, --progress
 };
 
 /// Adds --round-bytes (at least min_round_bytes) to `app`, and to its footer why the minimum.
 /// Call it after setting the footer.
 void add_round_bytes_option(CLI::App& app, std::uint64_t& round_bytes);
 
-/// Adds --data, --columns, --cpu, --round-bytes and --json to `app`.
+/// Adds --data, --columns, --cpu, --round-bytes, --json, --quiet and --progress to `app`.
 void add_job_options(CLI::App& app, job_options& options);
-
-/// The data folder: --data, else $ZS_DATA_DIR. Throws zs::error (io_error) when it is no folder.
-std::filesystem::path data_folder(const job_options& options);
 
 /// A column file, read whole.
 struct input_column {

@@ -26,6 +26,7 @@
 #include "commands.hpp"
 #include "geometry.hpp"
 #include "output_file.hpp"
+#include "progress.hpp"
 #include "zs/codec.hpp"
 #include "zs/device.hpp"
 #include "zs/error.hpp"
@@ -356,8 +357,9 @@ struct sweep_options {
 
 class tuner {
  public:
-  tuner(const zs::device_profile& device, sweep_options options, cudaStream_t stream)
-      : device_(device), options_(options), stream_(stream) {}
+  tuner(const zs::device_profile& device, sweep_options options, cudaStream_t stream,
+        zs::cli::progress_display& progress)
+      : device_(device), options_(options), stream_(stream), progress_(progress) {}
 
   // The key of the entry a workload's launches of `kernel` look up.
   zs::tuning_key key(kernel_id kernel, std::optional<value_type> type, size_class size) const {
@@ -435,6 +437,7 @@ class tuner {
       if (device_.max_threads_per_block > 0 && p.threads > static_cast<unsigned>(device_.max_threads_per_block)) return;
       measurement const m = measure(w, k, p, &reference);
       if (!m.valid) {
+        progress_.clear();
         std::printf("    note: %s: %s\n", zs::to_string(k.kernel, p).c_str(), m.problem.c_str());
         if (m.problem.find("differs") != std::string::npos) mismatch = true;
         return;
@@ -459,6 +462,7 @@ class tuner {
   const zs::device_profile& device_;
   sweep_options options_;
   cudaStream_t stream_;
+  zs::cli::progress_display& progress_;
   std::vector<std::byte> scratch_;
 };
 
@@ -477,6 +481,7 @@ int run_tune(int argc, char** argv) {
   sweep_options options;
   double min_gain_pct = options.min_gain * 100;
   bool fresh = false, dry_run = false;
+  zs::cli::progress_flags progress_flags;
   CLI::App app{"Measures the launch tunables of every swept kernel on this GPU, on real data, and writes the best "
                "ones to a tuning table (docs/TUNING.md).",
                "zshuffle tune"};
@@ -507,6 +512,7 @@ int run_tune(int argc, char** argv) {
   app.add_flag("--fresh", fresh, "write only the entries measured now");
   app.add_option("--markdown", markdown_path, "also write the default-vs-tuned table as Markdown to this file");
   app.add_flag("--dry-run", dry_run, "measure and print, write no tuning table");
+  zs::cli::add_progress_options(app, progress_flags);
   if (!zs::cli::parse(app, argc, argv)) return 0;
   options.min_gain = min_gain_pct / 100.0;
 
@@ -538,12 +544,9 @@ int run_tune(int argc, char** argv) {
   }
   std::optional<zs::cli::output_file> markdown_file;
   if (!markdown_path.empty()) markdown_file.emplace("--markdown", markdown_path);
-  if (!zs::cuda_device_available()) {
-    std::fputs("zshuffle tune: no CUDA device on this machine; tuning needs one\n", stderr);
-    return 2;
-  }
+  fs::path const dir = zs::cli::data_folder(data);
+  if (!zs::cuda_device_available()) return zs::cli::no_gpu("tune", "no CUDA device on this machine; tuning needs one");
   auto const started = std::chrono::steady_clock::now();
-  fs::path const dir = data.empty() ? zs::io::data_dir() : fs::path(data);
 
   int ordinal = 0;
   ZS_CUDA_TRY(cudaGetDevice(&ordinal));
@@ -566,7 +569,8 @@ int run_tune(int argc, char** argv) {
   // Nothing else may see the table while candidates are in force; defaults for everything
   // that is not being measured.
   zs::set_tuning({});
-  tuner t(device, options, stream);
+  zs::cli::progress_display progress(progress_flags, -1);
+  tuner t(device, options, stream, progress);
   const zs::codec& raw = zs::get_codec(zs::codec_id::raw);
   const zs::codec& bitpack = zs::get_codec(zs::codec_id::bitpack_for);
   zs::tuning_table measured;
@@ -585,7 +589,21 @@ int run_tune(int argc, char** argv) {
   };
   std::optional<device_strings> strings;
 
+  // Progress counts table entries: one per class and kernel, and per type for the bitpack kernels.
+  std::uint64_t entries = 0, entries_done = 0;
+  for (kernel_id kernel : kernels) {
+    bool const typed = kernel != kernel_id::checksum && kernel != kernel_id::raw_offsets;
+    entries += classes.size() * (typed ? types.size() : 1);
+  }
+  progress.begin("tune", "entry");
+  auto next_entry = [&](kernel_id kernel, std::string_view type, size_class cls) {
+    progress.update(entries_done + 1, entries, 0,
+                    std::string(zs::to_string(kernel)) + " " + std::string(type) + " " + std::string(zs::to_string(cls)));
+  };
+
   auto report = [&](const zs::tuning_key& k, const measurement& base, const measurement& best) {
+    progress.clear();
+    ++entries_done;
     std::printf("%-17s %-7s %-7s %-34s %9.1f %-34s %9.1f %+6.1f%%\n", std::string(zs::to_string(k.kernel)).c_str(),
                 k.type ? std::string(zs::to_string(*k.type)).c_str() : "any",
                 std::string(zs::to_string(k.size)).c_str(), base.geometry.c_str(), base.gbs, best.geometry.c_str(),
@@ -608,6 +626,7 @@ int run_tune(int argc, char** argv) {
     for (kernel_id kernel : kernels) {
       if (kernel == kernel_id::checksum) {
         // Raw frames of int32 values: the checksum covers every byte of the batch.
+        next_entry(kernel, "any", cls);
         const device_values* d = values_of(value_type::int32);
         if (d == nullptr) d = values_of(value_type::uint32);
         ZS_EXPECTS(d != nullptr, "32-bit integer columns in " + dir.string());
@@ -618,6 +637,7 @@ int run_tune(int argc, char** argv) {
       } else if (kernel == kernel_id::raw_offsets) {
         // Offsets are the kernel's work: bytes / 8 strings.
         std::uint64_t const rows = bytes / 8;
+        next_entry(kernel, "string", cls);
         if (!strings) strings = tile_strings(columns, large_bytes / 8, stream);
         workload w(raw, cut_strings(*strings, rows, frames), true, true, captures{false, true, false, true}, stream);
         auto const k = t.key(kernel, value_type::string, cls);
@@ -626,8 +646,11 @@ int run_tune(int argc, char** argv) {
       } else {
         bool const encode = kernel == kernel_id::bitpack_analyze || kernel == kernel_id::bitpack_pack;
         for (value_type type : types) {
+          next_entry(kernel, zs::to_string(type), cls);
           const device_values* d = values_of(type);
           if (d == nullptr) {
+            progress.clear();
+            ++entries_done;
             std::printf("    note: no %s data for %s; skipped\n", std::string(zs::to_string(type)).c_str(),
                         std::string(zs::to_string(kernel)).c_str());
             continue;
