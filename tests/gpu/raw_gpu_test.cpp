@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zs/codec.hpp"
@@ -25,6 +26,27 @@ std::vector<T> to_host(const zs::device_buffer& d, std::size_t count, cudaStream
   zs::copy_async(h.data(), d.data(), count * sizeof(T), stream);
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   return h;
+}
+
+// Decodes host `frames` on the GPU into a column shaped like `like` whose value bytes start as
+// 0x5A (so a target a refused frame wrote to shows), one target per source; returns the frame
+// statuses and the column, back in host memory.
+std::pair<std::vector<zs::frame_status>, zs::column> decode_on_gpu(const std::vector<std::byte>& frames,
+                                                                   const std::vector<std::uint64_t>& offsets,
+                                                                   const std::vector<zs::encode_source>& sources,
+                                                                   const zs::column& like, cudaStream_t stream) {
+  zs::device_buffer in(frames.size(), stream);
+  zs::copy_async(in.data(), frames.data(), frames.size(), stream);
+  zs::column device_out = empty_like(like, zs::memory_kind::device, stream);
+  auto dv = device_out.mutable_view();
+  ZS_CUDA_TRY(cudaMemsetAsync(dv.data, 0x5A, like.data_bytes(), stream));
+  auto const targets = partition_targets(sources, dv);
+  zs::device_buffer status(targets.size() * sizeof(zs::frame_status), stream);
+  zs::device_buffer temp(raw().decode_temp_bytes(targets), stream);
+  raw().decode_async({in.as<std::byte>(), offsets, targets, status.as<zs::frame_status>()}, temp.data(), temp.size(),
+                     stream);
+  auto statuses = to_host<zs::frame_status>(status, targets.size(), stream);
+  return {std::move(statuses), device_out.copy_to(zs::memory_kind::host, stream)};
 }
 
 // Encodes `c` in `parts` frames on the GPU and on the CPU; checks the frames are identical,
@@ -154,20 +176,10 @@ TEST(RawGpuCorrupt, StatusesMatchTheCpuValidation) {
   EXPECT_EQ(expected[4], zs::frame_status::corrupt_payload);
   EXPECT_EQ(expected[5], zs::frame_status::ok);
 
-  zs::device_buffer in(frames.size(), stream);
-  zs::copy_async(in.data(), frames.data(), frames.size(), stream);
-  zs::column device_out = empty_like(c, zs::memory_kind::device, stream);
-  auto dv = device_out.mutable_view();
-  ZS_CUDA_TRY(cudaMemsetAsync(dv.data, 0x5A, c.data_bytes(), stream));
-  auto const device_targets = partition_targets(sources, dv);
-  zs::device_buffer status(6 * sizeof(zs::frame_status), stream);
-  zs::device_buffer temp(raw().decode_temp_bytes(device_targets), stream);
-  raw().decode_async({in.as<std::byte>(), offsets, device_targets, status.as<zs::frame_status>()},
-                     temp.data(), temp.size(), stream);
-  EXPECT_EQ(to_host<zs::frame_status>(status, 6, stream), expected);
+  auto const [statuses, out] = decode_on_gpu(frames, offsets, sources, c, stream);
+  EXPECT_EQ(statuses, expected);
 
   // Frames 0 and 5 decoded; the characters of the rejected frames were not written.
-  auto const out = device_out.copy_to(zs::memory_kind::host, stream);
   auto const* chars = static_cast<const char*>(out.view().data);
   EXPECT_EQ(std::string(chars, 5), "alpha");
   EXPECT_EQ(std::string(chars + 5, 4), "ZZZZ");  // frame 1 ("beta") was refused
@@ -207,18 +219,8 @@ TEST(RawGpuCorrupt, NonZeroParametersAndWrongPayloadSizesAreRefusedAsOnTheCpu) {
     EXPECT_EQ(expected, (std::vector<zs::frame_status>{zs::frame_status::ok, zs::frame_status::corrupt_payload,
                                                        zs::frame_status::corrupt_payload}));
 
-    zs::device_buffer in(frames.size(), stream);
-    zs::copy_async(in.data(), frames.data(), frames.size(), stream);
-    zs::column device_out = empty_like(c, zs::memory_kind::device, stream);
-    auto dv = device_out.mutable_view();
-    ZS_CUDA_TRY(cudaMemsetAsync(dv.data, 0x5A, c.data_bytes(), stream));
-    auto const device_targets = partition_targets(sources, dv);
-    zs::device_buffer status(3 * sizeof(zs::frame_status), stream);
-    zs::device_buffer temp(raw().decode_temp_bytes(device_targets), stream);
-    raw().decode_async({in.as<std::byte>(), offsets, device_targets, status.as<zs::frame_status>()}, temp.data(),
-                       temp.size(), stream);
-    EXPECT_EQ(to_host<zs::frame_status>(status, 3, stream), expected);
-    auto const out = device_out.copy_to(zs::memory_kind::host, stream);
+    auto const [statuses, out] = decode_on_gpu(frames, offsets, sources, c, stream);
+    EXPECT_EQ(statuses, expected);
     auto const* got = static_cast<const unsigned char*>(out.view().data);
     std::uint64_t const refused_from = c.type() == zs::value_type::string ? sources[0].chars_bytes
                                                                          : sources[0].count * 8;
