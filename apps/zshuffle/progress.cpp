@@ -7,10 +7,9 @@
 namespace zs::cli {
 
 void add_progress_options(CLI::App& app, progress_flags& flags) {
-  auto* quiet = app.add_flag("--quiet", flags.quiet, "show no progress");
+  app.add_flag("--quiet", flags.quiet, "show no progress (this wins over --progress)");
   app.add_flag("--progress", flags.forced,
-               "show progress on stderr even when it is not a terminal (under mpirun or srun it is a pipe)")
-      ->excludes(quiet);
+               "show progress on stderr even when it is not a terminal (under mpirun or srun it is a pipe)");
 }
 
 bool progress_wanted(const progress_flags& flags, bool stderr_is_terminal, int rank) {

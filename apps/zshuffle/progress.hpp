@@ -31,7 +31,7 @@ struct progress_flags {
   bool forced = false;  // show it even when stderr is not a terminal
 };
 
-/// Adds --quiet and --progress (which exclude each other) to `app`.
+/// Adds --quiet and --progress to `app`.
 void add_progress_options(CLI::App& app, progress_flags& flags);
 
 /// Whether a run shows progress: never with --quiet, never on a rank other than 0 (a rank below
