@@ -4,7 +4,7 @@
 #   ZS_SANITIZE=address,undefined   AddressSanitizer and UndefinedBehaviorSanitizer on every C++
 #                                   source and link. UBSan halts at the first finding
 #                                   (-fno-sanitize-recover=all), so a test cannot pass over it.
-#   ZS_BUILD_FUZZERS=ON             clang++ only: coverage instrumentation for libFuzzer
+#   ZS_BUILD_FUZZERS=ON             clang++ 16 or newer: coverage instrumentation for libFuzzer
 #                                   (-fsanitize=fuzzer-no-link) on the same sources, and the
 #                                   targets in fuzz/ (linked with -fsanitize=fuzzer).
 #
@@ -19,9 +19,9 @@ set(ZS_SANITIZE "" CACHE STRING
 option(ZS_BUILD_FUZZERS "Build the libFuzzer targets in fuzz/ (needs clang++ as the C++ compiler)" OFF)
 
 if(ZS_BUILD_FUZZERS AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  message(FATAL_ERROR "ZS_BUILD_FUZZERS needs clang++ as the C++ compiler (libFuzzer is part of "
-                      "clang), not ${CMAKE_CXX_COMPILER_ID}: configure with "
-                      "-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CUDA_HOST_COMPILER=g++ (scripts/fuzz does)")
+  message(FATAL_ERROR "ZS_BUILD_FUZZERS needs clang++ 16 or newer as the C++ compiler (libFuzzer is "
+                      "part of clang), not ${CMAKE_CXX_COMPILER_ID}: configure with "
+                      "-DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_CUDA_HOST_COMPILER=g++ (scripts/fuzz does)")
 endif()
 
 set(ZS_INSTRUMENT_FLAGS "")

@@ -47,6 +47,35 @@ zs_mpirun_flags() {
   printf '%s\n' "${flags[@]}"
 }
 
+# zs_clang: prints the clang++ of the sanitizer and fuzz builds: $ZS_CLANG when set, else
+# clang++-16, else clang++. It must be clang 16 or newer: older ones lack C++20 features the
+# sources use (lambdas that capture structured bindings). scripts/install-deps --clang installs it.
+zs_clang() {
+  local cxx=${ZS_CLANG:-} candidate
+  if [[ -z $cxx ]]; then
+    for candidate in clang++-16 clang++; do
+      if command -v "$candidate" >/dev/null 2>&1; then cxx=$candidate; break; fi
+    done
+  fi
+  [[ -n $cxx ]] || zs_die "no clang++ found: run scripts/install-deps --clang, or set ZS_CLANG"
+  local major
+  major=$("$cxx" -dumpversion | cut -d. -f1)
+  (( major >= 16 )) ||
+    zs_die "$cxx is clang $major; the sanitizer and fuzz builds need clang 16 or newer (set ZS_CLANG)"
+  printf '%s\n' "$cxx"
+}
+
+# zs_use_symbolizer CXX: points the sanitizers at the llvm-symbolizer of CXX's version, so that
+# their reports name functions, files and lines.
+zs_use_symbolizer() {
+  local symbolizer major
+  major=$("$1" -dumpversion | cut -d. -f1)
+  symbolizer=$(command -v "llvm-symbolizer-$major" || command -v llvm-symbolizer || true)
+  if [[ -n $symbolizer ]]; then
+    export ASAN_SYMBOLIZER_PATH=$symbolizer
+  fi
+}
+
 # zs_configure BUILD_DIR DATA_DIR [extra cmake args...]
 # Configures a Release build with Ninja. ZS_CUDA_ARCHS (e.g. "90" or "80;90") overrides the
 # project's default GPU architectures.
