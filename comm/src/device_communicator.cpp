@@ -163,7 +163,7 @@ void device_communicator::synchronize(cudaStream_t stream, std::string_view wait
         transport_failure = transport_error();
         return transport_failure.has_value();
       },
-      host().timeout());
+      host().timeout(), detail::between_polls::sleep_when_long);
   std::string const who = "rank " + std::to_string(rank()) + ", waiting for " + std::string(waiting_for) +
                           " (" + std::string(transport()) + ")";
   if (transport_failure) {

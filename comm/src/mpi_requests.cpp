@@ -18,7 +18,7 @@ void wait_for_peers(std::span<MPI_Request> requests, const peer_wait& wait, std:
         ZS_MPI_TRY(MPI_Testall(count, requests.data(), &flag, status_out));
         return flag != 0;
       },
-      wait.timeout);
+      wait.timeout, between_polls::yield);
   if (done) return;
   std::fprintf(stderr, "zshuffle: rank %d: timed out after %s in %.*s (a peer stopped answering); aborting the job\n",
                wait.rank, describe_duration(wait.timeout).c_str(), static_cast<int>(wait.operation.size()),
