@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <optional>
+#include <stdexcept>
+#include <vector>
 
 #include "comm_test.hpp"
 #include "shuffle_support.hpp"
@@ -245,6 +247,43 @@ TEST(ShuffleFailures, FrameSizesDamagedInTransitFailEveryRankAsACorruptFrame) {
   expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), {}); }), zs::error_code::corrupt_frame,
                {"round 0 failed on rank " + std::to_string(victim),
                 "the frame sizes of round 0 from rank 0: the checksum does not match"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress
+
+TEST(ShuffleProgress, CalledOnceARoundWithBytesThatAddUpToTheStats) {
+  zs::mpi_communicator comm;
+  auto const local = make_local(comm.rank(), comm.size(), 300);
+  zs::shuffle_options options;
+  options.round_bytes = 4096;  // many rounds
+  std::vector<zs::shuffle_progress> seen;
+  options.progress = [&](const zs::shuffle_progress& p) { seen.push_back(p); };
+  zs::shuffle_stats stats;
+  zs::test::expect_columns(zs::shuffle(comm, local.inputs(), options, &stats),
+                           zs::test::expected_for(comm.rank(), comm.size(), 300), "with progress");
+  ASSERT_GE(stats.rounds, 8u);
+  ASSERT_EQ(seen.size(), stats.rounds);
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    EXPECT_EQ(seen[k].rounds_done, k + 1);
+    EXPECT_EQ(seen[k].rounds, stats.rounds);
+    EXPECT_EQ(seen[k].raw_bytes_total, stats.raw_bytes);
+    if (k > 0) EXPECT_GE(seen[k].raw_bytes, seen[k - 1].raw_bytes);
+  }
+  EXPECT_EQ(seen.back().raw_bytes, stats.raw_bytes);
+  EXPECT_EQ(seen.back().wire_bytes, stats.wire_bytes);
+}
+
+TEST(ShuffleProgress, ACallbackThatThrowsOnOneRankFailsEveryRankNamingIt) {
+  zs::mpi_communicator comm;
+  int const culprit = culprit_of(comm);
+  auto const local = make_local(comm.rank(), comm.size(), 20);
+  zs::shuffle_options options;
+  if (comm.rank() == culprit) {
+    options.progress = [](const zs::shuffle_progress&) { throw std::runtime_error("the display went away"); };
+  }
+  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), options); }), zs::error_code::internal,
+               {"rank " + std::to_string(culprit), "the display went away"});
 }
 
 // ---------------------------------------------------------------------------------------------
