@@ -196,13 +196,8 @@ int run_bench_shuffle(int argc, char** argv) {
   app.add_option("--json", json_path, "write the results as JSON to this file (rank 0 writes it)");
   zs::cli::progress_flags progress_flags;
   zs::cli::add_progress_options(app, progress_flags);
-  bool go = true;
   std::optional<zs::cli::output_file> json;
-  zs::cli::agreed_step(comm, "bench shuffle", "reading the command line", [&] {
-    go = zs::cli::parse(app, argc, argv, lead);
-    if (go && lead && !json_path.empty()) json.emplace("--json", json_path);
-  });
-  if (!zs::cli::together([&] { return comm.all_ok(go); })) return 0;  // some rank showed --help
+  if (!zs::cli::parse_on_every_rank(comm, app, argc, argv, "bench shuffle", json_path, json)) return 0;  // --help
 
   int devices = 0;
   bool const gpu = zs::cuda_device_available() && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;

@@ -134,13 +134,8 @@ int run_bench_soak(int argc, char** argv) {
   app.add_option("--iterations", iterations, "shuffles after the warm-up, each verified")
       ->check(CLI::Range(1, 100000000))
       ->capture_default_str();
-  bool go = true;
   std::optional<zs::cli::output_file> json;
-  zs::cli::agreed_step(comm, "bench soak", "reading the command line", [&] {
-    go = zs::cli::parse(app, argc, argv, lead);
-    if (go && lead && !options.json.empty()) json.emplace("--json", options.json);
-  });
-  if (!zs::cli::together([&] { return comm.all_ok(go); })) return 0;  // some rank showed --help
+  if (!zs::cli::parse_on_every_rank(comm, app, argc, argv, "bench soak", options.json, json)) return 0;  // --help
 
   zs::cli::shuffler shuffler(comm, options.cpu, "bench soak");
   auto const input = zs::cli::read_agreed_input(comm, "bench soak", options);

@@ -86,13 +86,8 @@ int run_demo(int argc, char** argv) {
                "zshuffle demo"};
   app.footer("Run it under mpirun or srun: mpirun -np N zshuffle demo --data DIR");
   zs::cli::add_job_options(app, options);
-  bool go = true;
   std::optional<zs::cli::output_file> json;
-  zs::cli::agreed_step(comm, "demo", "reading the command line", [&] {
-    go = zs::cli::parse(app, argc, argv, lead);
-    if (go && lead && !options.json.empty()) json.emplace("--json", options.json);
-  });
-  if (!zs::cli::together([&] { return comm.all_ok(go); })) return 0;  // some rank showed --help
+  if (!zs::cli::parse_on_every_rank(comm, app, argc, argv, "demo", options.json, json)) return 0;  // --help
 
   zs::cli::shuffler shuffler(comm, options.cpu, "demo");
   auto const input = zs::cli::read_agreed_input(comm, "demo", options);

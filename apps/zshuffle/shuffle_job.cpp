@@ -158,6 +158,17 @@ void add_job_options(CLI::App& app, job_options& options) {
   add_progress_options(app, options.progress);
 }
 
+bool parse_on_every_rank(zs::communicator& comm, CLI::App& app, int argc, char** argv, std::string_view command,
+                         const std::string& json_path, std::optional<output_file>& json) {
+  bool const lead = comm.rank() == 0;
+  bool go = true;
+  agreed_step(comm, command, "reading the command line", [&] {
+    go = parse(app, argc, argv, lead);
+    if (go && lead && !json_path.empty()) json.emplace("--json", json_path);
+  });
+  return together([&] { return comm.all_ok(go); });
+}
+
 std::vector<input_column> read_agreed_input(zs::communicator& comm, std::string_view command,
                                             const job_options& options) {
   std::vector<input_column> input;

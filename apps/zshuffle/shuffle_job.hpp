@@ -24,6 +24,7 @@
 #include "zs/comm/mpi_communicator.hpp"
 #include "zs/comm/shuffle.hpp"
 #include "zs/memory.hpp"
+#include "output_file.hpp"
 #include "progress.hpp"
 
 namespace zs::cli {
@@ -48,6 +49,13 @@ void add_round_bytes_option(CLI::App& app, std::uint64_t& round_bytes);
 
 /// Adds --data, --columns, --cpu, --round-bytes, --json, --quiet and --progress to `app`.
 void add_job_options(CLI::App& app, job_options& options);
+
+/// Parses the command line on every rank at one agreement point, so a bad argument on one rank
+/// ends every rank with its message; on rank 0 it also checks `json_path` (when not empty)
+/// before the run and opens `json` for it. Returns false when the command should end at once
+/// with status 0 (some rank showed --help). `command` starts the messages ("demo").
+bool parse_on_every_rank(zs::communicator& comm, CLI::App& app, int argc, char** argv, std::string_view command,
+                         const std::string& json_path, std::optional<output_file>& json);
 
 /// A column file, read whole.
 struct input_column {
