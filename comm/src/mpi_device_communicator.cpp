@@ -33,7 +33,7 @@ detail::peer_wait waiting(const device_communicator& comm, std::string_view oper
 
 mpi_device_communicator::mpi_device_communicator(mpi_communicator& host, std::optional<mode> chosen,
                                                  std::uint64_t chunk_bytes)
-    : device_communicator(host), mpi_host_(&host), chunk_bytes_(chunk_bytes) {
+    : device_communicator(host), chunk_bytes_(chunk_bytes) {
   ZS_EXPECTS(chunk_bytes > 0 && chunk_bytes <= INT_MAX, "a chunk of 1 to INT_MAX bytes");
   if (chosen) {
     mode_ = *chosen;

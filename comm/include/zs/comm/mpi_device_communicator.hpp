@@ -64,7 +64,6 @@ class mpi_device_communicator final : public device_communicator {
   void aware_alltoallv(const blocks& b, cudaStream_t stream);
   pinned_buffer& staging(int which, std::size_t bytes);
 
-  mpi_communicator* mpi_host_;
   mode mode_;
   std::uint64_t chunk_bytes_;
   MPI_Comm device_comm_ = MPI_COMM_NULL;  // point-to-point traffic of this communicator
