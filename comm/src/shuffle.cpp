@@ -24,15 +24,6 @@
 
 namespace zs {
 
-const codec& default_codec(value_type type) {
-  if (is_integer(type)) {
-    for (const codec* c : all_codecs()) {
-      if (c->id() == codec_id::bitpack_for && c->supports(type)) return *c;
-    }
-  }
-  return get_codec(codec_id::raw);
-}
-
 namespace {
 
 using clock_type = std::chrono::steady_clock;

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "zs/codec.hpp"
+#include "zs/batch.hpp"
 #include "zs/tuning.hpp"
 
 namespace zs::bitpack {
@@ -45,7 +45,7 @@ inline std::uint32_t tile_segments(const decode_config& config) { return config.
 
 /// Device memory an encode needs, laid out by the caller (lib/src/codecs/bitpack_codec_gpu.cpp).
 struct encode_plan {
-  codec::device_encode_batch batch;        // batch.sums: per frame, zeroed
+  device_encode_batch batch;        // batch.sums: per frame, zeroed
   const std::uint64_t* chunks32;           // num_frames + 1: segments of the 32-bit frames (others have none)
   const std::uint64_t* chunks64;           // num_frames + 1: segments of the 64-bit frames
   std::uint64_t segments32;
@@ -87,7 +87,7 @@ void encode(const encode_plan& plan, cudaStream_t stream);
 
 /// Device memory a decode needs.
 struct decode_plan {
-  codec::device_decode_batch batch;    // batch.sums: per frame, zeroed
+  device_decode_batch batch;    // batch.sums: per frame, zeroed
   zs::bitpack::frame_layout* layouts;  // num_frames
   const std::uint64_t* tiles32;        // num_frames + 1: decode tiles (of decode32's D) per frame
   const std::uint64_t* tiles64;

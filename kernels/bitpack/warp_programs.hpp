@@ -66,7 +66,7 @@
 
 #include "bitpack/bitpack_format.hpp"
 #include "common/work_map.hpp"
-#include "zs/codec.hpp"
+#include "zs/batch.hpp"
 #include "zs/hash.hpp"
 
 #if defined(__CUDACC__)

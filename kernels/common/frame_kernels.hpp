@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "zs/codec.hpp"
+#include "zs/batch.hpp"
 #include "zs/tuning.hpp"
 
 namespace zs::kernels {

@@ -42,7 +42,7 @@ void run_copies(const copy_lists& lists, std::size_t num_frames, void* cub_temp,
                                          static_cast<std::int64_t>(num_frames), stream));
 }
 
-__global__ void encode_prepare_kernel(codec::device_encode_batch batch, copy_lists lists) {
+__global__ void encode_prepare_kernel(device_encode_batch batch, copy_lists lists) {
   for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
     encode_source const& s = batch.sources[f];
     std::byte* frame = batch.frames + batch.frame_offsets[f];
@@ -62,7 +62,7 @@ __global__ void encode_prepare_kernel(codec::device_encode_batch batch, copy_lis
 
 // Writes the relative offsets of string frames into their payloads, a chunk of chunk_items
 // offsets per block at a time.
-__global__ void encode_offsets_kernel(codec::device_encode_batch batch, const std::uint64_t* chunk_begin,
+__global__ void encode_offsets_kernel(device_encode_batch batch, const std::uint64_t* chunk_begin,
                                       std::uint64_t num_chunks, std::uint64_t chunk_items) {
   for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
     std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
@@ -79,7 +79,7 @@ __global__ void encode_offsets_kernel(codec::device_encode_batch batch, const st
 
 // The raw format's header rules (zero parameters, payload sizes), the CPU reference's own, before
 // any kernel reads a payload: afterwards every offset and character read lies inside the frame.
-__global__ void check_headers_kernel(codec::device_decode_batch batch) {
+__global__ void check_headers_kernel(device_decode_batch batch) {
   for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
     if (batch.status[f] != frame_status::ok) continue;
     batch.status[f] = ::zs::raw::check_header(load_header(batch.frames + batch.frame_offsets[f]));
@@ -87,7 +87,7 @@ __global__ void check_headers_kernel(codec::device_decode_batch batch) {
 }
 
 // Checks that string offsets start at 0, never decrease and end at the character count.
-__global__ void check_offsets_kernel(codec::device_decode_batch batch, const std::uint64_t* chunk_begin,
+__global__ void check_offsets_kernel(device_decode_batch batch, const std::uint64_t* chunk_begin,
                                      std::uint64_t num_chunks, std::uint64_t chunk_items) {
   for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
     std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
@@ -114,7 +114,7 @@ __global__ void check_offsets_kernel(codec::device_decode_batch batch, const std
   }
 }
 
-__global__ void decode_prepare_kernel(codec::device_decode_batch batch, copy_lists lists) {
+__global__ void decode_prepare_kernel(device_decode_batch batch, copy_lists lists) {
   for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
     decode_target const& t = batch.targets[f];
     const std::byte* payload = batch.frames + batch.frame_offsets[f] + frame_header_bytes;
@@ -135,7 +135,7 @@ __global__ void decode_prepare_kernel(codec::device_decode_batch batch, copy_lis
   }
 }
 
-__global__ void decode_offsets_kernel(codec::device_decode_batch batch, const std::uint64_t* chunk_begin,
+__global__ void decode_offsets_kernel(device_decode_batch batch, const std::uint64_t* chunk_begin,
                                       std::uint64_t num_chunks, std::uint64_t chunk_items) {
   for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
     std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
@@ -176,7 +176,7 @@ std::size_t temp_bytes(std::size_t num_frames) {
   return 3 * align256(num_frames * 8) + cub_temp_bytes(num_frames);
 }
 
-void encode(const codec::device_encode_batch& batch, const launch_choice& offsets,
+void encode(const device_encode_batch& batch, const launch_choice& offsets,
             const std::uint64_t* offset_chunk_begin, std::uint64_t num_offset_chunks, void* temp,
             std::size_t temp_size, cudaStream_t stream) {
   if (batch.num_frames == 0) return;
@@ -188,7 +188,7 @@ void encode(const codec::device_encode_batch& batch, const launch_choice& offset
   launch_offsets(encode_offsets_kernel, offsets, batch, offset_chunk_begin, num_offset_chunks, stream);
 }
 
-void decode(const codec::device_decode_batch& batch, const launch_choice& offsets,
+void decode(const device_decode_batch& batch, const launch_choice& offsets,
             const std::uint64_t* offset_chunk_begin, std::uint64_t num_offset_chunks, void* temp,
             std::size_t temp_size, cudaStream_t stream) {
   if (batch.num_frames == 0) return;

@@ -1,9 +1,10 @@
 // The codec base class on the CPU: header writing, validation, and the registry.
 #include "zs/codec.hpp"
 
+#include <algorithm>
+#include <mutex>
 #include <string>
 
-#include "codecs/registry.hpp"
 #include "zs/error.hpp"
 #include "zs/overflow.hpp"
 
@@ -171,14 +172,69 @@ void throw_if_failed(std::span<const frame_status> statuses) {
                                          std::string(to_string(statuses[first])));
 }
 
+namespace {
+
+// The registered codecs, sorted by id. Registration happens while the library (or a program)
+// loads, lookups afterwards; the lock covers a program that registers from several threads.
+struct registry {
+  std::mutex lock;
+  std::vector<const codec*> codecs;
+};
+
+registry& codec_registry() {
+  static registry r;
+  return r;
+}
+
+}  // namespace
+
+void register_codec(const codec& c) {
+  auto& r = codec_registry();
+  std::lock_guard const hold(r.lock);
+  auto const id = static_cast<unsigned>(c.id());
+  if (id > max_codec_id) {
+    ZS_FAIL(error_code::invalid_argument, "codec '" + std::string(c.name()) + "' has id " + std::to_string(id) +
+                                              ", above the largest a frame can carry (" +
+                                              std::to_string(max_codec_id) + ")");
+  }
+  for (const codec* other : r.codecs) {
+    if (other->id() == c.id() || other->name() == c.name()) {
+      ZS_FAIL(error_code::invalid_argument, "codec '" + std::string(c.name()) + "' (id " + std::to_string(id) +
+                                                ") clashes with the registered codec '" +
+                                                std::string(other->name()) + "' (id " +
+                                                std::to_string(static_cast<unsigned>(other->id())) + ")");
+    }
+  }
+  auto const at = std::find_if(r.codecs.begin(), r.codecs.end(), [&](const codec* o) { return o->id() > c.id(); });
+  r.codecs.insert(at, &c);
+}
+
+std::span<const codec* const> all_codecs() { return codec_registry().codecs; }
+
 const codec& get_codec(codec_id id) {
   for (const codec* c : all_codecs()) {
     if (c->id() == id) return *c;
   }
   ZS_FAIL(error_code::unsupported, "codec '" + std::string(to_string(id)) + "' (id " +
-                                       std::to_string(static_cast<int>(id)) + ") is not built in");
+                                       std::to_string(static_cast<int>(id)) + ") is not registered");
 }
 
-std::span<const codec* const> all_codecs() { return codecs::registered(); }
+const codec& get_codec(std::string_view name) {
+  std::string names;
+  for (const codec* c : all_codecs()) {
+    if (c->name() == name) return *c;
+    names += (names.empty() ? "" : ", ") + std::string(c->name());
+  }
+  ZS_FAIL(error_code::unsupported, "no codec is named '" + std::string(name) + "' (registered: " + names + ")");
+}
+
+const codec& default_codec(value_type type) {
+  const codec* best = nullptr;
+  for (const codec* c : all_codecs()) {
+    if (c->supports(type) && (best == nullptr || c->preference() > best->preference())) best = c;
+  }
+  if (best == nullptr) return get_codec(codec_id::raw);
+  return *best;
+}
 
 }  // namespace zs

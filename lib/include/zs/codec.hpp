@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "zs/batch.hpp"
 #include "zs/frame.hpp"
-#include "zs/hd.hpp"
 #include "zs/types.hpp"
 
 namespace zs {
@@ -32,43 +32,6 @@ namespace zs {
 namespace detail {
 class upload_image;  // lib/src/temp_layout.hpp
 }  // namespace detail
-
-/// One partition of one column to encode. Pointers are in the memory of the side that runs.
-struct encode_source {
-  value_type type = value_type::int32;
-  std::uint64_t count = 0;
-  /// Fixed width: the first value. Strings: the column's character buffer (offsets index it).
-  const void* values = nullptr;
-  /// Strings only: count + 1 offsets into `values`; the slice's characters are
-  /// values[offsets[0] .. offsets[count]).
-  const std::int64_t* offsets = nullptr;
-  /// Strings only: offsets[count] - offsets[0]. The caller supplies it because reading it from
-  /// device memory would cost a synchronisation per partition.
-  std::uint64_t chars_bytes = 0;
-
-  /// Uncompressed bytes of the slice: count x width, or the character bytes of strings.
-  ZS_HD std::uint64_t raw_bytes() const noexcept {
-    return type == value_type::string ? chars_bytes : count * value_width(type);
-  }
-};
-
-/// Where one decoded frame goes.
-struct decode_target {
-  value_type type = value_type::int32;
-  std::uint64_t count = 0;  // the frame must hold exactly this many values
-  /// Fixed width: room for `count` values. Strings: the destination character buffer.
-  void* values = nullptr;
-  /// Strings only: room for count + 1 offsets. The decoder writes chars_begin + the offset of
-  /// each string inside the frame, so frames decoded one after another into the same column
-  /// yield one column with absolute offsets.
-  std::int64_t* offsets = nullptr;
-  std::uint64_t chars_begin = 0;  // strings only: where this frame's characters go in `values`
-  std::uint64_t chars_bytes = 0;  // strings only: the character bytes the frame must hold
-
-  ZS_HD std::uint64_t raw_bytes() const noexcept {
-    return type == value_type::string ? chars_bytes : count * value_width(type);
-  }
-};
 
 struct encode_batch {
   std::span<const encode_source> sources;  // host array of descriptors
@@ -104,6 +67,9 @@ class codec {
   virtual codec_id id() const noexcept = 0;
   virtual std::string_view name() const noexcept = 0;
   virtual bool supports(value_type type) const noexcept = 0;
+  /// How default_codec ranks this codec among those that encode a type: raw has 0, codecs that
+  /// compress something higher.
+  virtual int preference() const noexcept { return 0; }
   /// The codec ids this codec's decoder accepts (codec_bit of each); by default its own id.
   /// A codec that picks a scheme per frame accepts every scheme it writes.
   virtual std::uint32_t decodes() const noexcept { return codec_bit(id()); }
@@ -123,26 +89,6 @@ class codec {
   // --- CPU reference: host memory, synchronous. ---
   void encode_host(const encode_batch& batch) const;
   void decode_host(const decode_batch& batch) const;
-
- public:
-  /// A batch as payload kernels see it: the descriptor arrays copied to device memory.
-  struct device_encode_batch {
-    const encode_source* sources;
-    std::byte* frames;
-    const std::uint64_t* frame_offsets;  // num_frames + 1 entries
-    std::size_t num_frames;
-    /// Per frame, zeroed: where a codec that sums_payloads() adds its checksum terms.
-    std::uint64_t* sums;
-  };
-  struct device_decode_batch {
-    const std::byte* frames;
-    const std::uint64_t* frame_offsets;  // num_frames + 1 entries
-    const decode_target* targets;
-    frame_status* status;
-    std::size_t num_frames;
-    /// Per frame, zeroed: where a codec that sums_payloads() adds its checksum terms.
-    std::uint64_t* sums;
-  };
 
  protected:
   // Payload encoders write the payload at frame + frame_header_bytes and fill, in the header,
@@ -187,10 +133,24 @@ class codec {
                                            const decode_target& target) const = 0;
 };
 
-/// The codec registered under `id`; throws zs::error (unsupported) for one not built in.
+/// The codec registered under `id`; throws zs::error (unsupported) for one not registered.
 const codec& get_codec(codec_id id);
-/// Every codec built in, by id.
+/// The codec registered under `name` (codec::name); throws zs::error (unsupported), listing the
+/// registered names, for one not registered.
+const codec& get_codec(std::string_view name);
+/// Every registered codec, by id.
 std::span<const codec* const> all_codecs();
+
+/// Adds `c` to the registered codecs (get_codec, all_codecs, default_codec). The codecs built
+/// in register themselves when the library loads, one line in each codec's folder
+/// (ZS_REGISTER_CODEC, lib/src/codecs/registry.hpp); a program may register its own under a
+/// private-use id. `c` must outlive every use. Throws zs::error (invalid_argument) when its id
+/// is above max_codec_id, or its id or name is taken.
+void register_codec(const codec& c);
+
+/// The codec a column of `type` uses unless the caller names one: of the registered codecs
+/// that encode `type`, the one of highest codec::preference (raw, at 0, when no other does).
+const codec& default_codec(value_type type);
 
 /// Frame offsets for a batch: frame i gets max_frame_bytes(sources[i]) rounded up to
 /// frame_alignment. Returns sources.size() + 1 offsets; the last is the buffer size.

@@ -38,8 +38,13 @@ enum class codec_id : std::uint8_t {
   alp = 4,
   fsst = 5,
   rle = 6,
+  // 24..31: private use, for codecs a program registers itself (zs::register_codec); frames
+  // with these ids are only meaningful to programs that register the same codecs.
 };
-inline constexpr std::uint8_t max_codec_id = 6;
+/// The first of the private-use ids, and the largest id a frame may carry (codec_bit needs
+/// ids below 32).
+inline constexpr std::uint8_t first_private_codec_id = 24;
+inline constexpr std::uint8_t max_codec_id = 31;
 
 inline constexpr std::uint32_t frame_magic = 0x3146535aU;  // "ZSF1" read little-endian
 inline constexpr std::uint16_t frame_version = 1;

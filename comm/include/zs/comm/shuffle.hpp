@@ -101,10 +101,6 @@ struct shuffle_stats {
   double seconds = 0;            // wall time of the call on this rank, until its outputs are ready
 };
 
-/// The codec a shuffle uses for a column of `type` unless told otherwise: the best codec built
-/// in for the type, raw when none is.
-const codec& default_codec(value_type type);
-
 /// GPU shuffle. Collective over `comm`. Enqueues on `stream` and returns when the outputs are
 /// allocated and every decode is enqueued; the outputs are ready for work on `stream`. Checks
 /// every frame's status before returning (which waits for the decodes).

@@ -7,7 +7,7 @@
 #include "bitpack/bitpack_format.hpp"
 #include "bitpack/bitpack_kernels.hpp"
 #include "bitpack/warp_programs.hpp"
-#include "codecs/bitpack_codec.hpp"
+#include "codecs/bitpack/bitpack_codec.hpp"
 #include "common/work_map.hpp"
 #include "temp_layout.hpp"
 #include "zs/memory.hpp"

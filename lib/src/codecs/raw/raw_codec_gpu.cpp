@@ -1,7 +1,7 @@
 // The raw codec on the GPU: launches kernels/raw over the whole batch.
 #include <vector>
 
-#include "codecs/raw_codec.hpp"
+#include "codecs/raw/raw_codec.hpp"
 #include "common/work_map.hpp"
 #include "raw/raw_kernels.hpp"
 #include "temp_layout.hpp"

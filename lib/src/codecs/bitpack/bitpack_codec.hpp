@@ -40,6 +40,7 @@ class bitpack_codec final : public codec {
   codec_id id() const noexcept override { return codec_id::bitpack_for; }
   std::string_view name() const noexcept override { return "bitpack"; }
   bool supports(value_type type) const noexcept override { return is_integer(type); }
+  int preference() const noexcept override { return 10; }
   std::uint32_t decodes() const noexcept override {
     return codec_bit(codec_id::raw) | codec_bit(codec_id::bitpack_for) |
            codec_bit(codec_id::bitpack_dfor) | codec_bit(codec_id::bitpack_rfor);

@@ -3,7 +3,8 @@
 // Written serially and plainly, block after block, as the executable form of docs/FORMAT.md.
 // The GPU encoder (kernels/bitpack) is an independent implementation that must produce the
 // same bytes; the validation rules are shared (bitpack_format.hpp).
-#include "codecs/bitpack_codec.hpp"
+#include "codecs/bitpack/bitpack_codec.hpp"
+#include "codecs/registry.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -315,5 +316,7 @@ frame_status bitpack_codec::decode_payload_host(const frame_header& header, cons
   }
   return frame_status::ok;
 }
+
+ZS_REGISTER_CODEC(bitpack_codec)
 
 }  // namespace zs::codecs

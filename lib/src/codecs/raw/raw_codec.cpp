@@ -1,4 +1,5 @@
-#include "codecs/raw_codec.hpp"
+#include "codecs/raw/raw_codec.hpp"
+#include "codecs/registry.hpp"
 
 #include <bit>
 #include <cstring>
@@ -61,5 +62,7 @@ frame_status raw_codec::decode_payload_host(const frame_header& header, const st
   }
   return frame_status::ok;
 }
+
+ZS_REGISTER_CODEC(raw_codec)
 
 }  // namespace zs::codecs
