@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bitpack/warp_programs.hpp"
-#include "codecs/bitpack_codec.hpp"
+#include "codecs/bitpack/bitpack_codec.hpp"
 #include "bitpack_test_inputs.hpp"
 #include "warp_emulator.hpp"
 #include "zs/codec.hpp"

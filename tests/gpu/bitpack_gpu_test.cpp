@@ -12,7 +12,7 @@
 
 #include "bitpack/bitpack_format.hpp"
 #include "bitpack_test_inputs.hpp"
-#include "codecs/bitpack_codec.hpp"
+#include "codecs/bitpack/bitpack_codec.hpp"
 #include "zs/codec.hpp"
 #include "zs_test.hpp"
 
