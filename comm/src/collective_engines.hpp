@@ -96,6 +96,10 @@ class host_ops {
     return {b.as<T>(), b.as<T>() + n};
   }
 
+  static void prepare(const codec& c, const sample_batch& samples, std::byte* params,
+                      std::span<const std::uint64_t> offsets) {
+    c.prepare_host(samples, params, offsets);
+  }
   static void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
                      std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
     c.encode_host({sources, frames, layout, frame_bytes});
@@ -142,6 +146,10 @@ class device_ops {
     return out;
   }
 
+  void prepare(const codec& c, const sample_batch& samples, std::byte* params,
+               std::span<const std::uint64_t> offsets) const {
+    c.prepare_async(samples, params, offsets, stream_);
+  }
   // The codecs' device scratch is freed on this stream after the batch that uses it.
   void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
               std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) const {

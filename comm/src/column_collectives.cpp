@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "codec_groups.hpp"
 #include "collective_engines.hpp"
 #include "shuffle_manifest.hpp"
 #include "zs/error.hpp"
@@ -218,11 +219,6 @@ class column_collective {
 
  private:
   using buffer = typename Engine::buffer;
-  struct group {
-    const codec* c;
-    std::vector<std::size_t> columns;
-  };
-
   void agree(const std::optional<failure>& mine, std::string_view where) { detail::agree(comm_, mine, name_, where); }
 
   // Every rank checks its own arguments and all agree (one allreduce), so that every rank's
@@ -230,14 +226,8 @@ class column_collective {
   // same everywhere: root, column count, types and codecs (one allgather).
   void check_arguments(std::optional<int> root) {
     agree(attempt([&] { check_my_arguments(root); }), "checking the arguments");
-    std::string shape = root ? "root " + std::to_string(*root) + ", " : std::string();
-    shape += std::to_string(columns_.size()) + " column(s) [";
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      value_type const type = columns_[c].type;
-      codec_id const id = options_.codec ? *options_.codec : default_codec(type).id();
-      shape += (c == 0 ? "" : ", ") + std::string(to_string(type)) + " " + std::string(to_string(id));
-    }
-    detail::agree_on_shape(comm_, name_, shape + "]");
+    std::string const root_text = root ? "root " + std::to_string(*root) + ", " : std::string();
+    detail::agree_on_shape(comm_, name_, root_text + detail::codec_groups::describe(types(), options_.codec));
   }
 
   void check_my_arguments(std::optional<int> root) const {
@@ -265,25 +255,15 @@ class column_collective {
     }
   }
 
+  std::vector<value_type> types() const {
+    std::vector<value_type> out;
+    for (auto const& v : columns_) out.push_back(v.type);
+    return out;
+  }
+
   // Codecs and their batches. The ranks agreed on types and codec ids, so a codec that cannot
   // encode a type throws here on every rank alike.
-  void choose_codecs() {
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      value_type const type = columns_[c].type;
-      const codec* chosen = options_.codec ? &get_codec(*options_.codec) : &default_codec(type);
-      if (!chosen->supports(type)) {
-        ZS_FAIL(error_code::unsupported, name_ + ": codec '" + std::string(chosen->name()) + "' does not encode " +
-                                             std::string(to_string(type)) + " (column " + std::to_string(c) + ")");
-      }
-      codec_of_.push_back(chosen);
-      auto it = std::find_if(groups_.begin(), groups_.end(), [&](const group& g) { return g.c == chosen; });
-      if (it == groups_.end()) {
-        groups_.push_back({chosen, {}});
-        it = groups_.end() - 1;
-      }
-      it->columns.push_back(c);
-    }
-  }
+  void choose_codecs() { codecs_ = detail::codec_groups(types(), options_.codec, name_); }
 
   // Encodes this rank's columns, one frame each, and packs the frames in column order at
   // frame_alignment multiples into packed_.
@@ -317,37 +297,28 @@ class column_collective {
     }
 
     // One batch per codec group, each frame with its worst-case room.
-    std::vector<std::vector<encode_source>> sources(groups_.size());
-    std::vector<std::vector<std::uint64_t>> layouts(groups_.size());
-    std::vector<std::uint64_t> base(groups_.size());
-    std::uint64_t scratch_bytes = 0;
-    for (std::size_t g = 0; g < groups_.size(); ++g) {
-      for (std::size_t c : groups_[g].columns) {
+    auto const groups = codecs_.groups();
+    std::vector<std::vector<encode_source>> sources(groups.size());
+    std::vector<std::vector<std::size_t>> column_of(groups.size());
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      for (std::size_t c : groups[g].columns) {
         sources[g].push_back(detail::source_rows(columns_[c], 0, columns_[c].count, my_chars_[c]));
+        column_of[g].push_back(c);
       }
-      layouts[g] = layout_frames(*groups_[g].c, sources[g]);
-      base[g] = scratch_bytes;
-      scratch_bytes += layouts[g].back();
     }
-    buffer scratch = engine_.allocate(scratch_bytes);
-    buffer written = engine_.allocate(C * sizeof(std::uint64_t));
-    std::size_t first_frame = 0;
-    for (std::size_t g = 0; g < groups_.size(); ++g) {
-      engine_.encode(*groups_[g].c, sources[g], bytes_of(scratch) + base[g], layouts[g],
-                     reinterpret_cast<std::uint64_t*>(bytes_of(written)) + first_frame);
-      first_frame += sources[g].size();
-    }
-    auto const in_group_order = engine_.template read_array<std::uint64_t>(written, C, "the sizes of the encoded frames");
+    auto encoded = detail::encode_groups(static_cast<const Engine&>(engine_), codecs_, types(), sources, column_of);
+    auto const in_group_order =
+        engine_.template read_array<std::uint64_t>(encoded.frame_bytes, C, "the sizes of the encoded frames");
 
     // Pack back to back, in column order: the wire carries what the frames hold, not their
     // worst-case room.
     std::vector<std::uint64_t> encoded_at(C);  // in scratch
     std::size_t i = 0;
-    for (std::size_t g = 0; g < groups_.size(); ++g) {
-      for (std::size_t j = 0; j < groups_[g].columns.size(); ++j, ++i) {
-        std::size_t const c = groups_[g].columns[j];
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      for (std::size_t j = 0; j < groups[g].columns.size(); ++j, ++i) {
+        std::size_t const c = groups[g].columns[j];
         my_bytes_[c] = in_group_order[i];
-        encoded_at[c] = base[g] + layouts[g][j];
+        encoded_at[c] = encoded.base[g] + encoded.layouts[g][j];
       }
     }
     packed_bytes_ = 0;
@@ -356,7 +327,7 @@ class column_collective {
     std::vector<detail::frame_copy> copies;
     std::uint64_t at = 0;
     for (std::size_t c = 0; c < C; ++c) {
-      copies.push_back({bytes_of(scratch) + encoded_at[c], bytes_of(packed_) + at, my_bytes_[c]});
+      copies.push_back({bytes_of(encoded.scratch) + encoded_at[c], bytes_of(packed_) + at, my_bytes_[c]});
       at += align_frame(my_bytes_[c]);
     }
     engine_.pack(copies);
@@ -389,7 +360,7 @@ class column_collective {
         }
         encode_source slice{type, rows, nullptr};
         slice.chars_bytes = chars;
-        std::uint64_t const largest = codec_of_[c]->max_frame_bytes(slice);
+        std::uint64_t const largest = codecs_.of(c).max_frame_bytes(slice);
         if (manifest_.frame_bytes(k, c) > largest) {
           ZS_FAIL(error_code::corrupt_frame, which + " claims a frame of " + std::to_string(manifest_.frame_bytes(k, c)) +
                                                  " bytes for " + std::to_string(rows) + " rows, more than the " +
@@ -443,7 +414,7 @@ class column_collective {
       }
       auto* const status = reinterpret_cast<frame_status*>(bytes_of(statuses_));
       std::size_t status_at = 0;
-      for (auto const& g : groups_) {
+      for (auto const& g : codecs_.groups()) {
         std::vector<decode_target> targets;
         std::vector<std::uint64_t> offsets;
         std::uint64_t last_end = 0;
@@ -490,8 +461,7 @@ class column_collective {
   std::span<const column_view> columns_;
   shuffle_options options_;
   std::string name_;
-  std::vector<group> groups_;
-  std::vector<const codec*> codec_of_;  // per column
+  detail::codec_groups codecs_;  // per column, and the batches they form
 
   // This rank's contribution (allgather; the root's for a broadcast), per column.
   std::vector<std::uint64_t> my_rows_, my_chars_, my_bytes_;

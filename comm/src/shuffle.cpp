@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "codec_groups.hpp"
 #include "collective_engines.hpp"
 #include "common/batch_ops.hpp"
 #include "shuffle_manifest.hpp"
@@ -242,9 +243,8 @@ class shuffle_driver {
   struct round {
     std::uint64_t k = 0;
     typename Engine::round_sync sync;
-    buffer scratch, frame_bytes, send, recv;
-    std::vector<std::uint64_t> group_base;               // byte offset of each group in scratch
-    std::vector<std::vector<std::uint64_t>> layouts;     // per group
+    detail::encoded_groups<buffer> encoded;              // frames by codec group, before packing
+    buffer send, recv;
     std::vector<std::size_t> order;                      // frame index f = d * C + c, in group order
     std::vector<std::uint64_t> recv_sizes;               // [s * C + c]
     std::uint64_t raw_bytes = 0;                         // uncompressed bytes of its frames
@@ -300,13 +300,10 @@ class shuffle_driver {
   // What every rank must pass alike: the column count, each column's type and codec, the round
   // size. Types are valid here (checked and agreed before).
   std::string describe_call() const {
-    std::string text = std::to_string(columns_.size()) + " column(s) [";
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      value_type const type = columns_[c].column.type;
-      codec_id const id = options_.codec ? *options_.codec : default_codec(type).id();
-      text += (c == 0 ? "" : ", ") + std::string(to_string(type)) + " " + std::string(to_string(id));
-    }
-    return text + "], round_bytes " + std::to_string(options_.round_bytes);
+    std::vector<value_type> types;
+    for (auto const& col : columns_) types.push_back(col.column.type);
+    return detail::codec_groups::describe(types, options_.codec) + ", round_bytes " +
+           std::to_string(options_.round_bytes);
   }
 
   void make_plan() {
@@ -316,14 +313,8 @@ class shuffle_driver {
     std::size_t const C = p.columns;
     auto const P = static_cast<std::size_t>(p.ranks);
     // The ranks agreed on types and codecs, so this fails on every rank alike.
-    for (auto const& col : columns_) {
-      p.types.push_back(col.column.type);
-      p.codec_of.push_back(options_.codec ? &get_codec(*options_.codec) : &default_codec(col.column.type));
-      if (!p.codec_of.back()->supports(col.column.type)) {
-        ZS_FAIL(error_code::unsupported, "shuffle: codec '" + std::string(p.codec_of.back()->name()) +
-                                             "' does not encode " + std::string(to_string(col.column.type)));
-      }
-    }
+    for (auto const& col : columns_) p.types.push_back(col.column.type);
+    p.codecs = detail::codec_groups(p.types, options_.codec, "shuffle");
     // Rounds: enough that no rank encodes more than round_bytes per round.
     std::uint64_t raw = 0;
     agree(attempt([&] {
@@ -431,15 +422,6 @@ class shuffle_driver {
           }),
           "reading the manifest");
 
-    // Codec groups, in order of first use.
-    for (std::size_t c = 0; c < C; ++c) {
-      auto it = std::find_if(p.groups.begin(), p.groups.end(), [&](auto const& g) { return g.c == p.codec_of[c]; });
-      if (it == p.groups.end()) {
-        p.groups.push_back({p.codec_of[c], {}});
-        it = p.groups.end() - 1;
-      }
-      it->columns.push_back(c);
-    }
   }
 
   template <typename Step>
@@ -458,30 +440,21 @@ class shuffle_driver {
     guarded(r, [&] {
       auto const& p = plan_;
       std::size_t const C = p.columns;
-      std::uint64_t scratch_bytes = 0;
-      std::vector<std::vector<encode_source>> sources(p.groups.size());
-      for (std::size_t g = 0; g < p.groups.size(); ++g) {
+      auto const groups = p.codecs.groups();
+      std::vector<std::vector<encode_source>> sources(groups.size());
+      std::vector<std::vector<std::size_t>> column_of(groups.size());
+      for (std::size_t g = 0; g < groups.size(); ++g) {
         for (int d = 0; d < p.ranks; ++d) {
-          for (std::size_t c : p.groups[g].columns) {
+          for (std::size_t c : groups[g].columns) {
             sources[g].push_back(source(c, d, k));
+            column_of[g].push_back(c);
             r.order.push_back(static_cast<std::size_t>(d) * C + c);
             auto const& s = sources[g].back();
             r.raw_bytes += s.type == value_type::string ? s.chars_bytes + 8 * s.count : s.count * value_width(s.type);
           }
         }
-        r.layouts.push_back(layout_frames(*p.groups[g].c, sources[g]));
-        r.group_base.push_back(scratch_bytes);
-        scratch_bytes += r.layouts.back().back();
       }
-      auto const encoder = engine_.at(Engine::stage::encode);
-      r.scratch = encoder.allocate(scratch_bytes);
-      r.frame_bytes = encoder.allocate(r.order.size() * 8);
-      std::size_t first = 0;
-      for (std::size_t g = 0; g < p.groups.size(); ++g) {
-        encoder.encode(*p.groups[g].c, sources[g], bytes_of(r.scratch) + r.group_base[g], r.layouts[g],
-                       reinterpret_cast<std::uint64_t*>(bytes_of(r.frame_bytes)) + first);
-        first += sources[g].size();
-      }
+      r.encoded = detail::encode_groups(engine_.at(Engine::stage::encode), p.codecs, p.types, sources, column_of);
       engine_.encoded(r.sync);
     });
   }
@@ -503,7 +476,7 @@ class shuffle_driver {
     std::vector<std::uint64_t> sealed_out, sealed_in;
     guarded(r, [&] {
       auto const in_group_order =
-          engine_.read_sizes(r.sync, r.frame_bytes, r.order.size(), "the frame sizes of round " + std::to_string(r.k));
+          engine_.read_sizes(r.sync, r.encoded.frame_bytes, r.order.size(), "the frame sizes of round " + std::to_string(r.k));
       sizes.assign(P * C, 0);
       for (std::size_t i = 0; i < r.order.size(); ++i) sizes[r.order[i]] = in_group_order[i];
       sealed_out.resize(P * block_words);
@@ -558,15 +531,16 @@ class shuffle_driver {
       }
       std::vector<detail::frame_copy> copies;
       std::size_t i = 0;
-      for (std::size_t g = 0; g < p.groups.size(); ++g) {
-        for (std::size_t j = 0; j + 1 < r.layouts[g].size(); ++j, ++i) {
+      auto const& e = r.encoded;
+      for (std::size_t g = 0; g < e.layouts.size(); ++g) {
+        for (std::size_t j = 0; j + 1 < e.layouts[g].size(); ++j, ++i) {
           std::size_t const f = r.order[i];
-          copies.push_back({bytes_of(r.scratch) + r.group_base[g] + r.layouts[g][j], bytes_of(r.send) + frame_at[f],
+          copies.push_back({bytes_of(r.encoded.scratch) + e.base[g] + e.layouts[g][j], bytes_of(r.send) + frame_at[f],
                             sizes[f]});
         }
       }
       exchanger.pack(copies);
-      retire(r.scratch);
+      retire(r.encoded.scratch);
     });
     agree(r);
     engine_.exchange(r.sync, r.send, send_counts, r.recv, recv_counts);
@@ -591,7 +565,7 @@ class shuffle_driver {
     auto const i = plan_.incoming(c, s, k);
     encode_source slice{plan_.types[c], plan_.in_rows[i], nullptr};
     slice.chars_bytes = plan_.in_chars[i];
-    std::uint64_t const largest = plan_.codec_of[c]->max_frame_bytes(slice);
+    std::uint64_t const largest = plan_.codecs.of(c).max_frame_bytes(slice);
     if (bytes > largest) {
       ZS_FAIL(error_code::corrupt_frame,
               "the frame sizes of round " + std::to_string(k) + " from rank " + std::to_string(s) + ": " +
@@ -618,7 +592,7 @@ class shuffle_driver {
         at += align_frame(r.recv_sizes[f]);
       }
       std::size_t status_at = r.k * P * C;
-      for (auto const& g : p.groups) {
+      for (auto const& g : p.codecs.groups()) {
         std::vector<decode_target> targets;
         std::vector<std::uint64_t> offsets;
         std::uint64_t last_end = 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "codec_groups.hpp"
 #include "zs/codec.hpp"
 #include "zs/comm/shuffle.hpp"
 
@@ -15,8 +16,8 @@ struct shuffle_plan {
   int ranks = 0;
   std::size_t columns = 0;
   std::uint64_t rounds = 0;
-  std::vector<const codec*> codec_of;  // per column
-  std::vector<value_type> types;       // per column
+  std::vector<value_type> types;  // per column
+  codec_groups codecs;            // per column, and the batches they form
 
   // Sender side: first row of (column c, destination d, round k) for k = 0..rounds, and for
   // strings the absolute character position of that row. Index: (c * ranks + d) * (rounds + 1) + k.
@@ -33,13 +34,6 @@ struct shuffle_plan {
   std::size_t incoming(std::size_t c, int s, std::uint64_t k) const {
     return (c * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(s)) * rounds + k;
   }
-
-  // Codec groups: the columns encoded (and decoded) by one batched call each.
-  struct group {
-    const codec* c;
-    std::vector<std::size_t> columns;
-  };
-  std::vector<group> groups;
 };
 
 }  // namespace zs::detail

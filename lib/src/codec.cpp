@@ -2,6 +2,7 @@
 #include "zs/codec.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -46,7 +47,7 @@ std::string_view to_string(codec_id codec) noexcept {
 namespace {
 
 frame_expectation expectation(const codec& c, const decode_target& t) noexcept {
-  return {c.decodes(), t.type, t.count, t.raw_bytes()};
+  return {c.decodes(), t.type, t.count, t.raw_bytes(), c.params_bytes(t.type)};
 }
 
 }  // namespace
@@ -71,6 +72,9 @@ void check_encode_batch(const codec& c, const encode_batch& batch) {
     ZS_EXPECTS(s.count == 0 || s.values != nullptr || (s.type == value_type::string && s.chars_bytes == 0),
                "values for a non-empty source");
     ZS_EXPECTS(s.type != value_type::string || s.offsets != nullptr, "offsets for a string source");
+    ZS_EXPECTS(c.params_bytes(s.type) == 0 || s.params != nullptr,
+               "column parameters for codec '" + std::string(c.name()) + "' (frame " + std::to_string(i) +
+                   ": prepare them with prepare_host or prepare_async)");
     ZS_EXPECTS(batch.frame_offsets[i] % frame_alignment == 0, "frame offsets aligned to frame_alignment");
     ZS_EXPECTS(batch.frame_offsets[i + 1] >= batch.frame_offsets[i] &&
                    batch.frame_offsets[i + 1] - batch.frame_offsets[i] >= c.max_frame_bytes(s),
@@ -96,25 +100,105 @@ void check_decode_batch(const decode_batch& batch) {
   }
 }
 
+void check_sample_batch(const codec& c, const sample_batch& samples, std::span<const std::uint64_t> params_offsets) {
+  ZS_EXPECTS(!samples.piece_begin.empty() && samples.piece_begin.front() == 0 &&
+                 samples.piece_begin.back() == samples.pieces.size(),
+             "piece_begin from 0 to the number of pieces");
+  ZS_EXPECTS(params_offsets.size() == samples.piece_begin.size(), "one parameter offset per column, plus the end");
+  for (std::size_t col = 0; col < samples.columns(); ++col) {
+    ZS_EXPECTS(samples.piece_begin[col] <= samples.piece_begin[col + 1], "non-decreasing piece_begin");
+    auto const pieces = samples.of(col);
+    for (auto const& piece : pieces) {
+      ZS_EXPECTS(piece.type == pieces.front().type, "the pieces of a column of one type (column " + std::to_string(col) + ")");
+      if (!c.supports(piece.type)) {
+        ZS_FAIL(error_code::unsupported, "codec '" + std::string(c.name()) + "' does not encode " +
+                                             std::string(to_string(piece.type)) + " (column " + std::to_string(col) + ")");
+      }
+    }
+    std::uint64_t const room = params_offsets[col + 1] - params_offsets[col];
+    ZS_EXPECTS(params_offsets[col + 1] >= params_offsets[col] &&
+                   (pieces.empty() || room >= c.params_bytes(pieces.front().type)),
+               "room for params_bytes at column " + std::to_string(col) + " (layout_params gives it)");
+  }
+}
+
+/// Copies of `sources` with the field the base class fills for kernels: params_bytes.
+std::vector<encode_source> with_params_sizes(const codec& c, std::span<const encode_source> sources) {
+  std::vector<encode_source> out(sources.begin(), sources.end());
+  for (auto& s : out) s.params_bytes = c.params_bytes(s.type);
+  return out;
+}
+std::vector<decode_target> with_params_sizes(const codec& c, std::span<const decode_target> targets) {
+  std::vector<decode_target> out(targets.begin(), targets.end());
+  for (auto& t : out) t.params_bytes = c.params_bytes(t.type);
+  return out;
+}
+
 }  // namespace detail
+
+std::vector<std::uint64_t> layout_params(const codec& c, std::span<const value_type> types) {
+  std::vector<std::uint64_t> offsets(types.size() + 1, 0);
+  for (std::size_t i = 0; i < types.size(); ++i) offsets[i + 1] = offsets[i] + align_frame(c.params_bytes(types[i]));
+  return offsets;
+}
+
+void codec::prepare_params_async(const sample_batch&, std::byte*, std::span<const std::uint64_t>, cudaStream_t) const {
+  ZS_FAIL(error_code::internal, "codec '" + std::string(name()) + "' has column parameters but no GPU preparation");
+}
+void codec::prepare_params_host(const sample_batch&, std::byte*, std::span<const std::uint64_t>) const {
+  ZS_FAIL(error_code::internal, "codec '" + std::string(name()) + "' has column parameters but no CPU preparation");
+}
+
+namespace {
+
+bool has_params(const codec& c, const sample_batch& samples) {
+  for (auto const& piece : samples.pieces) {
+    if (c.params_bytes(piece.type) != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void codec::prepare_host(const sample_batch& samples, std::byte* params,
+                         std::span<const std::uint64_t> params_offsets) const {
+  detail::check_sample_batch(*this, samples, params_offsets);
+  if (has_params(*this, samples)) prepare_params_host(samples, params, params_offsets);
+}
 
 std::size_t codec::encode_payloads_temp_bytes(std::span<const encode_source>) const { return 0; }
 std::size_t codec::decode_payloads_temp_bytes(std::span<const decode_target>) const { return 0; }
 
 void codec::encode_host(const encode_batch& batch) const {
   detail::check_encode_batch(*this, batch);
-  for (std::size_t i = 0; i < batch.sources.size(); ++i) {
-    auto const& source = batch.sources[i];
+  auto const sources = detail::with_params_sizes(*this, batch.sources);
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    auto const& source = sources[i];
     std::byte* frame = batch.frames + batch.frame_offsets[i];
     std::uint64_t const capacity = batch.frame_offsets[i + 1] - batch.frame_offsets[i];
+    std::uint64_t const params = source.params_bytes;
+    std::uint64_t const section = params_section_bytes(params);
+    if (params != 0) {
+      // The column's parameters go first (their padding zeroed), so the body encoder may read
+      // them from the frame as the GPU encoders do.
+      std::byte* payload = frame + frame_header_bytes;
+      std::memset(payload, 0, section);
+      std::memcpy(payload + params_prefix_bytes, source.params, params);
+    }
     encode_payload_host(source, frame, capacity);
-    // The payload encoder wrote the codec id, payload bytes and parameters; the rest follows.
-    frame_header const h = load_header(frame);
-    if (h.payload_bytes > capacity - frame_header_bytes) {
+    // The payload encoder wrote the codec id, its body's bytes and the codec parameters; the
+    // rest follows.
+    frame_header h = load_header(frame);
+    if (h.payload_bytes > capacity - frame_header_bytes - section) {
       ZS_FAIL(error_code::internal, "codec '" + std::string(name()) + "' overran its frame");
     }
-    complete_header(h, frame, source.type, source.count, source.raw_bytes(),
-                    hash::checksum(frame + frame_header_bytes, h.payload_bytes));
+    if (params != 0) {
+      store_params_prefix(frame + frame_header_bytes, params, h.payload_bytes);
+      h.payload_bytes += section;
+    }
+    std::uint64_t const checksum = batch.embedded ? 0 : hash::checksum(frame + frame_header_bytes, h.payload_bytes);
+    complete_header(h, frame, source.type, source.count, source.raw_bytes(), checksum,
+                    params != 0 ? frame_version_params : frame_version);
     batch.frame_bytes[i] = frame_header_bytes + h.payload_bytes;
   }
 }
@@ -125,7 +209,9 @@ void codec::decode_host(const decode_batch& batch) const {
     auto const& target = batch.targets[i];
     const std::byte* frame = batch.frames + batch.frame_offsets[i];
     std::uint64_t const available = batch.frame_offsets[i + 1] - batch.frame_offsets[i];
-    frame_status status = validate_frame_host(frame, available, expectation(*this, target));
+    frame_expectation const expected = expectation(*this, target);
+    frame_status status = batch.embedded ? validate_header(frame, available, expected)
+                                         : validate_frame_host(frame, available, expected);
     if (status == frame_status::ok) {
       status = decode_payload_host(load_header(frame), frame + frame_header_bytes, target);
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm_test.hpp"
+#include "fixture_codec.hpp"
 #include "tapped_communicator.hpp"
 #include "shuffle_support.hpp"
 #include "zs/comm/column_collectives.hpp"
@@ -90,6 +91,21 @@ TEST(ColumnAllgatherHost, RawCodecForcedOnEveryColumn) {
   auto const out = zs::allgather(comm, views(mine), options, &stats);
   expect_columns(out, concatenated(every_rank(comm.size()), scale), "allgather, raw codec");
   EXPECT_GE(stats.wire_bytes, stats.raw_bytes);  // raw frames add headers and padding
+}
+
+// A codec with column parameters: prepared from the contributor's column, carried by its frame.
+TEST(ColumnAllgatherHost, CodecWithColumnParametersOnEveryColumn) {
+  zs::test::register_fixture_codec();
+  zs::mpi_communicator comm;
+  auto const mine = columns_of(comm.rank(), scale);
+  zs::shuffle_options options;
+  options.codec = zs::test::fixture_codec_id;
+  auto const out = zs::allgather(comm, views(mine), options);
+  expect_columns(out, concatenated(every_rank(comm.size()), scale), "allgather, fixture codec");
+  for (int root = 0; root < comm.size(); ++root) {
+    auto const got = zs::broadcast(comm, views(columns_of(root, scale)), root, options);
+    expect_columns(got, concatenated({root}, scale), "broadcast, fixture codec, root " + std::to_string(root));
+  }
 }
 
 // The wire carries the frames as encoded, not the worst-case room the encoder was given.

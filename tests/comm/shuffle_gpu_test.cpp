@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "comm_test.hpp"
+#include "fixture_codec.hpp"
 #include "gpu_fixture.hpp"
 #include "shuffle_support.hpp"
 #include "zs_test.hpp"
@@ -30,6 +31,26 @@ TEST_P(ShuffleGpu, EveryTypeMatchesTheExpectedRows) {
       EXPECT_GE(stats.rounds, 4u);
     }
   }
+}
+
+// A codec with column parameters and embedded frames of other codecs: the GPU shuffle's frames
+// decode to the same rows as the CPU shuffle's.
+TEST_P(ShuffleGpu, CodecWithColumnParametersMatchesTheExpectedRows) {
+  zs::test::register_fixture_codec();
+  int const me = host_->rank(), ranks = host_->size();
+  auto const device_columns = to_device(zs::test::columns_of(me, 2000));
+  std::vector<std::vector<std::uint64_t>> offsets;
+  std::vector<zs::shuffle_column> in;
+  for (std::size_t c = 0; c < device_columns.size(); ++c) {
+    offsets.push_back(zs::test::partition_of(me, c, device_columns[c].size(), ranks));
+  }
+  for (std::size_t c = 0; c < device_columns.size(); ++c) in.push_back({device_columns[c].view(), offsets[c]});
+  zs::shuffle_options options;
+  options.codec = zs::test::fixture_codec_id;
+  options.round_bytes = 16 << 10;
+  zs::shuffle_stats stats;
+  auto const out = to_host(zs::shuffle(*device_, in, options, *stream_, &stats));
+  zs::test::expect_columns(out, zs::test::expected_for(me, ranks, 2000), "rounds " + std::to_string(stats.rounds));
 }
 
 TEST_P(ShuffleGpu, RealColumnHashPartitionedMatchesTheCpuShuffle) {

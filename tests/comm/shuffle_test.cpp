@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm_test.hpp"
+#include "fixture_codec.hpp"
 #include "shuffle_support.hpp"
 #include "tapped_communicator.hpp"
 #include "zs/comm/mpi_communicator.hpp"
@@ -76,6 +77,23 @@ TEST(ShuffleHost, RawCodecForcedOnEveryColumn) {
   auto const out = zs::shuffle(comm, local.inputs(), options);
   auto const expected = zs::test::expected_for(comm.rank(), comm.size(), 50);
   for (std::size_t c = 0; c < out.size(); ++c) zs::test::expect_column(out[c], expected[c], std::to_string(c));
+}
+
+// A codec with column parameters (the framework's fixture, which picks bitpack or raw per
+// column from a sample): prepared once per column and round, carried by every frame.
+TEST(ShuffleHost, CodecWithColumnParametersOnEveryColumn) {
+  zs::test::register_fixture_codec();
+  zs::mpi_communicator comm;
+  auto const local = make_local(comm.rank(), comm.size(), 300);
+  zs::shuffle_options options;
+  options.codec = zs::test::fixture_codec_id;
+  for (std::uint64_t round_bytes : {std::uint64_t{256} << 20, std::uint64_t{4096}}) {
+    options.round_bytes = round_bytes;
+    zs::shuffle_stats stats;
+    auto const out = zs::shuffle(comm, local.inputs(), options, &stats);
+    zs::test::expect_columns(out, zs::test::expected_for(comm.rank(), comm.size(), 300),
+                             "rounds " + std::to_string(stats.rounds));
+  }
 }
 
 // Rank s sends its s-th slice of a real column, cut into one contiguous range per destination.

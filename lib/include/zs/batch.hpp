@@ -25,6 +25,13 @@ struct encode_source {
   /// Strings only: offsets[count] - offsets[0]. The caller supplies it because reading it from
   /// device memory would cost a synchronisation per partition.
   std::uint64_t chars_bytes = 0;
+  /// Codecs with column parameters (codec::params_bytes above 0): the block that
+  /// codec::prepare wrote for this frame's column, params_bytes(type) bytes in the memory of
+  /// the side that runs. The encoder copies it into the frame (docs/FORMAT.md, "Column
+  /// parameters") and encodes with it. nullptr for other codecs.
+  const std::byte* params = nullptr;
+  /// Set by the codec's base class for its kernels (callers leave it 0): params_bytes(type).
+  std::uint64_t params_bytes = 0;
 
   /// Uncompressed bytes of the slice: count x width, or the character bytes of strings.
   ZS_HD std::uint64_t raw_bytes() const noexcept {
@@ -44,6 +51,9 @@ struct decode_target {
   std::int64_t* offsets = nullptr;
   std::uint64_t chars_begin = 0;  // strings only: where this frame's characters go in `values`
   std::uint64_t chars_bytes = 0;  // strings only: the character bytes the frame must hold
+  /// Set by the codec's base class for its kernels (callers leave it 0): the column parameter
+  /// bytes the codec's frames of this type carry.
+  std::uint64_t params_bytes = 0;
 
   ZS_HD std::uint64_t raw_bytes() const noexcept {
     return type == value_type::string ? chars_bytes : count * value_width(type);

@@ -42,6 +42,10 @@ struct encode_batch {
   /// Out: bytes written per frame (header + payload). Device memory for encode_async,
   /// host memory for encode_host.
   std::uint64_t* frame_bytes = nullptr;
+  /// The frames are sections of larger frames (composition: a codec writing part of its
+  /// payload with another codec). Their payload checksums are left 0 and not computed: the
+  /// enclosing frame's checksum covers their bytes, so every byte is summed once.
+  bool embedded = false;
 };
 
 struct decode_batch {
@@ -56,7 +60,40 @@ struct decode_batch {
   /// not ok is left as it was by decode_host; after decode_async its contents are unspecified
   /// for codecs that sum the checksum while decoding (codec::sums_payloads, e.g. bitpack).
   frame_status* status = nullptr;
+  /// The frames are sections of larger frames whose payload checksums were verified: their
+  /// own (0) are not checked. Headers are validated as always.
+  bool embedded = false;
 };
+
+/// Samples of columns: what a codec prepares column parameters from, and estimates its ratio
+/// on. Column c's sample is pieces[piece_begin[c] .. piece_begin[c + 1]): rows of that column
+/// as encode sources (all of one type, in the memory of the side that runs), typically every
+/// partition of the column that a batch encodes. The codec picks the rows it reads from them.
+struct sample_batch {
+  std::span<const encode_source> pieces;
+  std::span<const std::uint64_t> piece_begin;  // host array, columns + 1 entries
+
+  std::size_t columns() const noexcept { return piece_begin.empty() ? 0 : piece_begin.size() - 1; }
+  std::span<const encode_source> of(std::size_t c) const {
+    return pieces.subspan(piece_begin[c], piece_begin[c + 1] - piece_begin[c]);
+  }
+};
+
+/// What a codec expects of a column: the uncompressed bytes of the rows it estimated from
+/// (values x width, or characters + 8 per string for its offset, as shuffle_stats counts) and
+/// the frame bytes it makes of them.
+struct codec_estimate {
+  std::uint64_t raw_bytes = 0;
+  std::uint64_t frame_bytes = 0;
+  /// raw / frame bytes; 1 for an empty sample.
+  double ratio() const noexcept {
+    return frame_bytes == 0 ? 1.0 : static_cast<double>(raw_bytes) / static_cast<double>(frame_bytes);
+  }
+};
+
+/// The most bytes of column parameters a codec may have per column: 4 KiB, so that with the
+/// 16-byte parameter prefix a frame of 1 MiB spends at most 0.4% on them.
+inline constexpr std::uint64_t max_params_bytes = 4096;
 
 /// A codec family. Subclasses provide the payload encoders and decoders; this base class adds
 /// what every codec shares: header writing, checksums, and validation before decoding.
@@ -73,8 +110,39 @@ class codec {
   /// The codec ids this codec's decoder accepts (codec_bit of each); by default its own id.
   /// A codec that picks a scheme per frame accepts every scheme it writes.
   virtual std::uint32_t decodes() const noexcept { return codec_bit(id()); }
-  /// The most bytes a frame of `source` can take, header included.
+  /// The most bytes a frame of `source` can take, header included (and the column parameters,
+  /// for a codec that has them).
   virtual std::uint64_t max_frame_bytes(const encode_source& source) const noexcept = 0;
+
+  // --- column parameters ---
+  // Some codecs share parameters over every frame of a column (a symbol table, exponents, a
+  // dictionary): prepared once per column (per round of a shuffle) from a sample, batched over
+  // columns, then handed to every frame's encode_source::params. Each frame carries a copy, so
+  // frames still decode alone (docs/FORMAT.md, "Column parameters": format version 2).
+
+  /// Bytes of the parameter block of a column of `type`, at most max_params_bytes; 0 (the
+  /// default) for a codec without column parameters, whose frames are format version 1.
+  virtual std::uint64_t params_bytes(value_type /*type*/) const noexcept { return 0; }
+  /// Prepares the parameter block of every column of `samples` on the GPU: column c's at
+  /// params + params_offsets[c] (device memory, params_bytes(type) bytes each;
+  /// params_offsets: host array, columns + 1 entries, layout_params gives one). Stream
+  /// ordered; scratch comes from the device pool on `stream`. Nothing to do for a codec
+  /// without column parameters.
+  void prepare_async(const sample_batch& samples, std::byte* params, std::span<const std::uint64_t> params_offsets,
+                     cudaStream_t stream) const;
+  /// The same on the CPU, over host memory; the same bytes as prepare_async.
+  void prepare_host(const sample_batch& samples, std::byte* params, std::span<const std::uint64_t> params_offsets) const;
+
+  // --- estimates: what a planner chooses codecs by ---
+
+  /// The frame bytes this codec expects for each column of `samples`, from at most about
+  /// estimate_sample_bytes of each column's sample, on the GPU. Waits for `stream`. The
+  /// default encodes that much of the sample (parameters prepared from it) and counts the frame
+  /// bytes: exact for the rows it reads. A codec may answer more cheaply.
+  virtual std::vector<codec_estimate> estimate(const sample_batch& samples, cudaStream_t stream) const;
+  /// The same on the CPU, over host memory.
+  virtual std::vector<codec_estimate> estimate_host(const sample_batch& samples) const;
+  static constexpr std::uint64_t estimate_sample_bytes = std::uint64_t{256} << 10;
 
   // --- GPU: device memory, stream ordered. ---
   /// Device scratch bytes that encode_async needs for this batch.
@@ -91,18 +159,22 @@ class codec {
   void decode_host(const decode_batch& batch) const;
 
  protected:
-  // Payload encoders write the payload at frame + frame_header_bytes and fill, in the header,
-  // the codec id (offset 6: the codec's own, or the scheme it picked for the frame), the payload
-  // bytes field (offset 24) and the codec parameters (offset 40, zero where it has none:
-  // store_encoder_fields). The base class writes the rest of the header (magic, version, type,
-  // counts, checksums) after them (complete_header).
+  // Payload encoders write the codec's body at frame + frame_header_bytes +
+  // params_section_bytes(source.params_bytes) and fill, in the header, the codec id (offset 6:
+  // the codec's own, or the scheme it picked for the frame), the payload bytes field (offset
+  // 24: the body's bytes) and the codec parameters (offset 40, zero where it has none:
+  // store_encoder_fields). For a codec with column parameters the base class has already
+  // copied them into the frame (payload + params_prefix_bytes); after the body it writes the
+  // prefix, adds the parameter section to the payload bytes, and writes the rest of the header
+  // (magic, version, type, counts, checksums: complete_header).
   virtual std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const;
-  // `uploads` carries host data into device scratch (`temp` included). It holds the base
+  // `host` is the caller's batch (host descriptor arrays and frame offsets, params_bytes filled
+  // in). `uploads` carries host data into device scratch (`temp` included). It holds the base
   // class's descriptors, frame offsets and zeroed sums, not yet sent: a payload hook puts its
   // own host data there too and sends it before its first kernel, so that a batch's data goes
   // up in one copy.
   virtual void encode_payloads_async(const device_encode_batch& batch,
-                                     std::span<const encode_source> host_sources, void* temp,
+                                     const encode_batch& host, void* temp,
                                      std::size_t temp_bytes, detail::upload_image& uploads,
                                      cudaStream_t stream) const = 0;
   virtual void encode_payload_host(const encode_source& source, std::byte* frame,
@@ -118,7 +190,9 @@ class codec {
   /// sparing the base class its validation pass. Only for codecs that sums_payloads().
   virtual bool validates_headers() const noexcept { return false; }
 
-  // Payload decoders see only frames whose status is ok after validation (header, unless they
+  // Payload decoders get the whole payload (header.payload_bytes, parameter section included:
+  // the body starts params_section_bytes(params_bytes(type)) into it) and see only frames
+  // whose status is ok after validation (header, unless they
   // validate headers themselves, and payload checksum unless they sum payloads themselves), must
   // not read or write outside any frame or target, and set corrupt_payload where a payload does
   // not decode within its bounds. Frames they decode keep status ok.
@@ -126,12 +200,24 @@ class codec {
   // `uploads` holds the base class's descriptors, offsets and zeroed sums; they are not sent yet
   // when the codec validates_headers(). The hook sends them with its own before its first kernel.
   virtual void decode_payloads_async(const device_decode_batch& batch,
-                                     std::span<const decode_target> host_targets, void* temp,
+                                     const decode_batch& host, void* temp,
                                      std::size_t temp_bytes, detail::upload_image& uploads,
                                      cudaStream_t stream) const = 0;
   virtual frame_status decode_payload_host(const frame_header& header, const std::byte* payload,
                                            const decode_target& target) const = 0;
+
+  // Column parameters, for codecs whose params_bytes is above 0. The hooks write column c's
+  // block at params + params_offsets[c]; the base class checks the batch first.
+  virtual void prepare_params_async(const sample_batch& samples, std::byte* params,
+                                    std::span<const std::uint64_t> params_offsets, cudaStream_t stream) const;
+  virtual void prepare_params_host(const sample_batch& samples, std::byte* params,
+                                   std::span<const std::uint64_t> params_offsets) const;
 };
+
+/// Offsets of the parameter blocks of columns of `types` for `c`: column i's at offsets[i],
+/// each params_bytes(type) rounded up to frame_alignment. Returns types.size() + 1 offsets; the
+/// last is the bytes all need (0 for a codec without column parameters).
+std::vector<std::uint64_t> layout_params(const codec& c, std::span<const value_type> types);
 
 /// The codec registered under `id`; throws zs::error (unsupported) for one not registered.
 const codec& get_codec(codec_id id);

@@ -1,8 +1,8 @@
-// The wire format, version 1: one frame per (column, partition). docs/FORMAT.md is the spec.
+// The wire format: one frame per (column, partition). docs/FORMAT.md is the spec.
 //
 //   offset size field
 //        0    4 magic "ZSF1"
-//        4    2 format version (1)
+//        4    2 format version (1, or 2 for a frame that carries column parameters)
 //        6    1 codec id
 //        7    1 value type
 //        8    8 value count
@@ -12,6 +12,13 @@
 //       40   16 codec parameters
 //       56    8 header checksum  (zs-sum64 of bytes 0..55)
 //       64      payload
+//
+// Version 2 payloads start with the column's parameters (codec::params_bytes):
+//
+//       64    8 parameter bytes P
+//       72    8 body bytes
+//       80    P column parameters, then zeros up to a multiple of 16
+//   80 + P'     body (P' = P rounded up to 16)
 //
 // All fields little-endian, no padding. Header loads and stores go byte by byte, so a header
 // may sit at any address and reads the same on every host and on the GPU.
@@ -47,11 +54,29 @@ inline constexpr std::uint8_t first_private_codec_id = 24;
 inline constexpr std::uint8_t max_codec_id = 31;
 
 inline constexpr std::uint32_t frame_magic = 0x3146535aU;  // "ZSF1" read little-endian
+/// Version 1: the payload is the codec's body. Version 2: column parameters, then the body.
 inline constexpr std::uint16_t frame_version = 1;
+inline constexpr std::uint16_t frame_version_params = 2;
 inline constexpr std::size_t frame_header_bytes = 64;
 inline constexpr std::size_t codec_params_bytes = 16;
 /// Frames in a batch start at multiples of this, so payloads can be read with 16-byte loads.
 inline constexpr std::size_t frame_alignment = 16;
+/// A version 2 payload's first bytes: the parameter bytes and the body bytes.
+inline constexpr std::size_t params_prefix_bytes = 16;
+
+/// Rounds `bytes` up to a multiple of frame_alignment. There is none above UINT64_MAX - 15:
+/// check sizes from outside with add_overflows(bytes, frame_alignment - 1) first.
+ZS_HD constexpr std::uint64_t align_frame(std::uint64_t bytes) noexcept {
+  return (bytes + frame_alignment - 1) / frame_alignment * frame_alignment;
+}
+
+/// Bytes at the start of a payload that precede the codec's body: none for a codec without
+/// column parameters, else the prefix and the parameters padded to 16 bytes. A codec's body
+/// starts at payload + params_section_bytes(params_bytes), 16-byte aligned in either case;
+/// version 2 parameters at payload + params_prefix_bytes.
+ZS_HD constexpr std::uint64_t params_section_bytes(std::uint64_t params_bytes) noexcept {
+  return params_bytes == 0 ? 0 : params_prefix_bytes + align_frame(params_bytes);
+}
 
 struct frame_header {
   std::uint32_t magic = frame_magic;
@@ -139,9 +164,10 @@ ZS_HD inline void store_encoder_fields(std::byte* p, codec_id codec, std::uint64
 /// payload bytes, codec parameters), given as h = load_header(p): the magic, version, type,
 /// counts and payload checksum go in beside them, then the header checksum.
 ZS_HD inline void complete_header(frame_header h, std::byte* p, value_type type, std::uint64_t value_count,
-                                  std::uint64_t raw_bytes, std::uint64_t payload_checksum) noexcept {
+                                  std::uint64_t raw_bytes, std::uint64_t payload_checksum,
+                                  std::uint16_t version = frame_version) noexcept {
   h.magic = frame_magic;
-  h.version = frame_version;
+  h.version = version;
   h.type = type;
   h.value_count = value_count;
   h.raw_bytes = raw_bytes;
@@ -160,6 +186,9 @@ struct frame_expectation {
   value_type type;
   std::uint64_t value_count;
   std::uint64_t raw_bytes;  // for strings, the character bytes the destination has room for
+  /// The column parameters the codec's frames carry (codec::params_bytes of the type): 0 for
+  /// version 1 frames, the exact P of version 2 frames.
+  std::uint64_t params_bytes = 0;
 };
 
 /// The one header check every decoder runs before it touches a payload. `available` is how many
@@ -170,7 +199,9 @@ ZS_HD inline frame_status validate_header(const std::byte* frame, std::uint64_t 
   if (available < frame_header_bytes) return frame_status::truncated;
   frame_header const h = load_header(frame);
   if (h.magic != frame_magic) return frame_status::bad_magic;
-  if (h.version != frame_version) return frame_status::bad_version;
+  if (h.version != frame_version && h.version != frame_version_params) return frame_status::bad_version;
+  // A codec's frames are all of one version: with column parameters or without.
+  if ((h.version == frame_version_params) != (expected.params_bytes != 0)) return frame_status::bad_version;
   if (h.header_checksum != hash::checksum(frame, 56)) return frame_status::bad_header_checksum;
   if (static_cast<std::uint8_t>(h.codec) > max_codec_id) return frame_status::unknown_codec;
   if ((codec_bit(h.codec) & expected.accepted_codecs) == 0) return frame_status::wrong_codec;
@@ -184,13 +215,24 @@ ZS_HD inline frame_status validate_header(const std::byte* frame, std::uint64_t 
   if (width != 0 && h.raw_bytes != h.value_count * width) return frame_status::size_mismatch;
   if (h.raw_bytes != expected.raw_bytes) return frame_status::size_mismatch;
   if (h.payload_bytes > available - frame_header_bytes) return frame_status::truncated;
+  if (expected.params_bytes != 0) {
+    // The prefix lies inside the payload, whose bytes the checks above bound; it must give the
+    // codec's parameter size and account for the whole payload.
+    std::uint64_t const section = params_section_bytes(expected.params_bytes);
+    if (h.payload_bytes < section) return frame_status::corrupt_payload;
+    const std::byte* prefix = frame + frame_header_bytes;
+    if (detail::load_le(prefix, 8) != expected.params_bytes ||
+        detail::load_le(prefix + 8, 8) != h.payload_bytes - section) {
+      return frame_status::corrupt_payload;
+    }
+  }
   return frame_status::ok;
 }
 
-/// Rounds `bytes` up to a multiple of frame_alignment. There is none above UINT64_MAX - 15:
-/// check sizes from outside with add_overflows(bytes, frame_alignment - 1) first.
-ZS_HD constexpr std::uint64_t align_frame(std::uint64_t bytes) noexcept {
-  return (bytes + frame_alignment - 1) / frame_alignment * frame_alignment;
+/// Writes a version 2 payload's prefix: the parameter bytes and the body bytes.
+ZS_HD inline void store_params_prefix(std::byte* payload, std::uint64_t params_bytes, std::uint64_t body_bytes) noexcept {
+  detail::store_le(payload, params_bytes, 8);
+  detail::store_le(payload + 8, body_bytes, 8);
 }
 
 }  // namespace zs

@@ -1,0 +1,135 @@
+// The codec setup the shuffle and the column collectives share: which codec encodes each
+// column, the batches (groups) those choices form, the text ranks compare to agree on them, and
+// the encoding of one batch per group with each column's parameters prepared first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zs/codec.hpp"
+#include "zs/error.hpp"
+
+namespace zs::detail {
+
+class codec_groups {
+ public:
+  /// The columns one batched call encodes (and decodes), in order of first use.
+  struct group {
+    const codec* c;
+    std::vector<std::size_t> columns;
+  };
+
+  codec_groups() = default;
+
+  /// `forced` for every column, else default_codec(type). Throws unsupported, naming the
+  /// column, where the codec does not encode the column's type. Types must be valid.
+  codec_groups(std::span<const value_type> types, std::optional<codec_id> forced, std::string_view operation) {
+    for (std::size_t c = 0; c < types.size(); ++c) {
+      const codec* chosen = forced ? &get_codec(*forced) : &default_codec(types[c]);
+      if (!chosen->supports(types[c])) {
+        ZS_FAIL(error_code::unsupported, std::string(operation) + ": codec '" + std::string(chosen->name()) +
+                                             "' does not encode " + std::string(to_string(types[c])) + " (column " +
+                                             std::to_string(c) + ")");
+      }
+      codec_of_.push_back(chosen);
+      std::size_t g = 0;
+      while (g < groups_.size() && groups_[g].c != chosen) ++g;
+      if (g == groups_.size()) groups_.push_back({chosen, {}});
+      groups_[g].columns.push_back(c);
+    }
+  }
+
+  /// What every rank must pass alike, for agree_on_shape: "3 column(s) [int32 for, string raw,
+  /// float64 raw]". Types must be valid; codec ids are named whether or not they are registered.
+  static std::string describe(std::span<const value_type> types, std::optional<codec_id> forced) {
+    std::string text = std::to_string(types.size()) + " column(s) [";
+    for (std::size_t c = 0; c < types.size(); ++c) {
+      codec_id const id = forced ? *forced : default_codec(types[c]).id();
+      text += (c == 0 ? "" : ", ") + std::string(to_string(types[c])) + " " + std::string(to_string(id));
+    }
+    return text + "]";
+  }
+
+  const codec& of(std::size_t column) const { return *codec_of_[column]; }
+  std::span<const group> groups() const noexcept { return groups_; }
+
+ private:
+  std::vector<const codec*> codec_of_;
+  std::vector<group> groups_;
+};
+
+/// Frames encoded group by group into one scratch buffer: frame j of group g at
+/// scratch + base[g] + layouts[g][j], its size in frame_bytes (groups one after another).
+template <typename Buffer>
+struct encoded_groups {
+  Buffer scratch, frame_bytes;
+  Buffer params;  // the column parameters, kept until the encoders are done with them
+  std::vector<std::uint64_t> base;
+  std::vector<std::vector<std::uint64_t>> layouts;
+};
+
+/// Encodes sources[g] with groups.groups()[g].c for every group; column_of[g][j] is the column
+/// of sources[g][j], column_types[c] the type of column c. For a codec with column parameters, each column's are prepared first from
+/// its frames in the batch (one preparation per group, batched over its columns) and every
+/// frame of the column points at them. `Ops` is host_ops or device_ops (collective_engines.hpp).
+template <typename Ops>
+encoded_groups<typename Ops::buffer> encode_groups(const Ops& ops, const codec_groups& groups,
+                                                   std::span<const value_type> column_types,
+                                                   std::vector<std::vector<encode_source>>& sources,
+                                                   const std::vector<std::vector<std::size_t>>& column_of) {
+  encoded_groups<typename Ops::buffer> out;
+  auto const all = groups.groups();
+  std::uint64_t scratch_bytes = 0, params_bytes = 0, frames = 0;
+  std::vector<std::vector<std::uint64_t>> params_at(all.size());
+  for (std::size_t g = 0; g < all.size(); ++g) {
+    std::vector<value_type> types;
+    for (std::size_t c : all[g].columns) types.push_back(column_types[c]);
+    params_at[g] = layout_params(*all[g].c, types);
+    for (auto& at : params_at[g]) at += params_bytes;
+    params_bytes = params_at[g].back();
+    frames += sources[g].size();
+  }
+  out.params = ops.allocate(params_bytes);
+  for (std::size_t g = 0; g < all.size(); ++g) {
+    if (params_at[g].back() == params_at[g].front()) continue;
+    // The group's sample: each column's frames, column by column.
+    std::vector<encode_source> pieces;
+    std::vector<std::uint64_t> piece_begin{0};
+    for (std::size_t c : all[g].columns) {
+      for (std::size_t j = 0; j < sources[g].size(); ++j) {
+        if (column_of[g][j] == c) pieces.push_back(sources[g][j]);
+      }
+      piece_begin.push_back(pieces.size());
+    }
+    std::vector<std::uint64_t> offsets(params_at[g].size());
+    for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = params_at[g][i] - params_at[g][0];
+    std::byte* const params = out.params.template as<std::byte>() + params_at[g][0];
+    ops.prepare(*all[g].c, sample_batch{pieces, piece_begin}, params, offsets);
+    for (std::size_t i = 0; i < all[g].columns.size(); ++i) {
+      for (std::size_t j = 0; j < sources[g].size(); ++j) {
+        if (column_of[g][j] == all[g].columns[i]) sources[g][j].params = params + offsets[i];
+      }
+    }
+  }
+  for (std::size_t g = 0; g < all.size(); ++g) {
+    out.layouts.push_back(layout_frames(*all[g].c, sources[g]));
+    out.base.push_back(scratch_bytes);
+    scratch_bytes += out.layouts.back().back();
+  }
+  out.scratch = ops.allocate(scratch_bytes);
+  out.frame_bytes = ops.allocate(frames * sizeof(std::uint64_t));
+  std::size_t first = 0;
+  for (std::size_t g = 0; g < all.size(); ++g) {
+    ops.encode(*all[g].c, sources[g], out.scratch.template as<std::byte>() + out.base[g], out.layouts[g],
+               out.frame_bytes.template as<std::uint64_t>() + first);
+    first += sources[g].size();
+  }
+  return out;
+}
+
+}  // namespace zs::detail

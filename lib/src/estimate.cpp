@@ -1,0 +1,128 @@
+// The default estimate (codec::estimate): encode a bounded share of each column's sample the
+// way a shuffle would, parameters included, and count the frame bytes. Exact for the rows it
+// reads, codec-neutral, and cheap beside the column: at most estimate_sample_bytes per column.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "zs/codec.hpp"
+#include "zs/error.hpp"
+#include "zs/memory.hpp"
+
+namespace zs {
+
+namespace {
+
+std::uint64_t uncompressed(const encode_source& s) {
+  return s.type == value_type::string ? s.chars_bytes + 8 * s.count : s.count * value_width(s.type);
+}
+
+// The rows each piece gives: an equal share of the budget, from the piece's start. `chars_at`
+// reads the characters of a string piece's first k rows (a device or host read).
+template <typename CharsAt>
+std::vector<encode_source> cut_sample(const sample_batch& samples, CharsAt chars_at) {
+  std::vector<encode_source> cut;
+  for (std::size_t c = 0; c < samples.columns(); ++c) {
+    auto const pieces = samples.of(c);
+    if (pieces.empty()) continue;
+    std::uint64_t const share = std::max<std::uint64_t>(1, codec::estimate_sample_bytes / pieces.size());
+    for (encode_source piece : pieces) {
+      std::uint64_t const bytes = uncompressed(piece);
+      if (bytes > share && piece.count > 1) {
+        // Rows in proportion to the share of the piece's bytes, at least one.
+        __extension__ typedef unsigned __int128 wide;
+        auto const rows = static_cast<std::uint64_t>(std::max<wide>(1, static_cast<wide>(piece.count) * share / bytes));
+        piece.count = std::min(piece.count, rows);
+        if (piece.type == value_type::string) piece.chars_bytes = chars_at(piece);
+      }
+      cut.push_back(piece);
+    }
+  }
+  return cut;
+}
+
+// The cut sample's column boundaries: the same columns, fewer rows.
+sample_batch cut_batch(const sample_batch& samples, const std::vector<encode_source>& cut,
+                       std::vector<std::uint64_t>& begin) {
+  begin.assign(samples.columns() + 1, 0);
+  for (std::size_t c = 0; c < samples.columns(); ++c) begin[c + 1] = begin[c] + samples.of(c).size();
+  return {cut, begin};
+}
+
+std::vector<value_type> column_types(const sample_batch& samples) {
+  std::vector<value_type> types;
+  for (std::size_t c = 0; c < samples.columns(); ++c) {
+    auto const pieces = samples.of(c);
+    types.push_back(pieces.empty() ? value_type::int32 : pieces.front().type);
+  }
+  return types;
+}
+
+// Per column: the raw bytes of its pieces in `cut` and the frame bytes they made.
+std::vector<codec_estimate> tally(const sample_batch& cut, const std::vector<std::uint64_t>& frame_bytes) {
+  std::vector<codec_estimate> out(cut.columns());
+  for (std::size_t c = 0; c < cut.columns(); ++c) {
+    for (std::uint64_t i = cut.piece_begin[c]; i < cut.piece_begin[c + 1]; ++i) {
+      out[c].raw_bytes += uncompressed(cut.pieces[i]);
+      out[c].frame_bytes += frame_bytes[i];
+    }
+  }
+  return out;
+}
+
+// Each piece's parameters point at its column's block.
+void point_at_params(const sample_batch& cut, std::vector<encode_source>& pieces, std::byte* params,
+                     const std::vector<std::uint64_t>& params_offsets) {
+  for (std::size_t c = 0; c < cut.columns(); ++c) {
+    for (std::uint64_t i = cut.piece_begin[c]; i < cut.piece_begin[c + 1]; ++i) {
+      pieces[i].params = params + params_offsets[c];
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<codec_estimate> codec::estimate_host(const sample_batch& samples) const {
+  std::vector<std::uint64_t> params_offsets = layout_params(*this, column_types(samples));
+  auto pieces = cut_sample(samples, [](const encode_source& p) {
+    return static_cast<std::uint64_t>(p.offsets[p.count] - p.offsets[0]);
+  });
+  std::vector<std::uint64_t> begin;
+  sample_batch const cut = cut_batch(samples, pieces, begin);
+  std::vector<std::byte> params(std::max<std::uint64_t>(params_offsets.back(), 1));
+  prepare_host(cut, params.data(), params_offsets);
+  point_at_params(cut, pieces, params.data(), params_offsets);
+  auto const layout = layout_frames(*this, pieces);
+  std::vector<std::byte> frames(std::max<std::uint64_t>(layout.back(), 1));
+  std::vector<std::uint64_t> frame_bytes(pieces.size());
+  encode_host({pieces, frames.data(), layout, frame_bytes.data()});
+  return tally(cut, frame_bytes);
+}
+
+std::vector<codec_estimate> codec::estimate(const sample_batch& samples, cudaStream_t stream) const {
+  std::vector<std::uint64_t> const params_offsets = layout_params(*this, column_types(samples));
+  auto pieces = cut_sample(samples, [&](const encode_source& p) {
+    std::int64_t ends[2];
+    copy_async(&ends[0], p.offsets, sizeof(std::int64_t), stream);
+    copy_async(&ends[1], p.offsets + p.count, sizeof(std::int64_t), stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (ends[1] < ends[0]) ZS_FAIL(error_code::invalid_argument, "a sample's string offsets decrease");
+    return static_cast<std::uint64_t>(ends[1] - ends[0]);
+  });
+  std::vector<std::uint64_t> begin;
+  sample_batch const cut = cut_batch(samples, pieces, begin);
+  device_buffer params(std::max<std::uint64_t>(params_offsets.back(), 1), stream);
+  prepare_async(cut, params.as<std::byte>(), params_offsets, stream);
+  point_at_params(cut, pieces, params.as<std::byte>(), params_offsets);
+  auto const layout = layout_frames(*this, pieces);
+  device_buffer frames(std::max<std::uint64_t>(layout.back(), 1), stream);
+  device_buffer written(std::max<std::size_t>(pieces.size(), 1) * sizeof(std::uint64_t), stream);
+  device_buffer temp(encode_temp_bytes(pieces), stream);
+  encode_async({pieces, frames.as<std::byte>(), layout, written.as<std::uint64_t>()}, temp.data(), temp.size(), stream);
+  std::vector<std::uint64_t> frame_bytes(pieces.size());
+  if (!pieces.empty()) copy_async(frame_bytes.data(), written.data(), pieces.size() * sizeof(std::uint64_t), stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  return tally(cut, frame_bytes);
+}
+
+}  // namespace zs
