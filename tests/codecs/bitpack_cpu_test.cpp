@@ -1,6 +1,7 @@
-// The bitpack codec's CPU reference: round trips on the real integer columns and on adversarial
-// inputs of every integer type, the scheme it picks, ratios against shared/data/REFERENCE.md,
-// and frames whose payload breaks the format's rules behind a valid checksum.
+// The bitpack codec's CPU reference, white box: the scheme it picks and its frames' sizes, ratios
+// against shared/data/REFERENCE.md, and frames whose payload breaks the format's rules behind a
+// valid checksum. Round trips, truncation, bit flips and the statuses every codec shares are in
+// the codec conformance suite (tests/codecs/conformance_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,37 +46,18 @@ encoded encode_parts(const std::vector<T>& v, std::size_t parts) {
   return e;
 }
 
-template <typename T>
-std::vector<zs::frame_status> decode_into(const encoded& e, std::vector<T>& out) {
-  std::vector<zs::decode_target> targets;
-  std::uint64_t row = 0;
-  for (auto const& s : e.sources) {
-    targets.push_back({s.type, s.count, out.data() + row});
-    row += s.count;
-  }
-  std::vector<zs::frame_status> status(targets.size(), zs::frame_status::not_decoded);
-  bitpack().decode_host({e.frames.data(), e.offsets, targets, status.data()});
-  return status;
-}
-
 zs::codec_id codec_of(const encoded& e, std::size_t f) {
   return static_cast<zs::codec_id>(e.frames[e.offsets[f] + 6]);
 }
 
+// Never larger than raw (the codec keeps raw when nothing beats it), and whole 32-bit words.
 template <typename T>
-void expect_round_trip(const std::vector<T>& v, std::size_t parts) {
+void expect_frame_sizes(const std::vector<T>& v, std::size_t parts) {
   auto const e = encode_parts(v, parts);
   for (std::size_t f = 0; f < parts; ++f) {
-    // Never larger than raw: the codec keeps raw when nothing beats it.
-    EXPECT_LE(e.frame_bytes[f], zs::frame_header_bytes + e.sources[f].raw_bytes());
-    EXPECT_EQ(e.frame_bytes[f] % 4, 0U);
+    EXPECT_LE(e.frame_bytes[f], zs::frame_header_bytes + e.sources[f].raw_bytes()) << "frame " << f;
+    EXPECT_EQ(e.frame_bytes[f] % 4, 0U) << "frame " << f;
   }
-  std::vector<T> out(v.size(), T{0x5A});
-  auto const status = decode_into(e, out);
-  for (std::size_t f = 0; f < parts; ++f) {
-    ASSERT_EQ(status[f], zs::frame_status::ok) << "frame " << f << ": " << zs::to_string(status[f]);
-  }
-  ASSERT_EQ(out, v);
 }
 
 template <typename T>
@@ -83,11 +65,11 @@ class BitpackCpuTyped : public ::testing::Test {};
 using integer_types = ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>;
 TYPED_TEST_SUITE(BitpackCpuTyped, integer_types);
 
-TYPED_TEST(BitpackCpuTyped, AdversarialInputsRoundTripInOneAndSeveralFrames) {
+TYPED_TEST(BitpackCpuTyped, FramesAreNeverLargerThanRawAndWholeWords) {
   for (auto const& v : zs::test::adversarial_inputs<TypeParam>()) {
     SCOPED_TRACE("n = " + std::to_string(v.size()));
-    expect_round_trip(v, 1);
-    expect_round_trip(v, 3);
+    expect_frame_sizes(v, 1);
+    expect_frame_sizes(v, 3);
   }
 }
 
@@ -184,9 +166,8 @@ template <typename T>
 void check_real_column(const zs::column& c, const reference_ratios& r) {
   auto const* data = c.view().values<T>();
   std::vector<T> v(data, data + c.size());
-  expect_round_trip(v, 1);
-  expect_round_trip(v, 7);
-  expect_round_trip(v, 64);
+  expect_frame_sizes(v, 7);
+  expect_frame_sizes(v, 64);
 
   zs::encode_source const s{c.type(), c.size(), data};
   auto const sizes = zs::codecs::bitpack_codec::scheme_payload_bytes(s);
@@ -202,7 +183,7 @@ void check_real_column(const zs::column& c, const reference_ratios& r) {
   EXPECT_EQ(e.frame_bytes[0], zs::frame_header_bytes + *std::min_element(sizes.begin(), sizes.end()));
 }
 
-TEST_P(BitpackCpuRealData, RoundTripsAndMatchesTheReferenceRatios) {
+TEST_P(BitpackCpuRealData, MatchesTheReferenceRatios) {
   auto const r = GetParam();
   auto const c = zs::test::data_column(r.file);
   if (c.type() == zs::value_type::int32) {
