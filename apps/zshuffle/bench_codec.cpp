@@ -1,23 +1,42 @@
-// zshuffle bench codec: the bitpack codec's compression ratio and GPU encode and decode
-// throughput on the real integer columns, against the memory-bound limit measured in the same run.
+// zshuffle bench codec: a codec's compression ratio and GPU encode and decode throughput on the
+// real columns, and on inputs of other shapes derived from them, against the memory-bound limit
+// measured in the same run.
 //
-// Each column is tiled on the device to --bytes and cut into --frames frames, encoded and decoded
-// as one batch (one launch sequence for all frames). Times are CUDA events around encode_async
-// and decode_async (the whole codec call: headers, checksums, validation), the median of
-// --repeat runs after --warmup runs. Throughput is uncompressed bytes per second. The limit is
-// the bytes a pass must move at least (encode: read the values, write the frames; decode: read
-// the frames, write the values) at the device's measured copy bandwidth (bytes read + written).
-// The CPU reference encodes the untiled column as one frame: its ratio is printed beside the
-// GPU's, and the GPU's frame of the same untiled column must equal it byte for byte.
+// What runs: --codec names one registered codec; without it each column gets its type's default
+// codec (zs::default_codec). The columns are the files that --column / --columns name; without
+// them, with --codec or --type, every column file of the data folder that the codec encodes and
+// that reads as --type; with none of these, the three integer columns of the figures in
+// bench/RESULTS.md (so `zshuffle bench codec` measures bitpack on them as it always has). --type
+// reads every column as that type (integers as any integer type, floats as either float type).
+// --shapes adds inputs derived from each column on the host (bench_inputs.hpp).
+//
+// Each input is tiled on the device to --bytes (its values, or the characters of strings, whose
+// offsets follow the copies) and cut into --frames frames, encoded and decoded as one batch (one
+// launch sequence for all frames). Times are CUDA events around encode_async and decode_async
+// (the whole codec call: headers, checksums, validation), the median of --repeat runs after
+// --warmup runs. Throughput is uncompressed bytes (the codec's raw bytes: values, or characters)
+// per second. The limit is the bytes a pass must move at least (encode: read the input, that is
+// the values, or the characters and offsets, and write the frames; decode: the reverse) at the
+// device's measured copy bandwidth (bytes read + written). A codec with column parameters has
+// them prepared from the batch's frames before the timed runs, as a shuffle prepares them from
+// a round's partitions. The CPU reference encodes the untiled input as one frame: its ratio is
+// printed beside the GPU's, and the GPU's frame of the same untiled input must equal it byte for
+// byte. Beside them, the ratio the codec itself estimates (codec::estimate on the untiled input).
+//
+// --cpu runs the same steps with the CPU reference codecs (encode_host, decode_host), without a
+// GPU and without timings: ratios, estimates, frames per scheme and a verified round trip.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "args.hpp"
+#include "bench_inputs.hpp"
 #include "commands.hpp"
 #include "geometry.hpp"
 #include "output_file.hpp"
@@ -29,7 +48,345 @@
 
 namespace {
 
-const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
+namespace fs = std::filesystem;
+
+// The columns of the earlier figures, in their order: what runs when nothing picks columns.
+const std::vector<std::string> integer_columns{"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32"};
+
+constexpr std::uint64_t default_bytes = std::uint64_t{2} << 30;
+constexpr std::uint64_t default_cpu_bytes = std::uint64_t{64} << 20;  // the CPU codecs take seconds a GiB
+
+std::string type_name(zs::value_type type) { return std::string(zs::to_string(type)); }
+std::string codec_name(const zs::codec& c) { return std::string(c.name()); }
+
+[[noreturn]] void usage_error(const std::string& message) { ZS_FAIL(zs::error_code::invalid_argument, message); }
+
+// --- what to run --------------------------------------------------------------------------------
+
+struct settings {
+  std::uint64_t bytes = default_bytes;
+  std::uint64_t frames = 64;
+  int repeat = 10, warmup = 2;
+  bool cpu = false;
+  std::vector<zs::cli::input_shape> shapes;
+};
+
+struct planned_column {
+  fs::path file;
+  zs::value_type type = zs::value_type::int32;  // the type it is benchmarked as
+  const zs::codec* codec = nullptr;
+};
+
+struct plan {
+  std::vector<planned_column> columns;
+  std::vector<std::string> skipped;  // a line for each column of the folder the codec does not encode
+};
+
+const zs::codec& codec_by_name(const std::string& name) {
+  try {
+    return zs::get_codec(std::string_view(name));
+  } catch (const zs::error& e) {
+    usage_error("--codec: " + e.message());
+  }
+}
+
+zs::value_type type_by_name(const std::string& name) {
+  try {
+    return zs::parse_value_type(name);
+  } catch (const zs::error&) {
+    usage_error("--type: no value type is named '" + name +
+                "' (types: int32, int64, uint32, uint64, float32, float64, string)");
+  }
+}
+
+// The columns to run and the codec of each; throws a usage error for a pair that cannot run.
+plan plan_columns(const fs::path& dir, std::vector<std::string> names, const zs::codec* named_codec,
+                  std::optional<zs::value_type> named_type) {
+  if (named_codec != nullptr && named_type && !named_codec->supports(*named_type)) {
+    usage_error("codec '" + codec_name(*named_codec) + "' does not encode " + type_name(*named_type) +
+                " values (--codec " + codec_name(*named_codec) + " --type " + type_name(*named_type) + ")");
+  }
+  plan p;
+  if (names.empty() && named_codec == nullptr && !named_type) names = integer_columns;
+  if (names.empty()) {
+    // The default set: every column of the folder that fits; the codec's other types are noted.
+    for (auto const& file : zs::io::list_columns(dir)) {
+      zs::value_type const own = *zs::io::type_of_file(file);
+      zs::value_type const type = named_type.value_or(own);
+      if (!zs::cli::converts_to(own, type)) continue;  // --type picks the columns that read as it
+      const zs::codec& c = named_codec != nullptr ? *named_codec : zs::default_codec(type);
+      if (!c.supports(type)) {
+        p.skipped.push_back("skipped " + file.filename().string() + ": codec '" + codec_name(c) +
+                            "' does not encode " + type_name(type) + " values");
+        continue;
+      }
+      p.columns.push_back({file, type, &c});
+    }
+    if (p.columns.empty()) {
+      usage_error("no column file in '" + dir.string() + "'" +
+                  (named_type ? " reads as " + type_name(*named_type) : std::string()) +
+                  (named_codec != nullptr ? " for codec '" + codec_name(*named_codec) + "'" : std::string()));
+    }
+    return p;
+  }
+  for (auto const& name : names) {
+    fs::path const file = dir / name;
+    auto const own = zs::io::type_of_file(file);
+    if (!own) {
+      usage_error("--column '" + name + "' is no column file: its extension names no type (.i32, .u32, .i64, "
+                  ".u64, .f32, .f64, or .txt for strings)");
+    }
+    zs::value_type const type = named_type.value_or(*own);
+    if (!zs::cli::converts_to(*own, type)) {
+      usage_error("--column '" + name + "' holds " + type_name(*own) + " values, which do not read as " +
+                  type_name(type) + " (--type " + type_name(type) + ")");
+    }
+    const zs::codec& c = named_codec != nullptr ? *named_codec : zs::default_codec(type);
+    if (!c.supports(type)) {
+      usage_error("codec '" + codec_name(c) + "' does not encode " + type_name(type) + " values (--codec " +
+                  codec_name(c) + " --column " + name + ")");
+    }
+    p.columns.push_back({file, type, &c});
+  }
+  return p;
+}
+
+// --- the tiled input ----------------------------------------------------------------------------
+
+// The tiled input's layout, known on the host: whole copies of the column one after another, the
+// last cut at --bytes (at a value, or at the end of a string).
+struct tiling {
+  zs::value_type type = zs::value_type::int32;
+  std::uint64_t rows = 0;
+  std::uint64_t data_bytes = 0;         // values, or the characters of strings: the codec's raw bytes
+  std::vector<std::int64_t> offsets;    // strings: rows + 1 offsets into the tiled characters
+
+  bool strings() const noexcept { return type == zs::value_type::string; }
+  // What a pass reads or writes besides the frames: values, or characters and offsets.
+  std::uint64_t input_bytes() const noexcept { return data_bytes + offsets.size() * sizeof(std::int64_t); }
+};
+
+tiling plan_tiling(const zs::column& host, std::uint64_t bytes) {
+  tiling t;
+  t.type = host.type();
+  if (!t.strings()) {
+    std::size_t const width = zs::value_width(t.type);
+    t.rows = bytes / width;
+    if (t.rows == 0) {
+      usage_error("--bytes " + zs::cli::format_size(bytes) + " holds no " + type_name(t.type) + " value");
+    }
+    t.data_bytes = t.rows * width;
+    return t;
+  }
+  auto const v = host.view();
+  std::uint64_t const n = host.size(), chars = host.data_bytes();
+  std::uint64_t copies = 1, partial = 0;  // a column of empty strings is tiled once
+  if (chars > 0) {
+    copies = bytes / chars;
+    // Of the next copy, the strings that end within --bytes.
+    auto const* end = std::upper_bound(v.offsets, v.offsets + n + 1, static_cast<std::int64_t>(bytes % chars));
+    partial = static_cast<std::uint64_t>(end - v.offsets) - 1;
+  }
+  t.rows = copies * n + partial;
+  if (t.rows == 0) {
+    usage_error("--bytes " + zs::cli::format_size(bytes) + " is less than the first string of the column (" +
+                std::to_string(v.offsets[1]) + " bytes)");
+  }
+  t.offsets.resize(t.rows + 1);
+  std::uint64_t row = 0;
+  for (std::uint64_t copy = 0; row < t.rows; ++copy) {
+    auto const base = static_cast<std::int64_t>(copy * chars);
+    for (std::uint64_t i = 0; i < n && row < t.rows; ++i) t.offsets[row++] = base + v.offsets[i];
+  }
+  t.offsets[t.rows] = static_cast<std::int64_t>((t.rows / n) * chars) + v.offsets[t.rows % n];
+  t.data_bytes = static_cast<std::uint64_t>(t.offsets[t.rows]);
+  return t;
+}
+
+// The rows of frame f of `frames`: an even split.
+std::pair<std::uint64_t, std::uint64_t> frame_rows(const tiling& t, std::uint64_t f, std::uint64_t frames) {
+  return {t.rows * f / frames, t.rows * (f + 1) / frames};
+}
+
+// The frames' sources over the tiled input at `values` (and `offsets` for strings), in the
+// memory of the side that runs.
+std::vector<zs::encode_source> cut_sources(const tiling& t, const void* values, const std::int64_t* offsets,
+                                           std::uint64_t frames) {
+  std::vector<zs::encode_source> sources;
+  for (std::uint64_t f = 0; f < frames; ++f) {
+    auto const [begin, end] = frame_rows(t, f, frames);
+    zs::encode_source s{t.type, end - begin, values};
+    if (t.strings()) {
+      s.offsets = offsets + begin;
+      s.chars_bytes = static_cast<std::uint64_t>(t.offsets[end] - t.offsets[begin]);
+    } else {
+      s.values = static_cast<const std::byte*>(values) + begin * zs::value_width(t.type);
+    }
+    sources.push_back(s);
+  }
+  return sources;
+}
+
+// Where each frame decodes to: the same places in an output of the tiled input's layout. A string
+// frame writes its offsets from its first row's to its last row's end (the next frame's first
+// offset, the same value) and its characters where the input's were.
+std::vector<zs::decode_target> cut_targets(const tiling& t, void* values, std::int64_t* offsets, std::uint64_t frames) {
+  std::vector<zs::decode_target> targets;
+  for (std::uint64_t f = 0; f < frames; ++f) {
+    auto const [begin, end] = frame_rows(t, f, frames);
+    zs::decode_target d{t.type, end - begin, values};
+    if (t.strings()) {
+      d.offsets = offsets + begin;
+      d.chars_begin = static_cast<std::uint64_t>(t.offsets[begin]);
+      d.chars_bytes = static_cast<std::uint64_t>(t.offsets[end] - t.offsets[begin]);
+    } else {
+      d.values = static_cast<std::byte*>(values) + begin * zs::value_width(t.type);
+    }
+    targets.push_back(d);
+  }
+  return targets;
+}
+
+// Fills total bytes at `to` with copies of the `from_bytes` bytes at `from`: one copy, then
+// copies of what is already there, doubling. `copy(to, from, bytes)` copies on the side that runs.
+template <typename FirstCopy, typename Copy>
+void tile(std::byte* to, const void* from, std::uint64_t from_bytes, std::uint64_t total, FirstCopy first_copy,
+          Copy copy) {
+  std::uint64_t const first = std::min(from_bytes, total);
+  if (first == 0) return;
+  first_copy(to, from, first);
+  for (std::uint64_t have = first; have < total;) {
+    std::uint64_t const n = std::min(have, total - have);
+    copy(to + have, to, n);
+    have += n;
+  }
+}
+
+// The whole of a column as one frame's source. `chars_bytes`: the characters of a string column
+// (the caller knows them on the host, wherever the column is).
+zs::encode_source whole(const zs::column_view& v, std::uint64_t chars_bytes) {
+  zs::encode_source s{v.type, v.count, v.data, v.offsets};
+  if (v.type == zs::value_type::string) s.chars_bytes = chars_bytes;
+  return s;
+}
+
+// Column parameters, for a codec that has them: prepared once from every frame of the batch (one
+// column) and handed to each. Their memory is returned, empty for codecs without.
+zs::device_buffer attach_params_on_device(const zs::codec& c, std::vector<zs::encode_source>& sources,
+                                          cudaStream_t stream) {
+  if (sources.empty() || c.params_bytes(sources.front().type) == 0) return {};
+  std::array<zs::value_type, 1> const types{sources.front().type};
+  auto const offsets = zs::layout_params(c, types);
+  std::array<std::uint64_t, 2> const piece_begin{0, sources.size()};
+  zs::device_buffer params(offsets.back(), stream);
+  c.prepare_async({sources, piece_begin}, params.as<std::byte>(), offsets, stream);
+  for (auto& s : sources) s.params = params.as<std::byte>() + offsets[0];
+  return params;
+}
+
+zs::host_buffer attach_params_on_host(const zs::codec& c, std::vector<zs::encode_source>& sources) {
+  if (sources.empty() || c.params_bytes(sources.front().type) == 0) return {};
+  std::array<zs::value_type, 1> const types{sources.front().type};
+  auto const offsets = zs::layout_params(c, types);
+  std::array<std::uint64_t, 2> const piece_begin{0, sources.size()};
+  zs::host_buffer params(offsets.back());
+  c.prepare_host({sources, piece_begin}, params.as<std::byte>(), offsets);
+  for (auto& s : sources) s.params = params.as<std::byte>() + offsets[0];
+  return params;
+}
+
+// The ratio the codec estimates for one column, or nothing where it gives none (a codec whose
+// estimate is not there yet, or fails).
+template <typename Estimate>
+std::optional<double> estimated_ratio(Estimate estimate) {
+  try {
+    std::vector<zs::codec_estimate> const e = estimate();
+    if (e.size() != 1) return std::nullopt;
+    return e.front().ratio();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// --- one input ----------------------------------------------------------------------------------
+
+struct result {
+  std::string name;   // "<file>" for the real column, "<file>:<shape>" for a derived input
+  std::string file;
+  std::string shape;
+  std::string codec;
+  zs::value_type type = zs::value_type::int32;
+  std::uint64_t rows = 0, raw_bytes = 0, input_bytes = 0, frame_bytes = 0;
+  double cpu_ratio = 0;               // CPU reference, untiled input, one frame
+  std::string cpu_scheme;             // the codec id of that frame
+  std::optional<bool> identical;      // the GPU's frame of the untiled input == the CPU's (GPU runs)
+  std::optional<double> estimate;     // codec::estimate on the untiled input
+  double ratio = 0;                   // tiled input, all frames
+  std::vector<std::pair<std::string, std::uint64_t>> frames_by_scheme;  // frames per codec id in the headers
+  bool timed = false;                 // GPU runs; CPU runs time nothing
+  double encode_ms = 0, decode_ms = 0;
+  double encode_limit_ms = 0, decode_limit_ms = 0;
+  bool verified = false;              // every status ok, and the input back as it was
+  std::vector<std::string> geometry;  // launch geometry of each kernel (zs::describe)
+};
+
+// Frames per codec id: every id the codec's decoder accepts (0 where none), and any other found.
+void count_schemes(const zs::codec& c, const std::vector<std::byte>& ids, result& r) {
+  std::array<std::uint64_t, 256> count{};
+  for (auto const id : ids) ++count[static_cast<unsigned>(id)];
+  for (unsigned id = 0; id < count.size(); ++id) {
+    bool const accepted = id <= zs::max_codec_id && (c.decodes() & zs::codec_bit(static_cast<zs::codec_id>(id))) != 0;
+    if (!accepted && count[id] == 0) continue;
+    std::string name(zs::to_string(static_cast<zs::codec_id>(id)));
+    if (name == "unknown") name = "id " + std::to_string(id);
+    r.frames_by_scheme.emplace_back(name, count[id]);
+  }
+}
+
+void cpu_reference(const zs::codec& c, const zs::column& host, result& r) {
+  std::vector<zs::encode_source> sources{whole(host.view(), host.data_bytes())};
+  zs::host_buffer const params = attach_params_on_host(c, sources);
+  auto const offsets = zs::layout_frames(c, sources);
+  zs::host_buffer frame(offsets.back());
+  std::uint64_t frame_bytes = 0;
+  c.encode_host({sources, frame.as<std::byte>(), offsets, &frame_bytes});
+  r.cpu_ratio = static_cast<double>(sources.front().raw_bytes()) / static_cast<double>(frame_bytes);
+  r.cpu_scheme = std::string(zs::to_string(static_cast<zs::codec_id>(frame.as<std::byte>()[6])));
+  std::array<std::uint64_t, 2> const piece_begin{0, 1};
+  r.estimate = estimated_ratio([&] { return c.estimate_host({sources, piece_begin}); });
+}
+
+// The CPU reference frame of the untiled input, whether the GPU writes the same bytes, and the
+// codec's estimate on the GPU.
+void gpu_reference(const zs::codec& c, const zs::column& host, result& r, cudaStream_t stream) {
+  std::vector<zs::encode_source> sources{whole(host.view(), host.data_bytes())};
+  zs::host_buffer const cpu_params = attach_params_on_host(c, sources);
+  auto const offsets = zs::layout_frames(c, sources);
+  std::vector<std::byte> cpu(offsets.back());
+  std::uint64_t cpu_bytes = 0;
+  c.encode_host({sources, cpu.data(), offsets, &cpu_bytes});
+  r.cpu_ratio = static_cast<double>(sources.front().raw_bytes()) / static_cast<double>(cpu_bytes);
+  r.cpu_scheme = std::string(zs::to_string(static_cast<zs::codec_id>(cpu[6])));
+
+  zs::column const device = host.copy_to(zs::memory_kind::device, stream);
+  std::vector<zs::encode_source> dsources{whole(device.view(), host.data_bytes())};
+  zs::device_buffer const gpu_params = attach_params_on_device(c, dsources, stream);
+  auto const doffsets = zs::layout_frames(c, dsources);
+  zs::device_buffer frames(doffsets.back(), stream), bytes(sizeof(std::uint64_t), stream);
+  zs::device_buffer temp(c.encode_temp_bytes(dsources), stream);
+  c.encode_async({dsources, frames.as<std::byte>(), doffsets, bytes.as<std::uint64_t>()}, temp.data(), temp.size(),
+                 stream);
+  std::vector<std::byte> gpu(doffsets.back());
+  std::uint64_t gpu_bytes = 0;
+  zs::copy_async(gpu.data(), frames.data(), gpu.size(), stream);
+  zs::copy_async(&gpu_bytes, bytes.data(), sizeof gpu_bytes, stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  r.identical = gpu_bytes == cpu_bytes && std::memcmp(gpu.data(), cpu.data(), cpu_bytes) == 0;
+
+  std::array<std::uint64_t, 2> const piece_begin{0, 1};
+  std::vector<zs::encode_source> const sample{whole(device.view(), host.data_bytes())};
+  r.estimate = estimated_ratio([&] { return c.estimate({sample, piece_begin}, stream); });
+}
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -52,235 +409,346 @@ double time_ms(int warmup, int repeat, cudaStream_t stream, Run run) {
   return median(ms);
 }
 
-std::vector<zs::encode_source> cut(zs::value_type type, std::uint64_t rows, const void* values, std::uint64_t frames) {
-  std::size_t const width = zs::value_width(type);
-  std::vector<zs::encode_source> sources;
-  for (std::uint64_t f = 0; f < frames; ++f) {
-    std::uint64_t const begin = rows * f / frames, end = rows * (f + 1) / frames;
-    sources.push_back({type, end - begin, static_cast<const std::byte*>(values) + begin * width});
-  }
-  return sources;
+bool all_ok(const std::vector<zs::frame_status>& statuses) {
+  return std::all_of(statuses.begin(), statuses.end(), [](auto s) { return s == zs::frame_status::ok; });
 }
 
-struct result {
-  std::string name;
-  zs::value_type type = zs::value_type::int32;
-  std::uint64_t rows = 0, raw_bytes = 0, frame_bytes = 0;
-  double cpu_ratio = 0;            // CPU reference, untiled column, one frame
-  std::string cpu_scheme;
-  bool identical = false;          // the GPU's frame of the untiled column == the CPU's
-  double ratio = 0;                // GPU, tiled column, all frames
-  std::uint64_t schemes[4] = {0, 0, 0, 0};  // frames per codec id
-  double encode_ms = 0, decode_ms = 0;
-  double encode_limit_ms = 0, decode_limit_ms = 0;
-  bool verified = false;           // decoded values == input, every status ok
-  std::vector<std::string> geometry;  // launch geometry of each kernel (zs::describe)
-};
+void measure_on_gpu(const zs::codec& c, const zs::column& host, const settings& s, double copy_bandwidth,
+                    cudaStream_t stream, result& r) {
+  gpu_reference(c, host, r, stream);
+  tiling const t = plan_tiling(host, s.bytes);
+  r.rows = t.rows;
+  r.raw_bytes = t.data_bytes;
+  r.input_bytes = t.input_bytes();
 
-// The CPU reference frame of the whole column, and whether the GPU writes the same bytes.
-void reference(const zs::column& host, result& r, cudaStream_t stream) {
-  std::vector<zs::encode_source> sources{{host.type(), host.size(), host.view().data}};
-  auto const offsets = zs::layout_frames(bitpack(), sources);
-  std::vector<std::byte> cpu(offsets.back());
-  std::uint64_t cpu_bytes = 0;
-  bitpack().encode_host({sources, cpu.data(), offsets, &cpu_bytes});
-  r.cpu_ratio = static_cast<double>(host.data_bytes()) / static_cast<double>(cpu_bytes);
-  r.cpu_scheme = std::string(zs::to_string(static_cast<zs::codec_id>(cpu[6])));
+  // Tile on the device: one copy up, then doubling device-to-device copies; string offsets,
+  // which differ from copy to copy, come up from the host.
+  zs::device_buffer input(t.data_bytes, stream);
+  tile(input.as<std::byte>(), host.view().data, host.data_bytes(), t.data_bytes,
+       [&](std::byte* to, const void* from, std::uint64_t n) { zs::copy_async(to, from, n, stream); },
+       [&](std::byte* to, const std::byte* from, std::uint64_t n) {
+         ZS_CUDA_TRY(cudaMemcpyAsync(to, from, n, cudaMemcpyDeviceToDevice, stream));
+       });
+  zs::device_buffer input_offsets(t.offsets.size() * sizeof(std::int64_t), stream);
+  if (t.strings()) zs::copy_async(input_offsets.data(), t.offsets.data(), input_offsets.size(), stream);
 
-  zs::column const device = host.copy_to(zs::memory_kind::device, stream);
-  std::vector<zs::encode_source> dsources{{host.type(), host.size(), device.view().data}};
-  zs::device_buffer frames(offsets.back(), stream), bytes(sizeof(std::uint64_t), stream);
-  zs::device_buffer temp(bitpack().encode_temp_bytes(dsources), stream);
-  bitpack().encode_async({dsources, frames.as<std::byte>(), offsets, bytes.as<std::uint64_t>()}, temp.data(),
-                         temp.size(), stream);
-  std::vector<std::byte> gpu(offsets.back());
-  std::uint64_t gpu_bytes = 0;
-  zs::copy_async(gpu.data(), frames.data(), gpu.size(), stream);
-  zs::copy_async(&gpu_bytes, bytes.data(), sizeof gpu_bytes, stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  r.identical = gpu_bytes == cpu_bytes && std::memcmp(gpu.data(), cpu.data(), cpu_bytes) == 0;
-}
-
-result measure(const std::filesystem::path& file, std::uint64_t bytes, std::uint64_t frame_count, int warmup,
-               int repeat, double copy_bandwidth, cudaStream_t stream) {
-  zs::column const host = zs::io::read_column(file);
-  ZS_EXPECTS(zs::is_integer(host.type()) && host.size() > 0, "a non-empty integer column");
-  result r;
-  r.name = file.filename().string();
-  r.type = host.type();
-  reference(host, r, stream);
-
-  // Tile on the device: one copy up, then doubling device-to-device copies.
-  std::size_t const width = zs::value_width(host.type());
-  r.rows = bytes / width;
-  r.raw_bytes = r.rows * width;
-  zs::device_buffer input(r.raw_bytes, stream);
-  std::uint64_t const first = std::min<std::uint64_t>(host.data_bytes(), r.raw_bytes);
-  zs::copy_async(input.data(), host.view().data, first, stream);
-  for (std::uint64_t have = first; have < r.raw_bytes;) {
-    std::uint64_t const n = std::min(have, r.raw_bytes - have);
-    ZS_CUDA_TRY(cudaMemcpyAsync(input.as<std::byte>() + have, input.data(), n, cudaMemcpyDeviceToDevice, stream));
-    have += n;
-  }
-
-  auto const sources = cut(host.type(), r.rows, input.data(), frame_count);
-  auto const offsets = zs::layout_frames(bitpack(), sources);
+  auto sources = cut_sources(t, input.data(), input_offsets.as<std::int64_t>(), s.frames);
+  zs::device_buffer const params = attach_params_on_device(c, sources, stream);
+  auto const offsets = zs::layout_frames(c, sources);
   zs::device_buffer frames(offsets.back(), stream);
-  zs::device_buffer frame_bytes(frame_count * sizeof(std::uint64_t), stream);
-  zs::device_buffer encode_temp(bitpack().encode_temp_bytes(sources), stream);
+  zs::device_buffer frame_bytes(s.frames * sizeof(std::uint64_t), stream);
+  zs::device_buffer encode_temp(c.encode_temp_bytes(sources), stream);
   zs::encode_batch const encode{sources, frames.as<std::byte>(), offsets, frame_bytes.as<std::uint64_t>()};
-  r.encode_ms = time_ms(warmup, repeat, stream, [&] {
-    bitpack().encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
+  r.encode_ms = time_ms(s.warmup, s.repeat, stream, [&] {
+    c.encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
   });
   zs::cli::record_geometry(r.geometry, stream, [&] {
-    bitpack().encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
+    c.encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
   });
 
-  std::vector<std::uint64_t> sizes(frame_count);
-  zs::copy_async(sizes.data(), frame_bytes.data(), frame_count * sizeof(std::uint64_t), stream);
-  std::vector<std::byte> ids(frame_count);
-  for (std::uint64_t f = 0; f < frame_count; ++f) {
+  std::vector<std::uint64_t> sizes(s.frames);
+  zs::copy_async(sizes.data(), frame_bytes.data(), s.frames * sizeof(std::uint64_t), stream);
+  std::vector<std::byte> ids(s.frames);
+  for (std::uint64_t f = 0; f < s.frames; ++f) {
     zs::copy_async(&ids[f], frames.as<std::byte>() + offsets[f] + 6, 1, stream);
   }
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  for (std::uint64_t f = 0; f < frame_count; ++f) {
-    r.frame_bytes += sizes[f];
-    auto const id = static_cast<unsigned>(ids[f]);
-    if (id < 4) ++r.schemes[id];
-  }
+  for (auto const size : sizes) r.frame_bytes += size;
+  count_schemes(c, ids, r);
   r.ratio = static_cast<double>(r.raw_bytes) / static_cast<double>(r.frame_bytes);
 
-  zs::device_buffer output(r.raw_bytes, stream);
-  std::vector<zs::decode_target> targets;
-  for (auto const& s : sources) {
-    auto const at = static_cast<const std::byte*>(s.values) - input.as<std::byte>();
-    targets.push_back({s.type, s.count, output.as<std::byte>() + at});
-  }
-  zs::device_buffer status(frame_count * sizeof(zs::frame_status), stream);
-  zs::device_buffer decode_temp(bitpack().decode_temp_bytes(targets), stream);
+  zs::device_buffer output(t.data_bytes, stream);
+  zs::device_buffer output_offsets(t.offsets.size() * sizeof(std::int64_t), stream);
+  auto const targets = cut_targets(t, output.data(), output_offsets.as<std::int64_t>(), s.frames);
+  zs::device_buffer status(s.frames * sizeof(zs::frame_status), stream);
+  zs::device_buffer decode_temp(c.decode_temp_bytes(targets), stream);
   zs::decode_batch const decode{frames.as<std::byte>(), offsets, targets, status.as<zs::frame_status>()};
-  ZS_CUDA_TRY(cudaMemsetAsync(output.data(), 0, r.raw_bytes, stream));
-  r.decode_ms = time_ms(warmup, repeat, stream, [&] {
-    bitpack().decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
+  if (output.size() > 0) ZS_CUDA_TRY(cudaMemsetAsync(output.data(), 0, output.size(), stream));
+  if (t.strings()) ZS_CUDA_TRY(cudaMemsetAsync(output_offsets.data(), 0, output_offsets.size(), stream));
+  r.decode_ms = time_ms(s.warmup, s.repeat, stream, [&] {
+    c.decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
   });
   zs::cli::record_geometry(r.geometry, stream, [&] {
-    bitpack().decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
+    c.decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
   });
+  r.timed = true;
 
-  // Verify: every frame ok and the values back as they were.
-  std::vector<zs::frame_status> statuses(frame_count);
-  zs::copy_async(statuses.data(), status.data(), frame_count * sizeof(zs::frame_status), stream);
-  std::vector<std::byte> a(r.raw_bytes), b(r.raw_bytes);
-  zs::copy_async(a.data(), input.data(), r.raw_bytes, stream);
-  zs::copy_async(b.data(), output.data(), r.raw_bytes, stream);
+  // Verify: every frame ok and the input back as it was: the values, or for strings every
+  // offset and character (so every string, exactly).
+  std::vector<zs::frame_status> statuses(s.frames);
+  zs::copy_async(statuses.data(), status.data(), s.frames * sizeof(zs::frame_status), stream);
+  std::vector<std::byte> a(t.data_bytes), b(t.data_bytes);
+  zs::copy_async(a.data(), input.data(), t.data_bytes, stream);
+  zs::copy_async(b.data(), output.data(), t.data_bytes, stream);
+  std::vector<std::int64_t> decoded_offsets(t.offsets.size());
+  zs::copy_async(decoded_offsets.data(), output_offsets.data(), output_offsets.size(), stream);
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  r.verified = std::all_of(statuses.begin(), statuses.end(), [](auto s) { return s == zs::frame_status::ok; }) &&
-               std::memcmp(a.data(), b.data(), r.raw_bytes) == 0;
+  r.verified = all_ok(statuses) && (t.data_bytes == 0 || std::memcmp(a.data(), b.data(), t.data_bytes) == 0) &&
+               decoded_offsets == t.offsets;
 
-  double const moved = static_cast<double>(r.raw_bytes + r.frame_bytes);
+  double const moved = static_cast<double>(r.input_bytes + r.frame_bytes);
   r.encode_limit_ms = moved / copy_bandwidth * 1e3;
   r.decode_limit_ms = moved / copy_bandwidth * 1e3;
-  return r;
+}
+
+void measure_on_cpu(const zs::codec& c, const zs::column& host, const settings& s, result& r) {
+  cpu_reference(c, host, r);
+  tiling const t = plan_tiling(host, s.bytes);
+  r.rows = t.rows;
+  r.raw_bytes = t.data_bytes;
+  r.input_bytes = t.input_bytes();
+
+  zs::host_buffer input(t.data_bytes);
+  auto const host_copy = [](std::byte* to, const void* from, std::uint64_t n) { std::memcpy(to, from, n); };
+  tile(input.as<std::byte>(), host.view().data, host.data_bytes(), t.data_bytes, host_copy, host_copy);
+  auto sources = cut_sources(t, input.data(), t.offsets.data(), s.frames);
+  zs::host_buffer const params = attach_params_on_host(c, sources);
+  auto const offsets = zs::layout_frames(c, sources);
+  zs::host_buffer frames(offsets.back());
+  std::vector<std::uint64_t> sizes(s.frames);
+  c.encode_host({sources, frames.as<std::byte>(), offsets, sizes.data()});
+  std::vector<std::byte> ids(s.frames);
+  for (std::uint64_t f = 0; f < s.frames; ++f) ids[f] = frames.as<std::byte>()[offsets[f] + 6];
+  for (auto const size : sizes) r.frame_bytes += size;
+  count_schemes(c, ids, r);
+  r.ratio = static_cast<double>(r.raw_bytes) / static_cast<double>(r.frame_bytes);
+
+  zs::host_buffer output(t.data_bytes);
+  if (t.data_bytes > 0) std::memset(output.data(), 0, t.data_bytes);
+  std::vector<std::int64_t> decoded_offsets(t.offsets.size(), 0);
+  auto const targets = cut_targets(t, output.data(), decoded_offsets.data(), s.frames);
+  std::vector<zs::frame_status> statuses(s.frames);
+  c.decode_host({frames.as<std::byte>(), offsets, targets, statuses.data()});
+  r.verified = all_ok(statuses) && (t.data_bytes == 0 || std::memcmp(input.data(), output.data(), t.data_bytes) == 0) &&
+               decoded_offsets == t.offsets;
+}
+
+// --- output -------------------------------------------------------------------------------------
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+double gbs(std::uint64_t bytes, double ms) { return static_cast<double>(bytes) / ms / 1e6; }
+
+std::string schemes_text(const result& r) {
+  std::string text;
+  for (auto const& [name, count] : r.frames_by_scheme) {
+    if (count > 0) text += (text.empty() ? "" : " ") + name + ":" + std::to_string(count);
+  }
+  return text.empty() ? "-" : text;
+}
+
+void print_header(int name_width, bool timed) {
+  std::printf("%-*s %-7s %-7s %7s %7s %7s %4s %-20s", name_width, "input", "type", "codec", "ratio", "est", "cpu",
+              "same", "frames by scheme");
+  if (timed) {
+    std::printf(" %9s %9s %6s %9s %9s %6s", "enc ms", "enc GB/s", "% lim", "dec ms", "dec GB/s", "% lim");
+  }
+  std::printf(" %3s\n", "ok");
+}
+
+void print_row(const result& r, int name_width) {
+  std::string const same = !r.identical ? "-" : *r.identical ? "yes" : "NO";
+  std::printf("%-*s %-7s %-7s %7.3f %7s %7.3f %4s %-20s", name_width, r.name.c_str(), type_name(r.type).c_str(),
+              r.codec.c_str(), r.ratio, r.estimate ? fixed(*r.estimate, 3).c_str() : "n/a", r.cpu_ratio, same.c_str(),
+              schemes_text(r).c_str());
+  if (r.timed) {
+    std::printf(" %9.3f %9.1f %6.1f %9.3f %9.1f %6.1f", r.encode_ms, gbs(r.raw_bytes, r.encode_ms),
+                100.0 * r.encode_limit_ms / r.encode_ms, r.decode_ms, gbs(r.raw_bytes, r.decode_ms),
+                100.0 * r.decode_limit_ms / r.decode_ms);
+  }
+  std::printf(" %3s\n", r.verified ? "yes" : "NO");
+  for (auto const& g : r.geometry) std::printf("    geometry: %s\n", g.c_str());
+  std::fflush(stdout);
 }
 
 nlohmann::json result_json(const result& r) {
-  return {{"column", r.name},
-          {"type", zs::to_string(r.type)},
-          {"rows", r.rows},
-          {"raw_bytes", r.raw_bytes},
-          {"frame_bytes", r.frame_bytes},
-          {"ratio", r.ratio},
-          {"cpu_reference_ratio_untiled", r.cpu_ratio},
-          {"cpu_reference_scheme", r.cpu_scheme},
-          {"gpu_equals_cpu_untiled", r.identical},
-          {"frames_by_scheme", {{"raw", r.schemes[0]}, {"for", r.schemes[1]}, {"dfor", r.schemes[2]}, {"rfor", r.schemes[3]}}},
-          {"encode_ms", r.encode_ms},
-          {"encode_gbs", static_cast<double>(r.raw_bytes) / r.encode_ms / 1e6},
-          {"encode_limit_ms", r.encode_limit_ms},
-          {"encode_pct_of_limit", 100.0 * r.encode_limit_ms / r.encode_ms},
-          {"decode_ms", r.decode_ms},
-          {"decode_gbs", static_cast<double>(r.raw_bytes) / r.decode_ms / 1e6},
-          {"decode_limit_ms", r.decode_limit_ms},
-          {"decode_pct_of_limit", 100.0 * r.decode_limit_ms / r.decode_ms},
-          {"verified", r.verified},
-          {"geometry", r.geometry}};
+  nlohmann::json schemes = nlohmann::json::object();
+  for (auto const& [name, count] : r.frames_by_scheme) schemes[name] = count;
+  nlohmann::json j{{"column", r.name},
+                   {"file", r.file},
+                   {"shape", r.shape},
+                   {"codec", r.codec},
+                   {"type", zs::to_string(r.type)},
+                   {"rows", r.rows},
+                   {"raw_bytes", r.raw_bytes},
+                   {"input_bytes", r.input_bytes},
+                   {"frame_bytes", r.frame_bytes},
+                   {"ratio", r.ratio},
+                   {"estimate_ratio", r.estimate ? nlohmann::json(*r.estimate) : nlohmann::json(nullptr)},
+                   {"cpu_reference_ratio_untiled", r.cpu_ratio},
+                   {"cpu_reference_scheme", r.cpu_scheme},
+                   {"gpu_equals_cpu_untiled", r.identical ? nlohmann::json(*r.identical) : nlohmann::json(nullptr)},
+                   {"frames_by_scheme", std::move(schemes)},
+                   {"verified", r.verified}};
+  if (r.timed) {
+    j["encode_ms"] = r.encode_ms;
+    j["encode_gbs"] = gbs(r.raw_bytes, r.encode_ms);
+    j["encode_limit_ms"] = r.encode_limit_ms;
+    j["encode_pct_of_limit"] = 100.0 * r.encode_limit_ms / r.encode_ms;
+    j["decode_ms"] = r.decode_ms;
+    j["decode_gbs"] = gbs(r.raw_bytes, r.decode_ms);
+    j["decode_limit_ms"] = r.decode_limit_ms;
+    j["decode_pct_of_limit"] = 100.0 * r.decode_limit_ms / r.decode_ms;
+    j["geometry"] = r.geometry;
+  }
+  return j;
+}
+
+std::string registered_codecs() {
+  std::string names;
+  for (const zs::codec* c : zs::all_codecs()) names += (names.empty() ? "" : ", ") + codec_name(*c);
+  return names;
 }
 
 }  // namespace
 
 int run_bench_codec(int argc, char** argv) {
-  std::string data, json_path;
-  std::vector<std::string> names{"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32"};
-  std::uint64_t bytes = std::uint64_t{2} << 30;
-  std::uint64_t frame_count = 64;
-  int repeat = 10, warmup = 2;
-  CLI::App app{"The bitpack codec's compression ratio and GPU encode and decode throughput on the real integer "
-               "columns, against the memory-bound limit measured in the same run.",
+  std::string data, json_path, codec_option, type_option;
+  std::vector<std::string> column_list, column_files;
+  std::vector<std::string> shape_names{"as-is"};
+  settings s;
+  CLI::App app{"A codec's compression ratio and GPU encode and decode throughput on the real columns (and on "
+               "inputs of other shapes derived from them), against the memory-bound limit measured in the same run.",
                "zshuffle bench codec"};
   app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
-  app.add_option("--columns", names, "integer column files, comma separated")->delimiter(',')->capture_default_str();
-  zs::cli::add_size_option(app, "--bytes", bytes, "each column is tiled to this many uncompressed bytes on the GPU", 1);
-  app.add_option("--frames", frame_count, "frames the tiled column is cut into, coded as one batch")
+  app.add_option("--codec", codec_option,
+                 "the codec, by name (registered: " + registered_codecs() +
+                     "; default: each column's type's default codec)");
+  app.add_option("--type", type_option,
+                 "benchmark every column as this type: int32, int64, uint32, uint64 (integer columns), float32, "
+                 "float64 (float columns) or string (default: each column's own type)");
+  app.add_option("--column", column_files, "a column file of the folder; repeat for more")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--columns", column_list,
+                 "column files, comma separated (default: with --codec or --type, every column file of the folder "
+                 "that the codec encodes and that reads as --type; otherwise " +
+                     integer_columns[0] + "," + integer_columns[1] + "," + integer_columns[2] + ")")
+      ->delimiter(',');
+  app.add_option("--shapes", shape_names, "input shapes, comma separated, or all (the list is below)")
+      ->delimiter(',')
+      ->capture_default_str();
+  zs::cli::add_size_option(app, "--bytes", s.bytes,
+                           "each input is tiled to this many uncompressed bytes (values, or characters of strings); "
+                           "with --cpu the default is " + zs::cli::format_size(default_cpu_bytes),
+                           1);
+  app.add_option("--frames", s.frames, "frames the tiled input is cut into, coded as one batch")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
       ->capture_default_str();
-  app.add_option("--repeat", repeat, "timed runs; the median is reported")->check(CLI::Range(1, 1000000))->capture_default_str();
-  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1000000))->capture_default_str();
+  app.add_option("--repeat", s.repeat, "timed runs; the median is reported")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--warmup", s.warmup, "untimed runs first")->check(CLI::Range(0, 1000000))->capture_default_str();
+  app.add_flag("--cpu", s.cpu,
+               "the CPU reference codecs instead, no GPU needed: ratios, estimates, frames and a verified round "
+               "trip of every input, nothing timed");
   app.add_option("--json", json_path, "also write the results as JSON to this file");
+  app.footer(zs::cli::describe_shapes());
   if (!zs::cli::parse(app, argc, argv)) return 0;
+  if (s.cpu && app.count("--bytes") == 0) s.bytes = default_cpu_bytes;
   std::optional<zs::cli::output_file> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
-  std::filesystem::path const dir = zs::cli::data_folder(data);
-  if (!zs::cuda_device_available()) {
+  fs::path const dir = zs::cli::data_folder(data);
+  const zs::codec* named_codec = codec_option.empty() ? nullptr : &codec_by_name(codec_option);
+  std::optional<zs::value_type> named_type;
+  if (!type_option.empty()) named_type = type_by_name(type_option);
+  s.shapes = zs::cli::parse_input_shapes(shape_names);
+  std::vector<std::string> names = column_list;
+  names.insert(names.end(), column_files.begin(), column_files.end());
+  plan const p = plan_columns(dir, names, named_codec, named_type);
+  if (!s.cpu && !zs::cuda_device_available()) {
     return zs::cli::no_gpu("bench codec", "no CUDA device on this machine; the benchmark needs one");
   }
-  std::vector<std::filesystem::path> files;
-  for (auto const& name : names) files.push_back(dir / name);
-  ZS_EXPECTS(!files.empty(), "at least one column");
 
-  int device = 0;
-  ZS_CUDA_TRY(cudaGetDevice(&device));
-  zs::cuda_stream stream;
-  std::string const gpu = zs::query_device(device).name;
-  double const copy_bandwidth = zs::measure_copy_bandwidth(std::min<std::uint64_t>(bytes, std::uint64_t{1} << 30), 10, stream);
+  // The codecs that run, each once, in order: one name for the usual run of one codec.
+  std::vector<std::string> codecs;
+  for (auto const& c : p.columns) {
+    std::string const name = codec_name(*c.codec);
+    if (std::find(codecs.begin(), codecs.end(), name) == codecs.end()) codecs.push_back(name);
+  }
+  std::string codecs_text;
+  for (auto const& name : codecs) codecs_text += (codecs_text.empty() ? "" : ", ") + name;
+  int name_width = 20;
+  for (auto const& c : p.columns) {
+    for (auto const shape : s.shapes) {
+      std::size_t const width = c.file.filename().string().size() +
+                                (shape == zs::cli::input_shape::as_is ? 0 : 1 + zs::cli::to_string(shape).size());
+      name_width = std::max(name_width, static_cast<int>(width));
+    }
+  }
 
-  std::printf("zshuffle bench codec: bitpack on %s, columns tiled to %.2f GiB in %llu frames, median of %d after "
-              "%d warm-up runs\n",
-              gpu.c_str(), static_cast<double>(bytes) / (1 << 30), static_cast<unsigned long long>(frame_count), repeat,
-              warmup);
-  std::printf("device copy bandwidth (read + write): %.1f GB/s; limit = (raw + frame bytes) / that bandwidth\n\n",
-              copy_bandwidth / 1e9);
-  std::printf("%-20s %7s %7s %6s %-16s %9s %9s %7s %9s %9s %7s %3s\n", "column", "ratio", "cpu", "same",
-              "frames r/f/d/rf", "enc ms", "enc GB/s", "% lim", "dec ms", "dec GB/s", "% lim", "ok");
+  std::string device_name = "cpu";
+  double copy_bandwidth = 0;
+  std::optional<zs::cuda_stream> stream;
+  if (s.cpu) {
+    std::printf("zshuffle bench codec --cpu: %s, CPU reference codecs, inputs tiled to %s in %llu frames; nothing "
+                "timed\n\n",
+                codecs_text.c_str(), zs::cli::format_size(s.bytes).c_str(), static_cast<unsigned long long>(s.frames));
+  } else {
+    int device = 0;
+    ZS_CUDA_TRY(cudaGetDevice(&device));
+    stream.emplace();
+    device_name = zs::query_device(device).name;
+    copy_bandwidth =
+        zs::measure_copy_bandwidth(std::min<std::uint64_t>(s.bytes, std::uint64_t{1} << 30), 10, stream->get());
+    std::printf("zshuffle bench codec: %s on %s, inputs tiled to %.2f GiB in %llu frames, median of %d after "
+                "%d warm-up runs\n",
+                codecs_text.c_str(), device_name.c_str(), static_cast<double>(s.bytes) / (1 << 30),
+                static_cast<unsigned long long>(s.frames), s.repeat, s.warmup);
+    std::printf("device copy bandwidth (read + write): %.1f GB/s; limit = (input + frame bytes) / that bandwidth\n\n",
+                copy_bandwidth / 1e9);
+  }
+  for (auto const& line : p.skipped) std::printf("%s\n", line.c_str());
+  print_header(name_width, !s.cpu);
+
   std::vector<result> results;
-  bool all_ok = true;
-  for (auto const& file : files) {
-    result const r = measure(file, bytes, frame_count, warmup, repeat, copy_bandwidth, stream);
-    char schemes[64];
-    std::snprintf(schemes, sizeof schemes, "%llu/%llu/%llu/%llu", static_cast<unsigned long long>(r.schemes[0]),
-                  static_cast<unsigned long long>(r.schemes[1]), static_cast<unsigned long long>(r.schemes[2]),
-                  static_cast<unsigned long long>(r.schemes[3]));
-    std::printf("%-20s %7.3f %7.3f %6s %-16s %9.3f %9.1f %7.1f %9.3f %9.1f %7.1f %3s\n", r.name.c_str(), r.ratio,
-                r.cpu_ratio, r.identical ? "yes" : "NO", schemes, r.encode_ms,
-                static_cast<double>(r.raw_bytes) / r.encode_ms / 1e6, 100.0 * r.encode_limit_ms / r.encode_ms,
-                r.decode_ms, static_cast<double>(r.raw_bytes) / r.decode_ms / 1e6,
-                100.0 * r.decode_limit_ms / r.decode_ms, r.verified ? "yes" : "NO");
-    for (auto const& g : r.geometry) std::printf("    geometry: %s\n", g.c_str());
-    all_ok = all_ok && r.identical && r.verified;
-    results.push_back(r);
+  bool every_input_ok = true;
+  for (auto const& c : p.columns) {
+    zs::column const real = zs::cli::convert_column(zs::io::read_column(c.file), c.type);
+    if (real.size() == 0) ZS_FAIL(zs::error_code::invalid_argument, "'" + c.file.string() + "' holds no rows");
+    for (auto const shape : s.shapes) {
+      result r;
+      r.file = c.file.filename().string();
+      r.shape = std::string(zs::cli::to_string(shape));
+      r.name = shape == zs::cli::input_shape::as_is ? r.file : r.file + ":" + r.shape;
+      r.codec = codec_name(*c.codec);
+      r.type = c.type;
+      zs::column const input = zs::cli::shape_column(real, shape);
+      if (s.cpu) {
+        measure_on_cpu(*c.codec, input, s, r);
+      } else {
+        measure_on_gpu(*c.codec, input, s, copy_bandwidth, stream->get(), r);
+      }
+      print_row(r, name_width);
+      every_input_ok = every_input_ok && r.identical.value_or(true) && r.verified;
+      results.push_back(std::move(r));
+    }
   }
 
   if (json) {
     nlohmann::json all = nlohmann::json::array();
     for (auto const& r : results) all.push_back(result_json(r));
-    json->write_json(nlohmann::json{{"benchmark", "codec"},
-                               {"codec", "bitpack"},
-                               {"device", gpu},
-                               {"copy_bandwidth_gbs", copy_bandwidth / 1e9},
-                               {"bytes_per_column", bytes},
-                               {"frames", frame_count},
-                               {"repeat", repeat},
-                               {"warmup", warmup},
-                               {"results", std::move(all)}});
+    nlohmann::json shapes = nlohmann::json::array();
+    for (auto const shape : s.shapes) shapes.push_back(zs::cli::to_string(shape));
+    nlohmann::json out{{"benchmark", "codec"},
+                       {"codec", codecs_text},
+                       {"device", device_name},
+                       {"cpu_only", s.cpu},
+                       {"bytes_per_column", s.bytes},
+                       {"frames", s.frames},
+                       {"shapes", std::move(shapes)},
+                       {"skipped", p.skipped},
+                       {"results", std::move(all)}};
+    if (!s.cpu) {
+      out["copy_bandwidth_gbs"] = copy_bandwidth / 1e9;
+      out["repeat"] = s.repeat;
+      out["warmup"] = s.warmup;
+    }
+    json->write_json(out);
   }
-  return all_ok ? 0 : 1;
+  return every_input_ok ? 0 : 1;
 }
