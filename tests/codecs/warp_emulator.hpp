@@ -1,4 +1,4 @@
-// Runs GPU warp programs (kernels/bitpack/warp_programs.hpp) on the CPU: the 32 lanes are
+// Runs GPU warp programs (the Warp of kernels/common/warp_tools.hpp) on the CPU: the 32 lanes are
 // coroutines (ucontext) on the calling thread, switched at every __syncwarp and shuffle, so a
 // lane sees the others' writes exactly where a GPU lane would. Shared memory is refilled with
 // garbage between work units so that a program reading what it never wrote is caught by the
@@ -38,7 +38,7 @@ class warp_emulator {
   };
 
  public:
-  // The Warp of warp_programs.hpp.
+  // The Warp of warp_tools.hpp.
   struct warp {
     unsigned lane;
     shared_state* state;
