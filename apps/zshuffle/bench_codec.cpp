@@ -22,6 +22,8 @@
 // a round's partitions. The CPU reference encodes the untiled input as one frame: its ratio is
 // printed beside the GPU's, and the GPU's frame of the same untiled input must equal it byte for
 // byte. Beside them, the ratio the codec itself estimates (codec::estimate on the untiled input).
+// Ratios divide the bytes a raw shuffle would move (values, or characters + 8 per string) by the
+// frame bytes, as shuffle statistics and estimates do.
 //
 // --cpu runs the same steps with the CPU reference codecs (encode_host, decode_host), without a
 // GPU and without timings: ratios, estimates, frames per scheme and a verified round trip.
@@ -310,6 +312,13 @@ std::optional<double> estimated_ratio(Estimate estimate) {
 
 // --- one input ----------------------------------------------------------------------------------
 
+// What ratios divide, as shuffle statistics and codec estimates count it: the values, or the
+// characters and 8 bytes per string (its offset), the bytes a raw shuffle would move.
+std::uint64_t uncompressed_bytes(zs::value_type type, std::uint64_t rows, std::uint64_t data_bytes) {
+  return type == zs::value_type::string ? data_bytes + 8 * rows : data_bytes;
+}
+std::uint64_t uncompressed_bytes(const zs::encode_source& s) { return uncompressed_bytes(s.type, s.count, s.raw_bytes()); }
+
 struct result {
   std::string name;   // "<file>" for the real column, "<file>:<shape>" for a derived input
   std::string file;
@@ -350,7 +359,7 @@ void cpu_reference(const zs::codec& c, const zs::column& host, result& r) {
   zs::host_buffer frame(offsets.back());
   std::uint64_t frame_bytes = 0;
   c.encode_host({sources, frame.as<std::byte>(), offsets, &frame_bytes});
-  r.cpu_ratio = static_cast<double>(sources.front().raw_bytes()) / static_cast<double>(frame_bytes);
+  r.cpu_ratio = static_cast<double>(uncompressed_bytes(sources.front())) / static_cast<double>(frame_bytes);
   r.cpu_scheme = std::string(zs::to_string(static_cast<zs::codec_id>(frame.as<std::byte>()[6])));
   std::array<std::uint64_t, 2> const piece_begin{0, 1};
   r.estimate = estimated_ratio([&] { return c.estimate_host({sources, piece_begin}); });
@@ -365,7 +374,7 @@ void gpu_reference(const zs::codec& c, const zs::column& host, result& r, cudaSt
   std::vector<std::byte> cpu(offsets.back());
   std::uint64_t cpu_bytes = 0;
   c.encode_host({sources, cpu.data(), offsets, &cpu_bytes});
-  r.cpu_ratio = static_cast<double>(sources.front().raw_bytes()) / static_cast<double>(cpu_bytes);
+  r.cpu_ratio = static_cast<double>(uncompressed_bytes(sources.front())) / static_cast<double>(cpu_bytes);
   r.cpu_scheme = std::string(zs::to_string(static_cast<zs::codec_id>(cpu[6])));
 
   zs::column const device = host.copy_to(zs::memory_kind::device, stream);
@@ -455,7 +464,7 @@ void measure_on_gpu(const zs::codec& c, const zs::column& host, const settings& 
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   for (auto const size : sizes) r.frame_bytes += size;
   count_schemes(c, ids, r);
-  r.ratio = static_cast<double>(r.raw_bytes) / static_cast<double>(r.frame_bytes);
+  r.ratio = static_cast<double>(uncompressed_bytes(r.type, r.rows, r.raw_bytes)) / static_cast<double>(r.frame_bytes);
 
   zs::device_buffer output(t.data_bytes, stream);
   zs::device_buffer output_offsets(t.offsets.size() * sizeof(std::int64_t), stream);
@@ -511,7 +520,7 @@ void measure_on_cpu(const zs::codec& c, const zs::column& host, const settings& 
   for (std::uint64_t f = 0; f < s.frames; ++f) ids[f] = frames.as<std::byte>()[offsets[f] + 6];
   for (auto const size : sizes) r.frame_bytes += size;
   count_schemes(c, ids, r);
-  r.ratio = static_cast<double>(r.raw_bytes) / static_cast<double>(r.frame_bytes);
+  r.ratio = static_cast<double>(uncompressed_bytes(r.type, r.rows, r.raw_bytes)) / static_cast<double>(r.frame_bytes);
 
   zs::host_buffer output(t.data_bytes);
   if (t.data_bytes > 0) std::memset(output.data(), 0, t.data_bytes);

@@ -1,6 +1,7 @@
 // The default estimate (codec::estimate): encode a bounded share of each column's sample the
 // way a shuffle would, parameters included, and count the frame bytes. Exact for the rows it
-// reads, codec-neutral, and cheap beside the column: at most estimate_sample_bytes per column.
+// reads, codec-neutral, and cheap beside the column: at most estimate_sample_bytes per column,
+// in runs spread over each piece, one frame per run.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -17,36 +18,49 @@ std::uint64_t uncompressed(const encode_source& s) {
   return s.type == value_type::string ? s.chars_bytes + 8 * s.count : s.count * value_width(s.type);
 }
 
-// The rows each piece gives: an equal share of the budget, from the piece's start. `chars_at`
-// reads the characters of a string piece's first k rows (a device or host read).
-template <typename CharsAt>
-std::vector<encode_source> cut_sample(const sample_batch& samples, CharsAt chars_at) {
+// Runs of rows a piece larger than its share gives: up to this many, spread evenly over it, so
+// that a column whose start is unlike the rest (sorted, or a flat stretch) is still seen whole.
+constexpr std::uint64_t runs_per_piece = 16;
+
+// The rows each column's sample gives: an equal share of the budget from each piece, as runs
+// spread over the piece. `chars_of` reads the characters of a string run (a device or host read).
+// Returns the runs, and per column the index of its first run (columns + 1 entries).
+template <typename CharsOf>
+std::vector<encode_source> cut_sample(const sample_batch& samples, std::vector<std::uint64_t>& begin,
+                                      CharsOf chars_of) {
+  __extension__ typedef unsigned __int128 wide;
   std::vector<encode_source> cut;
+  begin.assign(1, 0);
   for (std::size_t c = 0; c < samples.columns(); ++c) {
     auto const pieces = samples.of(c);
-    if (pieces.empty()) continue;
-    std::uint64_t const share = std::max<std::uint64_t>(1, codec::estimate_sample_bytes / pieces.size());
-    for (encode_source piece : pieces) {
+    std::uint64_t const share =
+        pieces.empty() ? 0 : std::max<std::uint64_t>(1, codec::estimate_sample_bytes / pieces.size());
+    for (encode_source const& piece : pieces) {
       std::uint64_t const bytes = uncompressed(piece);
-      if (bytes > share && piece.count > 1) {
-        // Rows in proportion to the share of the piece's bytes, at least one.
-        __extension__ typedef unsigned __int128 wide;
-        auto const rows = static_cast<std::uint64_t>(std::max<wide>(1, static_cast<wide>(piece.count) * share / bytes));
-        piece.count = std::min(piece.count, rows);
-        if (piece.type == value_type::string) piece.chars_bytes = chars_at(piece);
+      if (bytes <= share || piece.count <= 1) {
+        cut.push_back(piece);
+        continue;
       }
-      cut.push_back(piece);
+      // Rows in proportion to the share of the piece's bytes, at least one per run.
+      auto const rows = static_cast<std::uint64_t>(std::max<wide>(1, static_cast<wide>(piece.count) * share / bytes));
+      std::uint64_t const runs = std::min(runs_per_piece, rows);
+      std::uint64_t const run_rows = rows / runs;
+      for (std::uint64_t r = 0; r < runs; ++r) {
+        auto const first = static_cast<std::uint64_t>(static_cast<wide>(piece.count - run_rows) * r / std::max<std::uint64_t>(1, runs - 1));
+        encode_source run = piece;
+        run.count = run_rows;
+        if (piece.type == value_type::string) {
+          run.offsets = piece.offsets + first;
+          run.chars_bytes = chars_of(run);
+        } else {
+          run.values = static_cast<const std::byte*>(piece.values) + first * value_width(piece.type);
+        }
+        cut.push_back(run);
+      }
     }
+    begin.push_back(cut.size());
   }
   return cut;
-}
-
-// The cut sample's column boundaries: the same columns, fewer rows.
-sample_batch cut_batch(const sample_batch& samples, const std::vector<encode_source>& cut,
-                       std::vector<std::uint64_t>& begin) {
-  begin.assign(samples.columns() + 1, 0);
-  for (std::size_t c = 0; c < samples.columns(); ++c) begin[c + 1] = begin[c] + samples.of(c).size();
-  return {cut, begin};
 }
 
 std::vector<value_type> column_types(const sample_batch& samples) {
@@ -84,11 +98,12 @@ void point_at_params(const sample_batch& cut, std::vector<encode_source>& pieces
 
 std::vector<codec_estimate> codec::estimate_host(const sample_batch& samples) const {
   std::vector<std::uint64_t> params_offsets = layout_params(*this, column_types(samples));
-  auto pieces = cut_sample(samples, [](const encode_source& p) {
-    return static_cast<std::uint64_t>(p.offsets[p.count] - p.offsets[0]);
-  });
   std::vector<std::uint64_t> begin;
-  sample_batch const cut = cut_batch(samples, pieces, begin);
+  auto pieces = cut_sample(samples, begin, [](const encode_source& run) {
+    if (run.offsets[run.count] < run.offsets[0]) ZS_FAIL(error_code::invalid_argument, "a sample's string offsets decrease");
+    return static_cast<std::uint64_t>(run.offsets[run.count] - run.offsets[0]);
+  });
+  sample_batch const cut{pieces, begin};
   std::vector<std::byte> params(std::max<std::uint64_t>(params_offsets.back(), 1));
   prepare_host(cut, params.data(), params_offsets);
   point_at_params(cut, pieces, params.data(), params_offsets);
@@ -101,16 +116,16 @@ std::vector<codec_estimate> codec::estimate_host(const sample_batch& samples) co
 
 std::vector<codec_estimate> codec::estimate(const sample_batch& samples, cudaStream_t stream) const {
   std::vector<std::uint64_t> const params_offsets = layout_params(*this, column_types(samples));
-  auto pieces = cut_sample(samples, [&](const encode_source& p) {
+  std::vector<std::uint64_t> begin;
+  auto pieces = cut_sample(samples, begin, [&](const encode_source& run) {
     std::int64_t ends[2];
-    copy_async(&ends[0], p.offsets, sizeof(std::int64_t), stream);
-    copy_async(&ends[1], p.offsets + p.count, sizeof(std::int64_t), stream);
+    copy_async(&ends[0], run.offsets, sizeof(std::int64_t), stream);
+    copy_async(&ends[1], run.offsets + run.count, sizeof(std::int64_t), stream);
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
     if (ends[1] < ends[0]) ZS_FAIL(error_code::invalid_argument, "a sample's string offsets decrease");
     return static_cast<std::uint64_t>(ends[1] - ends[0]);
   });
-  std::vector<std::uint64_t> begin;
-  sample_batch const cut = cut_batch(samples, pieces, begin);
+  sample_batch const cut{pieces, begin};
   device_buffer params(std::max<std::uint64_t>(params_offsets.back(), 1), stream);
   prepare_async(cut, params.as<std::byte>(), params_offsets, stream);
   point_at_params(cut, pieces, params.as<std::byte>(), params_offsets);
