@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "zs/error.hpp"
-#include "zs/tuning.hpp"
+#include "zs/launch.hpp"
 
 namespace zs::cli {
 
@@ -27,7 +27,7 @@ class geometry_recorder final : public zs::launch_observer {
  public:
   void before_launch(const zs::launch_record&, cudaStream_t) override {}
   void after_launch(const zs::launch_record& r, cudaStream_t) override {
-    if (r.choice.kernel == zs::kernel_id::frame_ops) return;
+    if (r.choice.kernel == "frame_ops") return;
     for (auto& seen : records_) {
       if (seen.choice.kernel == r.choice.kernel && seen.choice.type == r.choice.type) {
         if (r.work_units > seen.work_units) seen = r;

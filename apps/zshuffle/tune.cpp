@@ -37,7 +37,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-using zs::kernel_id;
 using zs::launch_params;
 using zs::size_class;
 using zs::value_type;
@@ -56,7 +55,7 @@ double median(std::vector<double> v) {
 // their pairs, and their work the sum of their batch bytes.
 class kernel_timer final : public zs::launch_observer {
  public:
-  explicit kernel_timer(kernel_id kernel) : kernel_(kernel) {}
+  explicit kernel_timer(std::string kernel) : kernel_(std::move(kernel)) {}
 
   void before_launch(const zs::launch_record& r, cudaStream_t stream) override {
     if (r.choice.kernel != kernel_) return;
@@ -88,7 +87,7 @@ class kernel_timer final : public zs::launch_observer {
   const std::vector<zs::launch_record>& records() const { return records_; }
 
  private:
-  kernel_id kernel_;
+  std::string kernel_;
   std::vector<std::pair<zs::cuda_event, zs::cuda_event>> events_;
   std::size_t used_ = 0;
   std::vector<zs::launch_record> records_;
@@ -328,6 +327,27 @@ std::vector<zs::encode_source> cut_strings(const device_strings& s, std::uint64_
   return sources;
 }
 
+// --- which codec call exercises each kernel -------------------------------------------------
+
+// How tune runs each swept kernel: through which codec call, on which data. A codec family
+// that registers a swept kernel spec adds its kernel here.
+enum class exercise {
+  raw_frames,      // raw encode and validation of 32-bit integer frames: every payload byte
+  raw_strings,     // raw encode and decode of strings: the string offsets
+  bitpack_encode,  // bitpack encode of each integer type
+  bitpack_decode,  // bitpack decode of each integer type
+};
+
+exercise exercise_of(const zs::kernel_spec& kernel) {
+  std::string_view const name = kernel.name;
+  if (name == "checksum") return exercise::raw_frames;
+  if (name == "raw_offsets") return exercise::raw_strings;
+  if (name == "bitpack_analyze" || name == "bitpack_pack") return exercise::bitpack_encode;
+  if (name == "bitpack_decode") return exercise::bitpack_decode;
+  ZS_FAIL(zs::error_code::unsupported,
+          "zshuffle tune has no workload for the swept kernel '" + std::string(name) + "'");
+}
+
 // --- the sweep -------------------------------------------------------------------------------
 
 struct measurement {
@@ -338,14 +358,15 @@ struct measurement {
   std::string problem;
 };
 
-std::string short_geometry(kernel_id kernel, const launch_params& p, const std::vector<zs::launch_record>& records) {
+std::string short_geometry(const zs::kernel_spec& kernel, const launch_params& p,
+                           const std::vector<zs::launch_record>& records) {
   const zs::launch_record* launched = records.empty() ? nullptr : &zs::cli::largest_launch(records);
   std::string s = std::to_string(p.threads) + "t";
   if (launched != nullptr) s += " x " + std::to_string(launched->geometry.grid);
   s += p.waves == 0 ? std::string(" (no cap") : " (w" + std::to_string(p.waves);
   if (launched != nullptr) s += ", " + std::to_string(launched->geometry.blocks_per_sm) + "/SM";
   s += ")";
-  if (!zs::spec_of(kernel).items.empty()) s += " i" + std::to_string(p.items);
+  if (!kernel.items.empty()) s += " i" + std::to_string(p.items);
   return s;
 }
 
@@ -362,8 +383,8 @@ class tuner {
       : device_(device), options_(options), stream_(stream), progress_(progress) {}
 
   // The key of the entry a workload's launches of `kernel` look up.
-  zs::tuning_key key(kernel_id kernel, std::optional<value_type> type, size_class size) const {
-    return {device_.name, device_.compute_major, device_.compute_minor, kernel, type, size};
+  zs::tuning_key key(const zs::kernel_spec& kernel, std::optional<value_type> type, size_class size) const {
+    return {device_.name, device_.compute_major, device_.compute_minor, std::string(kernel.name), type, size};
   }
 
   measurement measure(workload& w, const zs::tuning_key& k, const launch_params& params,
@@ -406,13 +427,13 @@ class tuner {
       }
       for (auto const& r : records) {
         if (!r.choice.from_table || r.choice.params != params) {
-          ZS_FAIL(zs::error_code::internal, "a launch of " + std::string(zs::to_string(k.kernel)) +
-                                                " did not take the table's params: " + zs::describe(r));
+          ZS_FAIL(zs::error_code::internal,
+                  "a launch of " + k.kernel + " did not take the table's params: " + zs::describe(r));
         }
       }
       double const t = median(ms);
       m.gbs = t > 0 ? static_cast<double>(bytes) / t / 1e6 : 0;
-      m.geometry = short_geometry(k.kernel, params, records);
+      m.geometry = short_geometry(zs::get_kernel_spec(k.kernel), params, records);
       m.valid = true;
     } catch (const zs::error& e) {
       if (e.code() != zs::error_code::cuda_error && e.code() != zs::error_code::out_of_memory) throw;
@@ -423,22 +444,21 @@ class tuner {
 
   // Both stages for one key; returns the defaults' and the chosen measurement.
   std::pair<measurement, measurement> sweep(workload& w, const zs::tuning_key& k, bool& mismatch) {
-    zs::kernel_spec const& spec = zs::spec_of(k.kernel);
-    launch_params const defaults = zs::default_params(k.kernel, device_);
+    zs::kernel_spec const& spec = zs::get_kernel_spec(k.kernel);
+    launch_params const defaults = zs::default_params(spec, device_);
     std::vector<std::byte> reference;
     measurement const base = measure(w, k, defaults, &reference);
-    if (!base.valid) ZS_FAIL(zs::error_code::internal, "the defaults of " + std::string(zs::to_string(k.kernel)) +
-                                                           " failed: " + base.problem);
+    if (!base.valid) ZS_FAIL(zs::error_code::internal, "the defaults of " + k.kernel + " failed: " + base.problem);
     measurement best = base;
     std::vector<launch_params> tried{defaults};
     auto consider = [&](const launch_params& p) {
-      if (std::find(tried.begin(), tried.end(), p) != tried.end() || !zs::valid_params(k.kernel, p)) return;
+      if (std::find(tried.begin(), tried.end(), p) != tried.end() || !zs::valid_params(spec, p)) return;
       tried.push_back(p);
       if (device_.max_threads_per_block > 0 && p.threads > static_cast<unsigned>(device_.max_threads_per_block)) return;
       measurement const m = measure(w, k, p, &reference);
       if (!m.valid) {
         progress_.clear();
-        std::printf("    note: %s: %s\n", zs::to_string(k.kernel, p).c_str(), m.problem.c_str());
+        std::printf("    note: %s: %s\n", zs::to_string(spec, p).c_str(), m.problem.c_str());
         if (m.problem.find("differs") != std::string::npos) mismatch = true;
         return;
       }
@@ -473,8 +493,8 @@ int run_tune(int argc, char** argv) {
   std::uint64_t large_bytes = std::uint64_t{512} << 20;
   std::vector<std::string> class_names{"small", "medium", "large"};
   std::vector<std::string> kernel_names;
-  for (auto const& s : zs::kernel_specs()) {
-    if (s.swept) kernel_names.emplace_back(zs::to_string(s.kernel));
+  for (const zs::kernel_spec* s : zs::kernel_specs()) {
+    if (s->swept) kernel_names.emplace_back(s->name);
   }
   std::vector<std::string> type_names{"int32", "uint32", "int64", "uint64"};
   std::uint64_t frames = 64;
@@ -522,11 +542,12 @@ int run_tune(int argc, char** argv) {
     ZS_EXPECTS(c.has_value(), "a size class (small, medium, large), not '" + name + "'");
     classes.push_back(*c);
   }
-  std::vector<kernel_id> kernels;
+  std::vector<const zs::kernel_spec*> kernels;
   for (auto const& name : kernel_names) {
-    auto const k = zs::parse_kernel_id(name);
-    ZS_EXPECTS(k.has_value() && zs::spec_of(*k).swept, "a swept kernel, not '" + name + "'");
-    kernels.push_back(*k);
+    const zs::kernel_spec* k = zs::find_kernel_spec(name);
+    ZS_EXPECTS(k != nullptr && k->swept, "a swept kernel, not '" + name + "'");
+    exercise_of(*k);  // a kernel without a workload fails here, before the sweep
+    kernels.push_back(k);
   }
   std::vector<value_type> types;
   for (auto const& name : type_names) {
@@ -591,28 +612,28 @@ int run_tune(int argc, char** argv) {
 
   // Progress counts table entries: one per class and kernel, and per type for the bitpack kernels.
   std::uint64_t entries = 0, entries_done = 0;
-  for (kernel_id kernel : kernels) {
-    bool const typed = kernel != kernel_id::checksum && kernel != kernel_id::raw_offsets;
+  for (const zs::kernel_spec* kernel : kernels) {
+    exercise const how = exercise_of(*kernel);
+    bool const typed = how == exercise::bitpack_encode || how == exercise::bitpack_decode;
     entries += classes.size() * (typed ? types.size() : 1);
   }
   progress.begin("tune", "entry");
-  auto next_entry = [&](kernel_id kernel, std::string_view type, size_class cls) {
+  auto next_entry = [&](const zs::kernel_spec& kernel, std::string_view type, size_class cls) {
     progress.update(entries_done + 1, entries, 0,
-                    std::string(zs::to_string(kernel)) + " " + std::string(type) + " " + std::string(zs::to_string(cls)));
+                    std::string(kernel.name) + " " + std::string(type) + " " + std::string(zs::to_string(cls)));
   };
 
   auto report = [&](const zs::tuning_key& k, const measurement& base, const measurement& best) {
     progress.clear();
     ++entries_done;
-    std::printf("%-17s %-7s %-7s %-34s %9.1f %-34s %9.1f %+6.1f%%\n", std::string(zs::to_string(k.kernel)).c_str(),
+    std::printf("%-17s %-7s %-7s %-34s %9.1f %-34s %9.1f %+6.1f%%\n", k.kernel.c_str(),
                 k.type ? std::string(zs::to_string(*k.type)).c_str() : "any",
                 std::string(zs::to_string(k.size)).c_str(), base.geometry.c_str(), base.gbs, best.geometry.c_str(),
                 best.gbs, 100.0 * (best.gbs / base.gbs - 1));
     std::fflush(stdout);
     measured.set({k, best.params, best.gbs, base.gbs});
     char row[512];
-    std::snprintf(row, sizeof row, "| %s | %s | %s | %s | %.1f | %s | %.1f | %+.1f%% |\n",
-                  std::string(zs::to_string(k.kernel)).c_str(),
+    std::snprintf(row, sizeof row, "| %s | %s | %s | %s | %.1f | %s | %.1f | %+.1f%% |\n", k.kernel.c_str(),
                   k.type ? std::string(zs::to_string(*k.type)).c_str() : "any",
                   std::string(zs::to_string(k.size)).c_str(), base.geometry.c_str(), base.gbs, best.geometry.c_str(),
                   best.gbs, 100.0 * (best.gbs / base.gbs - 1));
@@ -623,8 +644,10 @@ int run_tune(int argc, char** argv) {
     std::uint64_t const bytes = cls == size_class::small    ? small_tune_bytes
                                 : cls == size_class::medium ? medium_tune_bytes
                                                             : large_bytes;
-    for (kernel_id kernel : kernels) {
-      if (kernel == kernel_id::checksum) {
+    for (const zs::kernel_spec* spec : kernels) {
+      zs::kernel_spec const& kernel = *spec;
+      exercise const how = exercise_of(kernel);
+      if (how == exercise::raw_frames) {
         // Raw frames of int32 values: the checksum covers every byte of the batch.
         next_entry(kernel, "any", cls);
         const device_values* d = values_of(value_type::int32);
@@ -634,7 +657,7 @@ int run_tune(int argc, char** argv) {
         auto const k = t.key(kernel, std::nullopt, cls);
         auto const [base, best] = t.sweep(w, k, mismatch);
         report(k, base, best);
-      } else if (kernel == kernel_id::raw_offsets) {
+      } else if (how == exercise::raw_strings) {
         // Offsets are the kernel's work: bytes / 8 strings.
         std::uint64_t const rows = bytes / 8;
         next_entry(kernel, "string", cls);
@@ -644,7 +667,7 @@ int run_tune(int argc, char** argv) {
         auto const [base, best] = t.sweep(w, k, mismatch);
         report(k, base, best);
       } else {
-        bool const encode = kernel == kernel_id::bitpack_analyze || kernel == kernel_id::bitpack_pack;
+        bool const encode = how == exercise::bitpack_encode;
         for (value_type type : types) {
           next_entry(kernel, zs::to_string(type), cls);
           const device_values* d = values_of(type);
@@ -652,7 +675,7 @@ int run_tune(int argc, char** argv) {
             progress.clear();
             ++entries_done;
             std::printf("    note: no %s data for %s; skipped\n", std::string(zs::to_string(type)).c_str(),
-                        std::string(zs::to_string(kernel)).c_str());
+                        std::string(kernel.name).c_str());
             continue;
           }
           captures const what = encode ? captures{true, false, false, false} : captures{false, false, true, false};

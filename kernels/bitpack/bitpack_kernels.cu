@@ -144,11 +144,6 @@ void launch_per_item(Kernel kernel, std::uint64_t items, cudaStream_t stream, Ar
   observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
 }
 
-void expect_params(const launch_choice& choice, kernel_id kernel) {
-  ZS_EXPECTS(choice.kernel == kernel && valid_params(kernel, choice.params),
-             std::string(to_string(kernel)) + " launch params (" + check_params(kernel, choice.params) + ")");
-}
-
 // A launch of a warp kernel: `units` warps' worth of work, `warp_bytes` of dynamic shared
 // memory per warp. The limit is raised before the occupancy query, which counts against it.
 template <class Kernel>
@@ -176,7 +171,7 @@ template <typename U>
 launch_record plan_analyze(const launch_choice& analyze, std::uint64_t segments, std::uint32_t& per) {
   per = 1;
   if (segments == 0) return {};
-  expect_params(analyze, kernel_id::bitpack_analyze);
+  expect_launch_of("bitpack_analyze", analyze);
   launch_record const r = plan_warps(analyze_kernel<U>, analyze, segments, sizeof(prog::encode_smem<U>));
   std::uint64_t const warps = std::uint64_t{r.geometry.grid} * r.geometry.threads / prog::warp_lanes;
   per = static_cast<std::uint32_t>(zs::bitpack::ceil_div(segments, warps));
@@ -196,7 +191,7 @@ void analyze_class(const launch_choice& analyze, const launch_record& pass1, con
 template <typename U>
 void pack_class(const launch_choice& pack, const prog::encode_args& a, std::uint64_t segments, cudaStream_t stream) {
   if (segments == 0) return;
-  expect_params(pack, kernel_id::bitpack_pack);
+  expect_launch_of("bitpack_pack", pack);
   launch_warps(pack_kernel<U>, pack, segments, prog::pack_warp_bytes, stream, a, segments);
   // The repack launch is part of pass 2 and shares its geometry.
   launch_warps(repack_kernel<U>, pack, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
@@ -206,7 +201,7 @@ void pack_class(const launch_choice& pack, const prog::encode_args& a, std::uint
 template <typename U>
 void decode_class(const launch_choice& choice, prog::decode_args a, std::uint64_t tiles, cudaStream_t stream) {
   if (tiles == 0) return;
-  expect_params(choice, kernel_id::bitpack_decode);
+  expect_launch_of("bitpack_decode", choice);
   a.tile_segments = tile_segments(config_of(choice.params));
   std::uint32_t const warp_words = prog::decode_warp_words(8 * sizeof(U), a.tile_segments);
   launch_warps(decode_kernel<U>, choice, tiles, 4 * std::size_t{warp_words}, stream, a, tiles, warp_words);
@@ -225,11 +220,11 @@ launch_choice fixed_decode_choice(const decode_config& config, std::optional<val
                                   std::uint64_t batch_bytes) {
   check_config(config);
   launch_choice c;
-  c.kernel = kernel_id::bitpack_decode;
+  c.kernel = "bitpack_decode";
   c.type = type;
   c.size = size_class_of(batch_bytes);
   c.batch_bytes = batch_bytes;
-  c.params = spec_of(kernel_id::bitpack_decode).defaults;
+  c.params = registered_defaults(c.kernel);
   c.params.threads = config.threads;
   c.params.items = config.blocks_per_tile;
   return c;

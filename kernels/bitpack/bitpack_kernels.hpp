@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "zs/batch.hpp"
-#include "zs/tuning.hpp"
+#include "zs/launch.hpp"
 
 namespace zs::bitpack {
 struct frame_layout;
@@ -23,7 +23,7 @@ namespace zs::kernels::bitpack {
 
 /// Launch shape of the decoder: the paper's D (blocks of 128 values in the tile one warp loads
 /// into shared memory and decodes) and the threads per thread block. Parameters of the launch,
-/// not of the format. The tuning table (kernel_id::bitpack_decode) holds D as
+/// not of the format. The tuning table (kernel "bitpack_decode") holds D as
 /// launch_params::items.
 struct decode_config {
   /// 4, 8 or 16: tiles of 1, 2 or 4 segments of 512 values.
@@ -68,8 +68,8 @@ struct encode_plan {
   std::uint32_t* slots64;                  // segments64 x slot_words(64)
   void* scan_temp;
   std::size_t scan_temp_bytes;
-  launch_choice analyze32, analyze64;  // kernel_id::bitpack_analyze, per width class
-  launch_choice pack32, pack64;        // kernel_id::bitpack_pack
+  launch_choice analyze32, analyze64;  // kernel "bitpack_analyze", per width class
+  launch_choice pack32, pack64;        // kernel "bitpack_pack"
 };
 
 /// Words of one segment's share of pass 1's slot pool for values of `width_bits` bits.
@@ -93,7 +93,7 @@ struct decode_plan {
   const std::uint64_t* tiles64;
   std::uint64_t num_tiles32;
   std::uint64_t num_tiles64;
-  launch_choice decode32, decode64;    // kernel_id::bitpack_decode: tiles32/64 have tiles of their D
+  launch_choice decode32, decode64;    // kernel "bitpack_decode": tiles32/64 have tiles of their D
   std::uint32_t accepted_codecs;       // codec_bit of each codec id the frames may carry
 };
 

@@ -33,7 +33,7 @@ void copy_buffers(const void* const* src, void* const* dst, const std::uint64_t*
 void gather_i64(const std::int64_t* values, const std::uint64_t* index, std::int64_t* out, std::size_t count,
                 cudaStream_t stream) {
   if (count == 0) return;
-  launch_choice const choice = choose_launch(kernel_id::gather, value_type::int64, count * sizeof(std::int64_t));
+  launch_choice const choice = choose_registered_launch("gather", value_type::int64, count * sizeof(std::int64_t));
   launch_record const r = plan_item_launch(reinterpret_cast<const void*>(gather_i64_kernel), choice, count);
   observed_launch(r, stream, [&] {
     gather_i64_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(values, index, out, count);

@@ -108,8 +108,7 @@ void launch_checksum(const launch_choice& choice, const std::byte* frames, const
                      std::size_t num_frames, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
                      const frame_status* status, std::uint64_t* sums, cudaStream_t stream) {
   if (num_chunks == 0) return;
-  ZS_EXPECTS(choice.kernel == kernel_id::checksum && valid_params(choice.kernel, choice.params),
-             "checksum launch params (" + check_params(kernel_id::checksum, choice.params) + ")");
+  expect_launch_of("checksum", choice);
   switch (choice.params.threads) {
     case 128:
       launch_checksum_as<128>(choice, frames, offsets, num_frames, chunk_begin, num_chunks, status, sums, stream);

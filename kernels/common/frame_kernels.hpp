@@ -8,13 +8,13 @@
 #include <cstdint>
 
 #include "zs/batch.hpp"
-#include "zs/tuning.hpp"
+#include "zs/launch.hpp"
 
 namespace zs::kernels {
 
 /// Adds the checksum terms of each payload into sums[f] (zeroed by the caller), skipping frames
 /// whose status is not ok when `status` is given. checksum: the kernel's launch
-/// (kernel_id::checksum); chunk_begin: frames cut into chunks of checksum.params.items 64-bit
+/// (kernel "checksum"); chunk_begin: frames cut into chunks of checksum.params.items 64-bit
 /// words of their room.
 void add_checksums(const std::byte* frames, const std::uint64_t* offsets, std::size_t num_frames,
                    const launch_choice& checksum, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,

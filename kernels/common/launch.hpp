@@ -1,4 +1,5 @@
-// How kernels are launched: the tunables come from the tuning table (zs/tuning.hpp), the grid
+// How kernels are launched: the tunables come from the tuning table (host code chooses them;
+// device code sees only zs/launch.hpp and names its registered kernel spec by name), the grid
 // from the kernel's occupancy on the current device and the launch policy, and every launch is
 // shown to the launch observer. Kernels loop over their work units with a grid stride, so any
 // grid this gives is correct.
@@ -8,9 +9,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "zs/error.hpp"
-#include "zs/tuning.hpp"
+#include "zs/launch.hpp"
+#include "zs/types.hpp"
 
 namespace zs::kernels {
 
@@ -29,6 +33,20 @@ inline launch_record plan_item_launch(const void* kernel_fn, const launch_choice
 
 /// The choice for the small kernels of one thread per frame, segment or chunk.
 launch_choice frame_ops_choice();
+
+/// The choice for a launch of the kernel registered as `kernel` (zs::choose_launch with the
+/// process-wide table on the current device), for launchers whose host code does not choose.
+/// Throws zs::error (invalid_argument) when no kernel is registered under that name.
+launch_choice choose_registered_launch(std::string_view kernel, std::optional<value_type> type,
+                                       std::uint64_t batch_bytes);
+
+/// The defaults of the kernel registered as `kernel`. Throws as choose_registered_launch.
+launch_params registered_defaults(std::string_view kernel);
+
+/// Throws zs::error (invalid_argument) unless `choice` was made for the kernel registered as
+/// `kernel` and its params are ones that kernel accepts: a launcher's check of what the host
+/// code handed it, naming the kernel and what is wrong.
+void expect_launch_of(std::string_view kernel, const launch_choice& choice);
 
 /// Enqueues the launch `record` describes (`enqueue` makes the <<<...>>> call on `stream`)
 /// between the launch observer's calls, and checks it. Nothing is launched for an empty grid.

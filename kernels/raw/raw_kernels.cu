@@ -161,8 +161,7 @@ template <class Kernel, class Batch>
 void launch_offsets(Kernel kernel, const launch_choice& choice, const Batch& batch, const std::uint64_t* chunk_begin,
                     std::uint64_t num_chunks, cudaStream_t stream) {
   if (num_chunks == 0) return;
-  ZS_EXPECTS(choice.kernel == kernel_id::raw_offsets && valid_params(choice.kernel, choice.params),
-             "string-offset launch params (" + check_params(kernel_id::raw_offsets, choice.params) + ")");
+  expect_launch_of("raw_offsets", choice);
   launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, num_chunks);
   std::uint64_t const chunk_items = choice.params.items;
   observed_launch(r, stream, [&] {

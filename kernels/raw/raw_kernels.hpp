@@ -8,7 +8,7 @@
 #include <span>
 
 #include "zs/batch.hpp"
-#include "zs/tuning.hpp"
+#include "zs/launch.hpp"
 
 namespace zs::kernels::raw {
 
@@ -16,7 +16,7 @@ namespace zs::kernels::raw {
 std::size_t temp_bytes(std::size_t num_frames);
 
 /// Encodes every frame's payload and sets its payload-bytes header field.
-/// offsets: the launch of the string-offset kernels (kernel_id::raw_offsets).
+/// offsets: the launch of the string-offset kernels (kernel "raw_offsets").
 /// offset_chunk_begin: frames cut into chunks of offsets.params.items string offsets (count + 1
 /// per string frame, none for fixed-width frames), num_frames + 1 entries, on the device.
 void encode(const device_encode_batch& batch, const launch_choice& offsets,

@@ -35,7 +35,7 @@ checksum_plan plan_checksums(std::span<const std::uint64_t> offsets) {
     room_bytes += words[f] * 8;
   }
   checksum_plan p;
-  p.choice = choose_launch(kernel_id::checksum, std::nullopt, room_bytes);
+  p.choice = choose_launch(checksum_spec, std::nullopt, room_bytes);
   p.chunk_begin = kernels::chunk_prefix(words, p.choice.params.items);
   return p;
 }

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -26,56 +26,31 @@ namespace {
 
 // --- kernel specs ----------------------------------------------------------------------------
 
+// The registered kernel specs. Registration happens while the library (or a program) loads,
+// lookups afterwards; the lock covers a program that registers from several threads. Never
+// destroyed, so that a lookup from another static object's destructor still finds it.
+struct spec_registry {
+  std::mutex lock;
+  std::deque<kernel_spec> specs;            // a deque: the references handed out stay valid
+  std::vector<const kernel_spec*> by_name;  // sorted by name
+};
+
+spec_registry& registered_specs() {
+  static spec_registry* const registry = new spec_registry;
+  return *registry;
+}
+
+const kernel_spec* find_locked(const spec_registry& r, std::string_view name) noexcept {
+  auto const at = std::lower_bound(r.by_name.begin(), r.by_name.end(), name,
+                                   [](const kernel_spec* s, std::string_view n) { return s->name < n; });
+  return at != r.by_name.end() && (*at)->name == name ? *at : nullptr;
+}
+
+// The block sizes and chunk sizes of the kernels every codec shares.
 constexpr std::array<unsigned, 5> frame_ops_threads{64, 128, 256, 512, 1024};
 constexpr std::array<unsigned, 3> checksum_threads{128, 256, 512};
 constexpr std::array<unsigned, 5> checksum_items{1024, 2048, 4096, 8192, 16384};
-constexpr std::array<unsigned, 4> offsets_threads{128, 256, 512, 1024};
-constexpr std::array<unsigned, 5> offsets_items{512, 1024, 2048, 4096, 8192};
-constexpr std::array<unsigned, 3> warp_kernel_threads{64, 128, 256};
-constexpr std::array<unsigned, 3> decode_items{4, 8, 16};
 constexpr std::array<unsigned, 4> gather_threads{128, 256, 512, 1024};
-
-// The default cap of four waves keeps every SM busy to the end of a launch while blocks still
-// loop over several units each, which spares the scheduler the block churn of one block per
-// unit on batches of many small units.
-constexpr unsigned default_waves = 4;
-constexpr unsigned max_waves = 64;
-
-// Specs must stay in kernel_id order (checked in spec_of).
-const std::array<kernel_spec, kernel_count> specs{{
-    {kernel_id::frame_ops, {128, default_waves, 0}, frame_ops_threads, {}, max_waves, false,
-     "one thread per frame, segment or chunk: headers, frame checks, chunk plans, copy lists"},
-    {kernel_id::checksum, {256, default_waves, 4096}, checksum_threads, checksum_items, max_waves, true,
-     "payload checksums on encode and validation; items = 64-bit words per chunk"},
-    {kernel_id::raw_offsets, {256, default_waves, 2048}, offsets_threads, offsets_items, max_waves, true,
-     "raw codec string offsets (encode, check, decode); items = offsets per chunk"},
-    {kernel_id::bitpack_analyze, {128, default_waves, 0}, warp_kernel_threads, {}, max_waves, true,
-     "bitpack encode pass 1: scheme sizes of each 512-value segment, a warp per segment"},
-    {kernel_id::bitpack_pack, {128, default_waves, 0}, warp_kernel_threads, {}, max_waves, true,
-     "bitpack encode pass 2: each segment in its frame's scheme, a warp per segment"},
-    {kernel_id::bitpack_decode, {128, default_waves, 4}, warp_kernel_threads, decode_items, max_waves, true,
-     "bitpack decode, a warp per tile: items = 128-value blocks per tile (D)"},
-    {kernel_id::gather, {256, default_waves, 0}, gather_threads, {}, max_waves, false,
-     "64-bit gather by index (the shuffle's offset reads)"},
-}};
-
-constexpr std::array<std::string_view, kernel_count> kernel_names{
-    "frame_ops", "checksum", "raw_offsets", "bitpack_analyze", "bitpack_pack", "bitpack_decode", "gather"};
-constexpr std::array<std::string_view, size_class_count> size_names{"small", "medium", "large"};
-
-// An enumeration's name by its value from its table of names, and back.
-template <typename E, std::size_t N>
-std::string_view name_of(const std::array<std::string_view, N>& names, E value) noexcept {
-  auto const i = static_cast<std::size_t>(value);
-  return i < N ? names[i] : std::string_view("invalid");
-}
-template <typename E, std::size_t N>
-std::optional<E> parse_name(const std::array<std::string_view, N>& names, std::string_view name) noexcept {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == name) return static_cast<E>(i);
-  }
-  return std::nullopt;
-}
 
 bool contains(std::span<const unsigned> set, unsigned v) {
   return std::find(set.begin(), set.end(), v) != set.end();
@@ -112,7 +87,7 @@ struct key_hash {
     std::size_t h = std::hash<std::string>{}(k.device);
     for (std::size_t const part :
          {static_cast<std::size_t>(k.compute_major), static_cast<std::size_t>(k.compute_minor),
-          static_cast<std::size_t>(k.kernel), k.type ? static_cast<std::size_t>(*k.type) : std::size_t{0},
+          std::hash<std::string>{}(k.kernel), k.type ? static_cast<std::size_t>(*k.type) : std::size_t{0},
           static_cast<std::size_t>(k.size)}) {
       h = h * 1000003U ^ part;
     }
@@ -172,9 +147,9 @@ tuning_entry parse_entry(const json& j, std::size_t index) {
   std::tie(e.key.compute_major, e.key.compute_minor) =
       parse_capability(string_field(j, "compute_capability", where), where);
   std::string const kernel = string_field(j, "kernel", where);
-  auto const id = parse_kernel_id(kernel);
-  if (!id) reject(where + ": unknown kernel \"" + kernel + "\"");
-  e.key.kernel = *id;
+  const kernel_spec* spec = find_kernel_spec(kernel);
+  if (spec == nullptr) reject(where + ": unknown kernel \"" + kernel + "\" (no registered kernel has that name)");
+  e.key.kernel = kernel;
   std::string const type = string_field(j, "type", where);
   if (type != "any") {
     bool known = false;
@@ -195,7 +170,7 @@ tuning_entry parse_entry(const json& j, std::size_t index) {
   e.params.threads = unsigned_field(p, "threads", where + " params");
   e.params.waves = unsigned_field(p, "waves", where + " params");
   e.params.items = unsigned_field(p, "items", where + " params");
-  std::string const why = check_params(e.key.kernel, e.params);
+  std::string const why = check_params(*spec, e.params);
   if (!why.empty()) reject(where + " (" + kernel + "): " + why);
   e.tuned_gbs = optional_rate(j, "tuned_gbs", where);
   e.default_gbs = optional_rate(j, "default_gbs", where);
@@ -274,28 +249,79 @@ process_table& state() {
   return s;
 }
 
-std::atomic<launch_observer*> observer{nullptr};
-
 }  // namespace
 
 // --- kernels -----------------------------------------------------------------------------------
 
-std::string_view to_string(kernel_id kernel) noexcept { return name_of(kernel_names, kernel); }
-
-std::optional<kernel_id> parse_kernel_id(std::string_view name) noexcept {
-  return parse_name<kernel_id>(kernel_names, name);
+const kernel_spec& register_kernel(const kernel_spec& spec) {
+  std::string const name(spec.name);
+  ZS_EXPECTS(!spec.name.empty(), "a kernel spec with a name");
+  ZS_EXPECTS(!spec.threads.empty(), "kernel '" + name + "' accepts at least one block size");
+  std::string const why = check_params(spec, spec.defaults);
+  ZS_EXPECTS(why.empty(), "defaults that kernel '" + name + "' accepts (" + why + ")");
+  spec_registry& r = registered_specs();
+  std::lock_guard const hold(r.lock);
+  if (find_locked(r, spec.name) != nullptr) {
+    ZS_FAIL(error_code::invalid_argument, "a kernel spec named '" + name + "' is already registered");
+  }
+  kernel_spec const& stored = r.specs.emplace_back(spec);
+  auto const at = std::lower_bound(r.by_name.begin(), r.by_name.end(), stored.name,
+                                   [](const kernel_spec* s, std::string_view n) { return s->name < n; });
+  r.by_name.insert(at, &stored);
+  return stored;
 }
 
-const kernel_spec& spec_of(kernel_id kernel) noexcept {
-  auto const i = static_cast<std::size_t>(kernel);
-  return specs[i < kernel_count ? i : 0];
+const kernel_spec* find_kernel_spec(std::string_view name) noexcept {
+  spec_registry& r = registered_specs();
+  std::lock_guard const hold(r.lock);
+  return find_locked(r, name);
 }
 
-std::span<const kernel_spec> kernel_specs() noexcept { return specs; }
+const kernel_spec& get_kernel_spec(std::string_view name) {
+  if (const kernel_spec* s = find_kernel_spec(name)) return *s;
+  std::string names;
+  for (const kernel_spec* s : kernel_specs()) names += (names.empty() ? "" : ", ") + std::string(s->name);
+  ZS_FAIL(error_code::invalid_argument, "no kernel is registered as '" + std::string(name) + "' (registered: " +
+                                            names + ")");
+}
 
-std::string check_params(kernel_id kernel, const launch_params& params) {
-  if (static_cast<std::size_t>(kernel) >= kernel_count) return "unknown kernel";
-  kernel_spec const& s = spec_of(kernel);
+std::vector<const kernel_spec*> kernel_specs() {
+  spec_registry& r = registered_specs();
+  std::lock_guard const hold(r.lock);
+  return r.by_name;
+}
+
+const kernel_spec& frame_ops_spec = register_kernel({
+    .name = "frame_ops",
+    .defaults = {128, default_launch_waves, 0},
+    .threads = frame_ops_threads,
+    .items = {},
+    .max_waves = max_launch_waves,
+    .swept = false,
+    .what = "one thread per frame, segment or chunk: headers, frame checks, chunk plans, copy lists",
+});
+
+const kernel_spec& checksum_spec = register_kernel({
+    .name = "checksum",
+    .defaults = {256, default_launch_waves, 4096},
+    .threads = checksum_threads,
+    .items = checksum_items,
+    .max_waves = max_launch_waves,
+    .swept = true,
+    .what = "payload checksums on encode and validation; items = 64-bit words per chunk",
+});
+
+const kernel_spec& gather_spec = register_kernel({
+    .name = "gather",
+    .defaults = {256, default_launch_waves, 0},
+    .threads = gather_threads,
+    .items = {},
+    .max_waves = max_launch_waves,
+    .swept = false,
+    .what = "64-bit gather by index (the shuffle's offset reads)",
+});
+
+std::string check_params(const kernel_spec& s, const launch_params& params) {
   std::string why;
   auto const list = [](std::span<const unsigned> set) {
     std::string out;
@@ -314,8 +340,13 @@ std::string check_params(kernel_id kernel, const launch_params& params) {
   return why;
 }
 
-launch_params default_params(kernel_id kernel, const device_profile& device) {
-  kernel_spec const& s = spec_of(kernel);
+std::string check_params(std::string_view kernel, const launch_params& params) {
+  const kernel_spec* s = find_kernel_spec(kernel);
+  if (s == nullptr) return "no kernel is registered as '" + std::string(kernel) + "'";
+  return check_params(*s, params);
+}
+
+launch_params default_params(const kernel_spec& s, const device_profile& device) {
   launch_params p = s.defaults;
   if (device.max_threads_per_block > 0 && p.threads > static_cast<unsigned>(device.max_threads_per_block)) {
     // The largest block size the kernel is built for that the device runs; the smallest when
@@ -329,42 +360,11 @@ launch_params default_params(kernel_id kernel, const device_profile& device) {
   return p;
 }
 
-std::string to_string(kernel_id kernel, const launch_params& params) {
+std::string to_string(const kernel_spec& kernel, const launch_params& params) {
   std::string s = std::to_string(params.threads) + " threads, ";
   s += params.waves == 0 ? std::string("no cap") : std::to_string(params.waves) + " waves";
-  if (!spec_of(kernel).items.empty()) s += ", " + std::to_string(params.items) + " items";
+  if (!kernel.items.empty()) s += ", " + std::to_string(params.items) + " items";
   return s;
-}
-
-// --- size classes ------------------------------------------------------------------------------
-
-size_class size_class_of(std::uint64_t bytes) noexcept {
-  if (bytes < small_batch_bytes) return size_class::small;
-  if (bytes < medium_batch_bytes) return size_class::medium;
-  return size_class::large;
-}
-
-std::string_view to_string(size_class size) noexcept { return name_of(size_names, size); }
-
-std::optional<size_class> parse_size_class(std::string_view name) noexcept {
-  return parse_name<size_class>(size_names, name);
-}
-
-// --- policy ------------------------------------------------------------------------------------
-
-launch_geometry launch_policy(const device_profile& device, const launch_params& params, int blocks_per_sm,
-                              std::uint64_t work_units) noexcept {
-  launch_geometry g;
-  g.threads = params.threads;
-  g.blocks_per_sm = std::max(blocks_per_sm, 1);
-  std::uint64_t grid = std::min(work_units, max_grid_blocks);
-  if (params.waves > 0) {
-    std::uint64_t const sms = static_cast<std::uint64_t>(std::max(device.sm_count, 1));
-    std::uint64_t const cap = sms * static_cast<std::uint64_t>(g.blocks_per_sm) * params.waves;
-    grid = std::min(grid, cap);
-  }
-  g.grid = static_cast<unsigned>(grid);
-  return g;
 }
 
 // --- tuning_table ------------------------------------------------------------------------------
@@ -398,7 +398,8 @@ void tuning_table::merge(const tuning_table& other) {
 }
 
 const tuning_entry* tuning_table::find(std::string_view device, int compute_major, int compute_minor,
-                                       kernel_id kernel, std::optional<value_type> type, size_class size) const {
+                                       std::string_view kernel, std::optional<value_type> type,
+                                       size_class size) const {
   const tuning_entry* best = nullptr;
   std::array<int, 3> best_rank{};
   for (auto const& e : entries_) {
@@ -425,7 +426,7 @@ std::string tuning_table::to_json() const {
     json j;
     j["device"] = e.key.device;
     j["compute_capability"] = std::to_string(e.key.compute_major) + "." + std::to_string(e.key.compute_minor);
-    j["kernel"] = std::string(to_string(e.key.kernel));
+    j["kernel"] = e.key.kernel;
     j["type"] = type_name(e.key.type);
     j["size_class"] = std::string(to_string(e.key.size));
     j["params"] = {{"threads", e.params.threads}, {"waves", e.params.waves}, {"items", e.params.items}};
@@ -624,16 +625,17 @@ void reload_tuning() {
   s.loaded = true;
 }
 
-// --- choosing and observing --------------------------------------------------------------------
+// --- choosing ----------------------------------------------------------------------------------
 
-launch_choice choose_launch(const tuning_table& table, const device_profile& device, kernel_id kernel,
+launch_choice choose_launch(const tuning_table& table, const device_profile& device, const kernel_spec& kernel,
                             std::optional<value_type> type, std::uint64_t batch_bytes) {
   launch_choice c;
-  c.kernel = kernel;
+  c.kernel = kernel.name;
   c.type = type;
   c.size = size_class_of(batch_bytes);
   c.batch_bytes = batch_bytes;
-  const tuning_entry* e = table.find(device.name, device.compute_major, device.compute_minor, kernel, type, c.size);
+  const tuning_entry* e =
+      table.find(device.name, device.compute_major, device.compute_minor, kernel.name, type, c.size);
   // An entry for a block size this device cannot run (a table edited by hand) is passed over.
   if (e != nullptr &&
       (device.max_threads_per_block <= 0 || e->params.threads <= static_cast<unsigned>(device.max_threads_per_block))) {
@@ -645,29 +647,9 @@ launch_choice choose_launch(const tuning_table& table, const device_profile& dev
   return c;
 }
 
-launch_choice choose_launch(kernel_id kernel, std::optional<value_type> type, std::uint64_t batch_bytes) {
+launch_choice choose_launch(const kernel_spec& kernel, std::optional<value_type> type, std::uint64_t batch_bytes) {
   auto const table = tuning();
   return choose_launch(*table, current_device_profile(), kernel, type, batch_bytes);
 }
-
-std::string describe(const launch_record& r) {
-  launch_choice const& c = r.choice;
-  std::string s = std::string(to_string(c.kernel)) + " " + type_name(c.type) + "/" + std::string(to_string(c.size)) +
-                  ": " + std::to_string(r.geometry.threads) + " threads x " + std::to_string(r.geometry.grid) +
-                  " blocks (";
-  if (c.params.waves == 0) {
-    s += "one per unit";
-  } else {
-    s += std::to_string(c.params.waves) + " waves of " + std::to_string(r.geometry.blocks_per_sm) + "/SM";
-  }
-  s += ", " + std::to_string(r.work_units) + " units)";
-  if (!spec_of(c.kernel).items.empty()) s += ", " + std::to_string(c.params.items) + " items";
-  s += c.from_table ? ", table" : ", default";
-  return s;
-}
-
-launch_observer* set_launch_observer(launch_observer* next) noexcept { return observer.exchange(next); }
-
-launch_observer* current_launch_observer() noexcept { return observer.load(std::memory_order_acquire); }
 
 }  // namespace zs

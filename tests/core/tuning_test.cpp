@@ -28,7 +28,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-using zs::kernel_id;
 using zs::launch_params;
 using zs::size_class;
 using zs::value_type;
@@ -48,7 +47,10 @@ zs::device_profile made_up_device(const std::string& name, int sms, int major, i
 zs::device_profile a100() { return made_up_device("Made-up A100-like", 108, 8, 0); }
 zs::device_profile h100() { return made_up_device("Made-up H100-like", 132, 9, 0); }
 
-zs::tuning_entry entry(const zs::device_profile& d, kernel_id kernel, std::optional<value_type> type,
+// The registered spec of a kernel the library ships.
+const zs::kernel_spec& spec(std::string_view name) { return zs::get_kernel_spec(name); }
+
+zs::tuning_entry entry(const zs::device_profile& d, const std::string& kernel, std::optional<value_type> type,
                        size_class size, launch_params params) {
   return {{d.name, d.compute_major, d.compute_minor, kernel, type, size}, params};
 }
@@ -115,40 +117,112 @@ int count_of(const std::string& text, const std::string& word) {
 
 // --- kernels and params ------------------------------------------------------------------------
 
-TEST(KernelSpecs, NamesRoundTripAndSpecsAreInKernelOrderWithValidDefaults) {
-  ASSERT_EQ(zs::kernel_specs().size(), zs::kernel_count);
-  for (std::size_t i = 0; i < zs::kernel_count; ++i) {
-    auto const k = static_cast<kernel_id>(i);
-    EXPECT_EQ(zs::kernel_specs()[i].kernel, k);
-    EXPECT_EQ(zs::parse_kernel_id(zs::to_string(k)), k);
-    EXPECT_TRUE(zs::valid_params(k, zs::spec_of(k).defaults)) << zs::check_params(k, zs::spec_of(k).defaults);
-    EXPECT_GT(zs::spec_of(k).defaults.waves, 0u) << "defaults must size the grid from the device";
+// The kernels the library and its codec families register, as tuning files name them.
+const std::vector<std::string> shipped_kernels{"frame_ops",    "checksum",       "raw_offsets", "bitpack_analyze",
+                                               "bitpack_pack", "bitpack_decode", "gather"};
+
+TEST(KernelSpecs, EveryRegisteredNameRoundTripsThroughLookupAndSpecsHaveValidDefaults) {
+  auto const specs = zs::kernel_specs();
+  ASSERT_GE(specs.size(), shipped_kernels.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    zs::kernel_spec const& s = *specs[i];
+    if (i > 0) {
+      EXPECT_LT(specs[i - 1]->name, s.name) << "sorted by name, one spec a name";
+    }
+    EXPECT_EQ(zs::find_kernel_spec(s.name), &s) << s.name;
+    EXPECT_EQ(&zs::get_kernel_spec(std::string(s.name)), &s) << "a lookup needs no static string";
+    EXPECT_TRUE(zs::valid_params(s, s.defaults)) << s.name << ": " << zs::check_params(s, s.defaults);
+    EXPECT_GT(s.defaults.waves, 0u) << s.name << ": defaults must size the grid from the device";
+    EXPECT_FALSE(s.what.empty()) << s.name;
   }
-  EXPECT_EQ(zs::parse_kernel_id("no_such_kernel"), std::nullopt);
+  for (auto const& name : shipped_kernels) {
+    const zs::kernel_spec* s = zs::find_kernel_spec(name);
+    ASSERT_NE(s, nullptr) << name << " is registered";
+    EXPECT_EQ(s->name, name);
+  }
+  EXPECT_EQ(zs::find_kernel_spec("no_such_kernel"), nullptr);
+  EXPECT_EQ(zs::find_kernel_spec(""), nullptr);
+}
+
+TEST(KernelSpecs, TheSweptOnesAreTheOnesWorthMeasuring) {
+  std::vector<std::string> swept;
+  for (const zs::kernel_spec* s : zs::kernel_specs()) {
+    if (s->swept) swept.emplace_back(s->name);
+  }
+  EXPECT_EQ(swept, (std::vector<std::string>{"bitpack_analyze", "bitpack_decode", "bitpack_pack", "checksum",
+                                             "raw_offsets"}));
+}
+
+TEST(KernelSpecs, AnUnknownNameIsRefusedNamingItAndTheRegisteredOnes) {
+  try {
+    (void)zs::get_kernel_spec("fsst_decode");
+    FAIL() << "no kernel is registered as fsst_decode";
+  } catch (const zs::error& e) {
+    EXPECT_EQ(e.code(), zs::error_code::invalid_argument);
+    std::string const what = e.what();
+    EXPECT_NE(what.find("'fsst_decode'"), std::string::npos) << what;
+    EXPECT_NE(what.find("bitpack_decode"), std::string::npos) << "lists the registered ones: " << what;
+  }
+  EXPECT_NE(zs::check_params("fsst_decode", {128, 4, 0}).find("'fsst_decode'"), std::string::npos);
+  EXPECT_FALSE(zs::valid_params("fsst_decode", {128, 4, 0}));
+}
+
+TEST(KernelSpecs, RegisteringATakenNameThrowsNamingItAndChangesNothing) {
+  auto const before = zs::kernel_specs();
+  const zs::kernel_spec* const checksum = zs::find_kernel_spec("checksum");
+  ASSERT_NE(checksum, nullptr);
+  zs::kernel_spec clash = *checksum;
+  clash.what = "a second checksum kernel";
+  try {
+    (void)zs::register_kernel(clash);
+    FAIL() << "a second spec named checksum was registered";
+  } catch (const zs::error& e) {
+    EXPECT_EQ(e.code(), zs::error_code::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("'checksum'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(zs::kernel_specs(), before);
+  EXPECT_EQ(zs::find_kernel_spec("checksum"), checksum) << "the first registration stays";
+}
+
+TEST(KernelSpecs, RegisteringASpecWithoutANameOrWithDefaultsItRefusesThrows) {
+  static constexpr unsigned threads[] = {128, 256};
+  zs::kernel_spec nameless{.name = "", .defaults = {128, 4, 0}, .threads = threads, .items = {}, .max_waves = 64,
+                           .swept = false, .what = "no name"};
+  EXPECT_THROW((void)zs::register_kernel(nameless), zs::error);
+  zs::kernel_spec bad_defaults{.name = "test_bad_defaults", .defaults = {512, 4, 0}, .threads = threads,
+                               .items = {}, .max_waves = 64, .swept = false, .what = "512 threads it refuses"};
+  try {
+    (void)zs::register_kernel(bad_defaults);
+    FAIL() << "defaults outside the spec's block sizes were registered";
+  } catch (const zs::error& e) {
+    EXPECT_EQ(e.code(), zs::error_code::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("test_bad_defaults"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(zs::find_kernel_spec("test_bad_defaults"), nullptr);
 }
 
 TEST(KernelSpecs, CheckParamsNamesWhatIsWrong) {
-  EXPECT_NE(zs::check_params(kernel_id::checksum, {100, 4, 4096}).find("threads 100"), std::string::npos);
-  EXPECT_NE(zs::check_params(kernel_id::checksum, {256, 4, 3000}).find("items 3000"), std::string::npos);
-  EXPECT_NE(zs::check_params(kernel_id::bitpack_analyze, {64, 4, 16}).find("items must be 0"), std::string::npos);
-  EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {128, 65, 8}).find("waves 65"), std::string::npos);
-  EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {128, 4, 6}).find("items 6"), std::string::npos);
-  EXPECT_TRUE(zs::valid_params(kernel_id::bitpack_decode, {256, 0, 8}));
-  EXPECT_FALSE(zs::valid_params(kernel_id::bitpack_decode, {256, 0, 12}));
-  EXPECT_NE(zs::check_params(kernel_id::bitpack_decode, {512, 4, 4}).find("threads 512"), std::string::npos);
-  EXPECT_TRUE(zs::valid_params(kernel_id::raw_offsets, {1024, 64, 512}));
+  EXPECT_NE(zs::check_params("checksum", {100, 4, 4096}).find("threads 100"), std::string::npos);
+  EXPECT_NE(zs::check_params("checksum", {256, 4, 3000}).find("items 3000"), std::string::npos);
+  EXPECT_NE(zs::check_params("bitpack_analyze", {64, 4, 16}).find("items must be 0"), std::string::npos);
+  EXPECT_NE(zs::check_params("bitpack_decode", {128, 65, 8}).find("waves 65"), std::string::npos);
+  EXPECT_NE(zs::check_params("bitpack_decode", {128, 4, 6}).find("items 6"), std::string::npos);
+  EXPECT_TRUE(zs::valid_params("bitpack_decode", {256, 0, 8}));
+  EXPECT_FALSE(zs::valid_params("bitpack_decode", {256, 0, 12}));
+  EXPECT_NE(zs::check_params("bitpack_decode", {512, 4, 4}).find("threads 512"), std::string::npos);
+  EXPECT_TRUE(zs::valid_params("raw_offsets", {1024, 64, 512}));
 }
 
 TEST(KernelSpecs, DefaultsFitTheDevicesLargestBlock) {
   zs::device_profile small_blocks = h100();
   small_blocks.max_threads_per_block = 128;
-  for (auto const& s : zs::kernel_specs()) {
-    launch_params const p = zs::default_params(s.kernel, small_blocks);
-    EXPECT_LE(p.threads, 128u) << zs::to_string(s.kernel);
-    EXPECT_TRUE(zs::valid_params(s.kernel, p)) << zs::to_string(s.kernel);
+  for (const zs::kernel_spec* s : zs::kernel_specs()) {
+    launch_params const p = zs::default_params(*s, small_blocks);
+    EXPECT_LE(p.threads, 128u) << s->name;
+    EXPECT_TRUE(zs::valid_params(*s, p)) << s->name;
   }
   // A device that runs every block size keeps the spec's defaults.
-  EXPECT_EQ(zs::default_params(kernel_id::checksum, h100()), zs::spec_of(kernel_id::checksum).defaults);
+  EXPECT_EQ(zs::default_params(spec("checksum"), h100()), spec("checksum").defaults);
 }
 
 TEST(SizeClasses, BoundariesAndNames) {
@@ -200,21 +274,21 @@ TEST(LaunchPolicy, AnOccupancyBelowOneCountsAsOne) {
 
 TEST(TuningTable, SetReplacesTheEntryOfTheSameKeyAndRejectsBadParams) {
   zs::tuning_table t;
-  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {256, 4, 4096}));
-  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 2, 8192}));
+  t.set(entry(h100(), "checksum", std::nullopt, size_class::large, {256, 4, 4096}));
+  t.set(entry(h100(), "checksum", std::nullopt, size_class::large, {512, 2, 8192}));
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t.entries()[0].params, (launch_params{512, 2, 8192}));
-  EXPECT_THROW(t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {100, 2, 8192})),
+  EXPECT_THROW(t.set(entry(h100(), "checksum", std::nullopt, size_class::large, {100, 2, 8192})),
                zs::error);
   EXPECT_EQ(t.size(), 1u);
 }
 
 TEST(TuningTable, FindPrefersTheSameTypeThenTheSameWidthThenAnyType) {
   zs::tuning_table t;
-  t.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {128, 4, 8}));
-  t.set(entry(h100(), kernel_id::bitpack_decode, std::nullopt, size_class::large, {256, 4, 4}));
+  t.set(entry(h100(), "bitpack_decode", value_type::int32, size_class::large, {128, 4, 8}));
+  t.set(entry(h100(), "bitpack_decode", std::nullopt, size_class::large, {256, 4, 4}));
   auto find = [&](std::optional<value_type> type) {
-    return t.find(h100().name, 9, 0, kernel_id::bitpack_decode, type, size_class::large);
+    return t.find(h100().name, 9, 0, "bitpack_decode", type, size_class::large);
   };
   ASSERT_NE(find(value_type::int32), nullptr);
   EXPECT_EQ(find(value_type::int32)->params.items, 8u);
@@ -226,20 +300,20 @@ TEST(TuningTable, FindPrefersTheSameTypeThenTheSameWidthThenAnyType) {
   EXPECT_EQ(find(std::nullopt)->params.items, 4u);
 
   zs::tuning_table typed_only;
-  typed_only.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {128, 4, 8}));
-  EXPECT_EQ(typed_only.find(h100().name, 9, 0, kernel_id::bitpack_decode, value_type::int64, size_class::large),
+  typed_only.set(entry(h100(), "bitpack_decode", value_type::int32, size_class::large, {128, 4, 8}));
+  EXPECT_EQ(typed_only.find(h100().name, 9, 0, "bitpack_decode", value_type::int64, size_class::large),
             nullptr);
-  EXPECT_EQ(typed_only.find(h100().name, 9, 0, kernel_id::bitpack_decode, value_type::float32, size_class::large),
+  EXPECT_EQ(typed_only.find(h100().name, 9, 0, "bitpack_decode", value_type::float32, size_class::large),
             nullptr)
       << "a float is not an integer of the same width";
 }
 
 TEST(TuningTable, FindTakesTheNearestSizeClassAndTheLargerOnATie) {
   zs::tuning_table t;
-  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::small, {128, 4, 1024}));
-  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 4, 16384}));
+  t.set(entry(h100(), "checksum", std::nullopt, size_class::small, {128, 4, 1024}));
+  t.set(entry(h100(), "checksum", std::nullopt, size_class::large, {512, 4, 16384}));
   auto items = [&](size_class c) {
-    auto const* e = t.find(h100().name, 9, 0, kernel_id::checksum, std::nullopt, c);
+    auto const* e = t.find(h100().name, 9, 0, "checksum", std::nullopt, c);
     return e ? e->params.items : 0u;
   };
   EXPECT_EQ(items(size_class::small), 1024u);
@@ -247,51 +321,51 @@ TEST(TuningTable, FindTakesTheNearestSizeClassAndTheLargerOnATie) {
   EXPECT_EQ(items(size_class::large), 16384u);
 
   zs::tuning_table small_only;
-  small_only.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::small, {128, 4, 1024}));
-  auto const* e = small_only.find(h100().name, 9, 0, kernel_id::checksum, std::nullopt, size_class::large);
+  small_only.set(entry(h100(), "checksum", std::nullopt, size_class::small, {128, 4, 1024}));
+  auto const* e = small_only.find(h100().name, 9, 0, "checksum", std::nullopt, size_class::large);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->params.items, 1024u);
 }
 
 TEST(TuningTable, FindIgnoresOtherDevicesCapabilitiesAndKernels) {
   zs::tuning_table t;
-  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 4, 16384}));
-  EXPECT_NE(t.find(h100().name, 9, 0, kernel_id::checksum, std::nullopt, size_class::large), nullptr);
-  EXPECT_EQ(t.find(a100().name, 8, 0, kernel_id::checksum, std::nullopt, size_class::large), nullptr);
-  EXPECT_EQ(t.find(h100().name, 9, 1, kernel_id::checksum, std::nullopt, size_class::large), nullptr);
-  EXPECT_EQ(t.find(h100().name, 9, 0, kernel_id::raw_offsets, std::nullopt, size_class::large), nullptr);
+  t.set(entry(h100(), "checksum", std::nullopt, size_class::large, {512, 4, 16384}));
+  EXPECT_NE(t.find(h100().name, 9, 0, "checksum", std::nullopt, size_class::large), nullptr);
+  EXPECT_EQ(t.find(a100().name, 8, 0, "checksum", std::nullopt, size_class::large), nullptr);
+  EXPECT_EQ(t.find(h100().name, 9, 1, "checksum", std::nullopt, size_class::large), nullptr);
+  EXPECT_EQ(t.find(h100().name, 9, 0, "raw_offsets", std::nullopt, size_class::large), nullptr);
 }
 
 TEST(ChooseLaunch, TakesAMatchingEntryElseTheDefaults) {
   zs::tuning_table t;
-  t.set(entry(h100(), kernel_id::bitpack_decode, value_type::int32, size_class::large, {256, 2, 8}));
+  t.set(entry(h100(), "bitpack_decode", value_type::int32, size_class::large, {256, 2, 8}));
   std::uint64_t const large = std::uint64_t{512} << 20;
 
-  auto const tuned = zs::choose_launch(t, h100(), kernel_id::bitpack_decode, value_type::int32, large);
+  auto const tuned = zs::choose_launch(t, h100(), spec("bitpack_decode"), value_type::int32, large);
   EXPECT_TRUE(tuned.from_table);
   EXPECT_EQ(tuned.params, (launch_params{256, 2, 8}));
   EXPECT_EQ(tuned.size, size_class::large);
   EXPECT_EQ(tuned.batch_bytes, large);
 
-  auto const other = zs::choose_launch(t, a100(), kernel_id::bitpack_decode, value_type::int32, large);
+  auto const other = zs::choose_launch(t, a100(), spec("bitpack_decode"), value_type::int32, large);
   EXPECT_FALSE(other.from_table) << "an unknown device runs with the defaults";
-  EXPECT_EQ(other.params, zs::default_params(kernel_id::bitpack_decode, a100()));
+  EXPECT_EQ(other.params, zs::default_params(spec("bitpack_decode"), a100()));
 
   // The same entry for a device whose blocks are smaller than the entry's is passed over.
   zs::device_profile small_blocks = h100();
   small_blocks.max_threads_per_block = 128;
-  auto const refused = zs::choose_launch(t, small_blocks, kernel_id::bitpack_decode, value_type::int32, large);
+  auto const refused = zs::choose_launch(t, small_blocks, spec("bitpack_decode"), value_type::int32, large);
   EXPECT_FALSE(refused.from_table);
-  EXPECT_EQ(refused.params, zs::default_params(kernel_id::bitpack_decode, small_blocks));
+  EXPECT_EQ(refused.params, zs::default_params(spec("bitpack_decode"), small_blocks));
 }
 
 TEST(ChooseLaunch, TheSameTableGivesDifferentGridsOnDifferentDevices) {
   zs::tuning_table t;
-  t.set(entry(a100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 8, 16384}));
-  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {256, 2, 4096}));
+  t.set(entry(a100(), "checksum", std::nullopt, size_class::large, {512, 8, 16384}));
+  t.set(entry(h100(), "checksum", std::nullopt, size_class::large, {256, 2, 4096}));
   std::uint64_t const bytes = std::uint64_t{1} << 30;
-  auto const on_a = zs::choose_launch(t, a100(), kernel_id::checksum, std::nullopt, bytes);
-  auto const on_h = zs::choose_launch(t, h100(), kernel_id::checksum, std::nullopt, bytes);
+  auto const on_a = zs::choose_launch(t, a100(), spec("checksum"), std::nullopt, bytes);
+  auto const on_h = zs::choose_launch(t, h100(), spec("checksum"), std::nullopt, bytes);
   EXPECT_NE(on_a.params, on_h.params);
   std::uint64_t const chunks_a = bytes / 8 / on_a.params.items, chunks_h = bytes / 8 / on_h.params.items;
   EXPECT_EQ(zs::launch_policy(a100(), on_a.params, 4, chunks_a).grid, 108u * 4 * 8);
@@ -300,10 +374,10 @@ TEST(ChooseLaunch, TheSameTableGivesDifferentGridsOnDifferentDevices) {
 
 zs::tuning_table sample_table() {
   zs::tuning_table t;
-  t.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {512, 2, 16384}));
-  t.set(entry(h100(), kernel_id::raw_offsets, value_type::string, size_class::medium, {1024, 0, 8192}));
-  t.set(entry(a100(), kernel_id::bitpack_decode, value_type::uint64, size_class::small, {256, 16, 8}));
-  zs::tuning_entry measured = entry(h100(), kernel_id::bitpack_pack, value_type::int32, size_class::large, {128, 4, 0});
+  t.set(entry(h100(), "checksum", std::nullopt, size_class::large, {512, 2, 16384}));
+  t.set(entry(h100(), "raw_offsets", value_type::string, size_class::medium, {1024, 0, 8192}));
+  t.set(entry(a100(), "bitpack_decode", value_type::uint64, size_class::small, {256, 16, 8}));
+  zs::tuning_entry measured = entry(h100(), "bitpack_pack", value_type::int32, size_class::large, {128, 4, 0});
   measured.tuned_gbs = 1234.5;
   measured.default_gbs = 1100.25;
   t.set(measured);
@@ -342,11 +416,11 @@ TEST(TuningTableJson, RoundTripsThroughTextAndFiles) {
 TEST(TuningTableJson, MergeLetsTheOtherTableWin) {
   zs::tuning_table base = sample_table();
   zs::tuning_table over;
-  over.set(entry(h100(), kernel_id::checksum, std::nullopt, size_class::large, {128, 1, 1024}));
-  over.set(entry(h100(), kernel_id::gather, value_type::int64, size_class::small, {1024, 1, 0}));
+  over.set(entry(h100(), "checksum", std::nullopt, size_class::large, {128, 1, 1024}));
+  over.set(entry(h100(), "gather", value_type::int64, size_class::small, {1024, 1, 0}));
   base.merge(over);
   EXPECT_EQ(base.size(), sample_table().size() + 1);
-  auto const* e = base.find(h100().name, 9, 0, kernel_id::checksum, std::nullopt, size_class::large);
+  auto const* e = base.find(h100().name, 9, 0, "checksum", std::nullopt, size_class::large);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->params, (launch_params{128, 1, 1024}));
 }
@@ -423,6 +497,26 @@ TEST(TuningTableJson, RejectsEntriesOfTheWrongSchema) {
   expect_rejected(one_entry(good_entry() + ", " + good_entry()), "repeats the key");
 }
 
+TEST(TuningTableJson, AnEntryForAKernelNoSpecIsRegisteredAsIsRefusedNamingIt) {
+  expect_rejected(one_entry(good_entry("bitpack_decode", "fsst_decode")), "unknown kernel \"fsst_decode\"");
+  // Names match exactly: a registered name in another case or with a space is another name.
+  expect_rejected(one_entry(good_entry("bitpack_decode", "Bitpack_decode")), "unknown kernel \"Bitpack_decode\"");
+  expect_rejected(one_entry(good_entry("bitpack_decode", "bitpack_decode ")), "unknown kernel \"bitpack_decode \"");
+  // After a good entry too, naming the entry.
+  expect_rejected(one_entry(good_entry() + ", " + good_entry("bitpack_decode", "gpu_for_decode")),
+                  "entry 1: unknown kernel \"gpu_for_decode\"");
+  // Built by hand rather than read, the table refuses it as well.
+  zs::tuning_table t;
+  try {
+    t.set(entry(h100(), "fsst_decode", value_type::int32, size_class::large, {128, 4, 0}));
+    FAIL() << "an entry for an unregistered kernel was set";
+  } catch (const zs::error& e) {
+    EXPECT_EQ(e.code(), zs::error_code::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("'fsst_decode'"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(t.empty());
+}
+
 TEST(TuningTableJson, LoadNamesTheFileAndFailsOnAMissingOne) {
   temp_dir dir;
   try {
@@ -449,7 +543,7 @@ std::string many_entries(std::size_t n, bool repeat_first = false) {
     // Entry i gets key number j = 7919 i mod n: device j / 21, kernel j mod 7, size class
     // j / 7 mod 3, and the items that kernel takes.
     text += R"({"device":"D)" + std::to_string((i * 7919) % n / 21) + R"(","compute_capability":"9.0","kernel":")" +
-            std::string(zs::to_string(static_cast<kernel_id>((i * 7919) % n % 7))) +
+            shipped_kernels[(i * 7919) % n % 7] +
             R"(","type":"any","size_class":")" +
             std::string(zs::to_string(static_cast<size_class>((i * 7919) % n / 7 % 3))) +
             R"(","params":{"threads":256,"waves":4,"items":)" +
@@ -493,7 +587,7 @@ TEST(TuningTableJson, MergingABigTableKeepsKeyOrderAndLetsTheOtherWin) {
   auto changed = big.entries()[1234];
   changed.params.waves = 9;
   over.set(changed);
-  over.set(entry(h100(), kernel_id::gather, std::nullopt, size_class::small, {512, 2, 0}));
+  over.set(entry(h100(), "gather", std::nullopt, size_class::small, {512, 2, 0}));
   std::size_t const before = big.size();
   big.merge(over);
   EXPECT_EQ(big.size(), before + 1);
@@ -614,7 +708,7 @@ TEST(ProcessTuning, TheUsersFileIsMergedOverTheShippedTables) {
   zs::tuning_table expected = zs::shipped_tuning();
   expected.merge(mine);
   EXPECT_EQ(zs::tuning()->to_json(), expected.to_json());
-  auto const choice = zs::choose_launch(*zs::tuning(), h100(), kernel_id::checksum, std::nullopt, std::uint64_t{1} << 30);
+  auto const choice = zs::choose_launch(*zs::tuning(), h100(), spec("checksum"), std::nullopt, std::uint64_t{1} << 30);
   EXPECT_TRUE(choice.from_table);
   EXPECT_EQ(choice.params, (launch_params{512, 2, 16384}));
 }
@@ -704,7 +798,7 @@ TEST(LaunchObserver, ScopedInstallationPutsThePreviousOneBack) {
 
 TEST(LaunchRecord, DescribeSaysKernelShapeAndSource) {
   zs::launch_record r;
-  r.choice = zs::choose_launch(sample_table(), h100(), kernel_id::checksum, std::nullopt, std::uint64_t{1} << 30);
+  r.choice = zs::choose_launch(sample_table(), h100(), spec("checksum"), std::nullopt, std::uint64_t{1} << 30);
   r.geometry = zs::launch_policy(h100(), r.choice.params, 4, 100000);
   r.work_units = 100000;
   std::string const s = zs::describe(r);
@@ -713,7 +807,7 @@ TEST(LaunchRecord, DescribeSaysKernelShapeAndSource) {
   EXPECT_NE(s.find("2 waves of 4/SM"), std::string::npos) << s;
   EXPECT_NE(s.find("16384 items"), std::string::npos) << s;
   EXPECT_NE(s.find("table"), std::string::npos) << s;
-  r.choice = zs::choose_launch(zs::tuning_table{}, a100(), kernel_id::bitpack_pack, value_type::int64, 1000);
+  r.choice = zs::choose_launch(zs::tuning_table{}, a100(), spec("bitpack_pack"), value_type::int64, 1000);
   EXPECT_NE(zs::describe(r).find("bitpack_pack int64/small"), std::string::npos) << zs::describe(r);
   EXPECT_NE(zs::describe(r).find("default"), std::string::npos) << zs::describe(r);
   EXPECT_EQ(zs::describe(r).find("items"), std::string::npos) << "bitpack_pack has no items knob";

@@ -18,16 +18,16 @@
 
 namespace {
 
-using zs::kernel_id;
 using zs::launch_params;
 using zs::value_type;
 
 // A table that puts `params` in force for every launch of `kernel` on this device: one entry for
 // any type, which the lookup's fallbacks apply to every type and size class.
-zs::tuning_table forcing(kernel_id kernel, launch_params params) {
+zs::tuning_table forcing(std::string_view kernel, launch_params params) {
   zs::device_profile const& d = zs::current_device_profile();
   zs::tuning_table t;
-  t.set({{d.name, d.compute_major, d.compute_minor, kernel, std::nullopt, zs::size_class::medium}, params});
+  t.set({{d.name, d.compute_major, d.compute_minor, std::string(kernel), std::nullopt, zs::size_class::medium},
+         params});
   return t;
 }
 
@@ -83,29 +83,30 @@ class TuningGpu : public ::testing::Test {
   // `op` gives the same bytes under each of `geometries` for `kernel` as under the defaults,
   // and each launch of the kernel ran with the table's params on a grid the device sized.
   template <typename Op>
-  void expect_same_output(kernel_id kernel, std::initializer_list<launch_params> geometries, Op op,
+  void expect_same_output(std::string_view kernel_name, std::initializer_list<launch_params> geometries, Op op,
                           bool expect_strided) {
+    zs::kernel_spec const& kernel = zs::get_kernel_spec(kernel_name);
     zs::device_profile const& d = zs::current_device_profile();
     outcome const reference = run_under(zs::tuning_table{}, op);
     ASSERT_FALSE(reference.bytes.empty());
     bool ran = false;
     for (auto const& r : reference.launches) {
-      if (r.choice.kernel != kernel) continue;
+      if (r.choice.kernel != kernel.name) continue;
       ran = true;
       EXPECT_FALSE(r.choice.from_table);
       EXPECT_EQ(r.choice.params, zs::default_params(kernel, d));
     }
-    ASSERT_TRUE(ran) << zs::to_string(kernel) << " did not run under the defaults";
+    ASSERT_TRUE(ran) << kernel.name << " did not run under the defaults";
     bool strided = false;
     for (auto const& p : geometries) {
-      std::string const what = std::string(zs::to_string(kernel)) + ": " + zs::to_string(kernel, p);
+      std::string const what = std::string(kernel.name) + ": " + zs::to_string(kernel, p);
       SCOPED_TRACE(what);
       ASSERT_TRUE(zs::valid_params(kernel, p)) << zs::check_params(kernel, p);
       ASSERT_NE(p, zs::default_params(kernel, d)) << "a geometry other than the defaults";
-      outcome const got = run_under(forcing(kernel, p), op);
+      outcome const got = run_under(forcing(kernel.name, p), op);
       bool seen = false;
       for (auto const& r : got.launches) {
-        if (r.choice.kernel != kernel) continue;
+        if (r.choice.kernel != kernel.name) continue;
         seen = true;
         EXPECT_TRUE(r.choice.from_table) << zs::describe(r);
         EXPECT_EQ(r.choice.params, p) << zs::describe(r);
@@ -254,7 +255,7 @@ TEST_F(TuningGpu, ChecksumGivesTheSameFramesAndStatusesUnderOtherGeometries) {
   auto const sources = cut(value_type::int32, data.i32.data(), data.n32, 13);
   auto const offsets = zs::layout_frames(raw(), sources);
   zs::device_buffer frames(offsets.back(), stream());
-  expect_same_output(kernel_id::checksum, {{128, 1, 1024}, {512, 2, 16384}, {256, 0, 2048}}, [&] {
+  expect_same_output("checksum", {{128, 1, 1024}, {512, 2, 16384}, {256, 0, 2048}}, [&] {
     auto out = encode(raw(), sources, offsets, frames, stream());
     auto const decoded = decode(raw(), sources, offsets, frames, stream());
     out.insert(out.end(), decoded.begin(), decoded.end());
@@ -286,7 +287,7 @@ TEST_F(TuningGpu, StringOffsetsRoundTripTheSameUnderOtherGeometries) {
   }
   auto const offsets = zs::layout_frames(raw(), sources);
   zs::device_buffer frames(offsets.back(), stream());
-  expect_same_output(kernel_id::raw_offsets, {{128, 1, 512}, {1024, 2, 8192}, {256, 0, 1024}}, [&] {
+  expect_same_output("raw_offsets", {{128, 1, 512}, {1024, 2, 8192}, {256, 0, 1024}}, [&] {
     auto out = encode(raw(), sources, offsets, frames, stream());
     auto const decoded = decode(raw(), sources, offsets, frames, stream());
     out.insert(out.end(), decoded.begin(), decoded.end());
@@ -301,8 +302,8 @@ TEST_F(TuningGpu, BitpackEncodePassesWriteTheSameFramesUnderOtherGeometries) {
   auto const offsets = zs::layout_frames(bitpack(), sources);
   zs::device_buffer frames(offsets.back(), stream());
   auto const op = [&] { return encode(bitpack(), sources, offsets, frames, stream()); };
-  expect_same_output(kernel_id::bitpack_analyze, {{128, 1, 0}, {256, 0, 0}, {64, 2, 0}}, op, true);
-  expect_same_output(kernel_id::bitpack_pack, {{128, 1, 0}, {256, 0, 0}, {64, 2, 0}}, op, true);
+  expect_same_output("bitpack_analyze", {{128, 1, 0}, {256, 0, 0}, {64, 2, 0}}, op, true);
+  expect_same_output("bitpack_pack", {{128, 1, 0}, {256, 0, 0}, {64, 2, 0}}, op, true);
 }
 
 TEST_F(TuningGpu, BitpackDecodeGivesTheSameValuesUnderOtherGeometries) {
@@ -314,9 +315,9 @@ TEST_F(TuningGpu, BitpackDecodeGivesTheSameValuesUnderOtherGeometries) {
   zs::set_tuning({});
   encode(bitpack(), sources, offsets, frames, stream());
   auto const op = [&] { return decode(bitpack(), sources, offsets, frames, stream()); };
-  expect_same_output(kernel_id::bitpack_decode, {{128, 1, 4}, {256, 2, 8}, {256, 0, 8}, {64, 1, 8}}, op, true);
+  expect_same_output("bitpack_decode", {{128, 1, 4}, {256, 2, 8}, {256, 0, 8}, {64, 1, 8}}, op, true);
   // The decoded values are the input, not merely the same under every geometry.
-  auto const decoded = run_under(forcing(kernel_id::bitpack_decode, {256, 1, 8}), op).bytes;
+  auto const decoded = run_under(forcing("bitpack_decode", {256, 1, 8}), op).bytes;
   std::size_t at = sources.size() * sizeof(zs::frame_status);
   for (auto const& s : sources) {
     std::vector<std::byte> input(s.raw_bytes());
@@ -334,7 +335,7 @@ TEST_F(TuningGpu, PerFrameKernelsGiveTheSameResultsUnderOtherGeometries) {
   auto const sources = cut(value_type::int32, data.i32.data(), 3'000'000, 3001);
   auto const offsets = zs::layout_frames(bitpack(), sources);
   zs::device_buffer frames(offsets.back(), stream());
-  expect_same_output(kernel_id::frame_ops, {{64, 1, 0}, {1024, 0, 0}, {256, 2, 0}}, [&] {
+  expect_same_output("frame_ops", {{64, 1, 0}, {1024, 0, 0}, {256, 2, 0}}, [&] {
     auto out = encode(bitpack(), sources, offsets, frames, stream());
     auto const decoded = decode(bitpack(), sources, offsets, frames, stream());
     out.insert(out.end(), decoded.begin(), decoded.end());
@@ -365,7 +366,7 @@ TEST_F(TuningGpu, GatherGivesTheSameValuesUnderOtherGeometries) {
     ZS_CUDA_TRY(cudaStreamSynchronize(stream()));
     return bytes;
   };
-  expect_same_output(kernel_id::gather, {{128, 1, 0}, {1024, 0, 0}, {512, 2, 0}}, op, true);
+  expect_same_output("gather", {{128, 1, 0}, {1024, 0, 0}, {512, 2, 0}}, op, true);
   auto const got = op();
   for (std::uint64_t i = 0; i < n; i += 997) {
     std::int64_t v = 0;
@@ -381,19 +382,19 @@ TEST_F(TuningGpu, TheEntryForThisDeviceIsTheOneLaunchesUse) {
   zs::device_profile const& d = zs::current_device_profile();
   std::uint64_t const bytes = std::uint64_t{64} << 20;
   zs::tuning_table t;
-  t.set({{d.name, d.compute_major, d.compute_minor, kernel_id::bitpack_decode, value_type::int32,
+  t.set({{d.name, d.compute_major, d.compute_minor, "bitpack_decode", value_type::int32,
           zs::size_class_of(bytes)},
          {256, 2, 8}});
-  t.set({{d.name + " (another model)", d.compute_major, d.compute_minor, kernel_id::checksum, std::nullopt,
+  t.set({{d.name + " (another model)", d.compute_major, d.compute_minor, "checksum", std::nullopt,
           zs::size_class_of(bytes)},
          {512, 1, 16384}});
   zs::set_tuning(t);
-  auto const decode_choice = zs::choose_launch(kernel_id::bitpack_decode, value_type::int32, bytes);
+  auto const decode_choice = zs::choose_launch(zs::get_kernel_spec("bitpack_decode"), value_type::int32, bytes);
   EXPECT_TRUE(decode_choice.from_table);
   EXPECT_EQ(decode_choice.params, (launch_params{256, 2, 8}));
-  auto const checksum = zs::choose_launch(kernel_id::checksum, std::nullopt, bytes);
+  auto const checksum = zs::choose_launch(zs::get_kernel_spec("checksum"), std::nullopt, bytes);
   EXPECT_FALSE(checksum.from_table) << "an entry for another device model is not this device's";
-  EXPECT_EQ(checksum.params, zs::default_params(kernel_id::checksum, d));
+  EXPECT_EQ(checksum.params, zs::default_params(zs::get_kernel_spec("checksum"), d));
 
   // And a real decode of int32 frames launches with it.
   integer_columns const data(stream());
@@ -408,7 +409,7 @@ TEST_F(TuningGpu, TheEntryForThisDeviceIsTheOneLaunchesUse) {
   }
   bool seen = false;
   for (auto const& rec : r.records) {
-    if (rec.choice.kernel != kernel_id::bitpack_decode || rec.work_units == 0) continue;
+    if (rec.choice.kernel != "bitpack_decode" || rec.work_units == 0) continue;
     seen = true;
     EXPECT_TRUE(rec.choice.from_table) << zs::describe(rec);
     EXPECT_EQ(rec.choice.params, (launch_params{256, 2, 8})) << zs::describe(rec);

@@ -11,7 +11,7 @@
 #include "common/work_map.hpp"
 #include "temp_layout.hpp"
 #include "zs/memory.hpp"
-#include "zs/tuning.hpp"
+#include "codecs/bitpack/bitpack_tuning.hpp"
 
 namespace zs::codecs {
 namespace {
@@ -165,8 +165,8 @@ decode_choices choose_decode(std::span<const decode_target> targets,
     c.decode32 = kb::fixed_decode_choice(*fixed, w32.type, w32.bytes);
     c.decode64 = kb::fixed_decode_choice(*fixed, w64.type, w64.bytes);
   } else {
-    c.decode32 = choose_launch(kernel_id::bitpack_decode, w32.type, w32.bytes);
-    c.decode64 = choose_launch(kernel_id::bitpack_decode, w64.type, w64.bytes);
+    c.decode32 = choose_launch(bitpack_decode_spec, w32.type, w32.bytes);
+    c.decode64 = choose_launch(bitpack_decode_spec, w64.type, w64.bytes);
   }
   return c;
 }
@@ -252,10 +252,10 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              s.slots64,
                              s.scan,
                              s.scan_bytes,
-                             choose_launch(kernel_id::bitpack_analyze, w32.type, w32.bytes),
-                             choose_launch(kernel_id::bitpack_analyze, w64.type, w64.bytes),
-                             choose_launch(kernel_id::bitpack_pack, w32.type, w32.bytes),
-                             choose_launch(kernel_id::bitpack_pack, w64.type, w64.bytes)};
+                             choose_launch(bitpack_analyze_spec, w32.type, w32.bytes),
+                             choose_launch(bitpack_analyze_spec, w64.type, w64.bytes),
+                             choose_launch(bitpack_pack_spec, w32.type, w32.bytes),
+                             choose_launch(bitpack_pack_spec, w64.type, w64.bytes)};
   kb::encode(plan, stream);
 }
 

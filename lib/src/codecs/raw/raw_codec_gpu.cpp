@@ -6,7 +6,7 @@
 #include "raw/raw_kernels.hpp"
 #include "temp_layout.hpp"
 #include "zs/memory.hpp"
-#include "zs/tuning.hpp"
+#include "codecs/raw/raw_tuning.hpp"
 
 namespace zs::codecs {
 namespace {
@@ -27,7 +27,7 @@ offset_plan plan_offsets(std::span<const Descriptor> frames) {
     total += offsets[f];
   }
   offset_plan p;
-  p.choice = choose_launch(kernel_id::raw_offsets, value_type::string, total * sizeof(std::int64_t));
+  p.choice = choose_launch(raw_offsets_spec, value_type::string, total * sizeof(std::int64_t));
   p.chunk_begin = kernels::chunk_prefix(offsets, p.choice.params.items);
   return p;
 }
