@@ -53,13 +53,47 @@ __global__ void __launch_bounds__(Threads)
 
 __global__ void finish_headers_kernel(const encode_source* sources, std::byte* frames,
                                       const std::uint64_t* offsets, std::size_t num_frames,
-                                      const std::uint64_t* sums, std::uint64_t* frame_bytes) {
+                                      const std::uint64_t* sums, bool embedded, std::uint64_t* frame_bytes) {
   for (std::uint64_t f = first_item(); f < num_frames; f += item_stride()) {
     encode_source const& s = sources[f];
     std::byte* frame = frames + offsets[f];
     frame_header const h = load_header(frame);
-    complete_header(h, frame, s.type, s.count, s.raw_bytes(), hash::finish(sums[f], h.payload_bytes));
+    std::uint64_t const checksum = embedded ? 0 : hash::finish(sums[f], h.payload_bytes);
+    complete_header(h, frame, s.type, s.count, s.raw_bytes(), checksum,
+                    s.params_bytes != 0 ? frame_version_params : frame_version);
     frame_bytes[f] = frame_header_bytes + h.payload_bytes;
+  }
+}
+
+// One block per frame with column parameters: the prefix's first field, the parameters, zeros
+// up to the body.
+__global__ void copy_params_kernel(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
+                                   std::size_t num_frames) {
+  for (std::uint64_t f = blockIdx.x; f < num_frames; f += gridDim.x) {
+    encode_source const& s = sources[f];
+    if (s.params_bytes == 0) continue;
+    std::byte* payload = frames + offsets[f] + frame_header_bytes;
+    std::uint64_t const section = params_section_bytes(s.params_bytes);
+    for (std::uint64_t i = threadIdx.x; i < section; i += blockDim.x) {
+      std::uint64_t const at = i - params_prefix_bytes;
+      payload[i] = i < params_prefix_bytes ? std::byte{0} : at < s.params_bytes ? s.params[at] : std::byte{0};
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) detail::store_le(payload, s.params_bytes, 8);
+  }
+}
+
+// After the body encoders: the prefix's body bytes, and the parameter section counted in the
+// header's payload bytes.
+__global__ void seal_params_kernel(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
+                                   std::size_t num_frames) {
+  for (std::uint64_t f = first_item(); f < num_frames; f += item_stride()) {
+    encode_source const& s = sources[f];
+    if (s.params_bytes == 0) continue;
+    std::byte* frame = frames + offsets[f];
+    std::uint64_t const body = detail::load_le(frame + 24, 8);
+    detail::store_le(frame + frame_header_bytes + 8, body, 8);
+    detail::store_le(frame + 24, body + params_section_bytes(s.params_bytes), 8);
   }
 }
 
@@ -68,7 +102,7 @@ __global__ void validate_headers_kernel(const std::byte* frames, const std::uint
                                         std::uint32_t accepted_codecs, frame_status* status) {
   for (std::uint64_t f = first_item(); f < num_frames; f += item_stride()) {
     decode_target const& t = targets[f];
-    frame_expectation const expected{accepted_codecs, t.type, t.count, t.raw_bytes()};
+    frame_expectation const expected{accepted_codecs, t.type, t.count, t.raw_bytes(), t.params_bytes};
     status[f] = validate_header(frames + offsets[f], offsets[f + 1] - offsets[f], expected);
   }
 }
@@ -135,11 +169,27 @@ void add_checksums(const std::byte* frames, const std::uint64_t* offsets, std::s
 }
 
 void finish_headers(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
-                    std::size_t num_frames, const std::uint64_t* sums, std::uint64_t* frame_bytes,
+                    std::size_t num_frames, const std::uint64_t* sums, bool embedded, std::uint64_t* frame_bytes,
                     cudaStream_t stream) {
   if (num_frames == 0) return;
-  launch_per_frame(finish_headers_kernel, num_frames, stream, sources, frames, offsets, num_frames, sums,
+  launch_per_frame(finish_headers_kernel, num_frames, stream, sources, frames, offsets, num_frames, sums, embedded,
                    frame_bytes);
+}
+
+void copy_params(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
+                 std::size_t num_frames, cudaStream_t stream) {
+  if (num_frames == 0) return;
+  // A block per frame: parameters are at most a few KiB, so a block covers one in a pass or two.
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(copy_params_kernel), frame_ops_choice(), num_frames);
+  observed_launch(r, stream, [&] {
+    copy_params_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(sources, frames, offsets, num_frames);
+  });
+}
+
+void seal_params(const encode_source* sources, std::byte* frames, const std::uint64_t* offsets,
+                 std::size_t num_frames, cudaStream_t stream) {
+  if (num_frames == 0) return;
+  launch_per_frame(seal_params_kernel, num_frames, stream, sources, frames, offsets, num_frames);
 }
 
 void validate_headers(const std::byte* frames, const std::uint64_t* offsets, const decode_target* targets,

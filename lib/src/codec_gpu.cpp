@@ -1,4 +1,5 @@
 // The codec base class on the GPU: descriptor upload, headers, checksums, validation.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ namespace zs {
 namespace detail {
 void check_encode_batch(const codec& c, const encode_batch& batch);
 void check_decode_batch(const decode_batch& batch);
+void check_sample_batch(const codec& c, const sample_batch& samples, std::span<const std::uint64_t> params_offsets);
+std::vector<encode_source> with_params_sizes(const codec& c, std::span<const encode_source> sources);
+std::vector<decode_target> with_params_sizes(const codec& c, std::span<const decode_target> targets);
 }  // namespace detail
 
 namespace {
@@ -104,15 +108,29 @@ void codec::encode_async(const encode_batch& batch, void* temp, std::size_t temp
   if (n == 0) return;
   detail::temp_layout layout(temp, temp_bytes);
   auto const s = carve<encode_source>(layout, n, encode_payloads_temp_bytes(batch.sources));
+  auto const sources = detail::with_params_sizes(*this, batch.sources);
+  bool const params = std::any_of(sources.begin(), sources.end(), [](auto const& x) { return x.params_bytes != 0; });
+  ZS_EXPECTS(!(params && sums_payloads()), "a codec with column parameters that leaves checksums to the base class");
 
   // Nothing goes to the GPU before the payload hook: it sends the descriptors, offsets and
   // zeroed sums with its own data in one copy, and the base class's header fields are written
-  // after the payload, so the first payload kernel is the batch's first work on the GPU.
-  detail::upload_image uploads = stage(s, batch.sources, batch.frame_offsets);
-  encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n, s.sums}, batch.sources,
-                        s.payload, s.payload_bytes, uploads, stream);
-  if (!sums_payloads()) add_checksums(batch.frames, batch.frame_offsets, s, nullptr, uploads, stream);
-  kernels::finish_headers(s.descriptors, batch.frames, s.offsets, n, s.sums, batch.frame_bytes, stream);
+  // after the payload, so the first payload kernel is the batch's first work on the GPU. Only
+  // column parameters go in before it, for the body encoders to read.
+  detail::upload_image uploads = stage<encode_source>(s, sources, batch.frame_offsets);
+  if (params) {
+    uploads.send(stream);
+    kernels::copy_params(s.descriptors, batch.frames, s.offsets, n, stream);
+  }
+  encode_batch host = batch;
+  host.sources = sources;
+  encode_payloads_async(device_encode_batch{s.descriptors, batch.frames, s.offsets, n, s.sums}, host, s.payload,
+                        s.payload_bytes, uploads, stream);
+  if (params) kernels::seal_params(s.descriptors, batch.frames, s.offsets, n, stream);
+  // Embedded frames are summed with the frame that holds them, not on their own.
+  if (!sums_payloads() && !batch.embedded) add_checksums(batch.frames, batch.frame_offsets, s, nullptr, uploads, stream);
+  uploads.send(stream);
+  kernels::finish_headers(s.descriptors, batch.frames, s.offsets, n, s.sums, batch.embedded, batch.frame_bytes,
+                          stream);
 }
 
 std::size_t codec::decode_temp_bytes(std::span<const decode_target> targets) const {
@@ -135,20 +153,32 @@ void codec::decode_async(const decode_batch& batch, void* temp, std::size_t temp
 
   // A codec that validates headers itself (as it sums payloads) gets the uploads unsent, and
   // sends them with its own.
-  detail::upload_image uploads = stage(s, batch.targets, batch.frame_offsets);
+  auto const targets = detail::with_params_sizes(*this, batch.targets);
+  detail::upload_image uploads = stage<decode_target>(s, targets, batch.frame_offsets);
   if (!(validates_headers() && sums_payloads())) {
     uploads.send(stream);
     kernels::validate_headers(batch.frames, s.offsets, s.descriptors, n, decodes(), batch.status, stream);
   }
   // Payload checksums are compared before the payload decoders run, unless the codec sums
-  // them as it decodes; then after.
-  if (!sums_payloads()) {
+  // them as it decodes; then after. Embedded frames were covered by their enclosing frame's.
+  bool const verify = !batch.embedded;
+  if (!sums_payloads() && verify) {
     add_checksums(batch.frames, batch.frame_offsets, s, batch.status, uploads, stream);
     kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
   }
-  decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n, s.sums},
-                        batch.targets, s.payload, s.payload_bytes, uploads, stream);
-  if (sums_payloads()) kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
+  decode_batch host = batch;
+  host.targets = targets;
+  decode_payloads_async(device_decode_batch{batch.frames, s.offsets, s.descriptors, batch.status, n, s.sums}, host,
+                        s.payload, s.payload_bytes, uploads, stream);
+  if (sums_payloads() && verify) kernels::compare_checksums(batch.frames, s.offsets, n, s.sums, batch.status, stream);
+}
+
+void codec::prepare_async(const sample_batch& samples, std::byte* params,
+                          std::span<const std::uint64_t> params_offsets, cudaStream_t stream) const {
+  detail::check_sample_batch(*this, samples, params_offsets);
+  bool const any = std::any_of(samples.pieces.begin(), samples.pieces.end(),
+                               [&](auto const& piece) { return params_bytes(piece.type) != 0; });
+  if (any) prepare_params_async(samples, params, params_offsets, stream);
 }
 
 }  // namespace zs

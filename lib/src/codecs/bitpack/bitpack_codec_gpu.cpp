@@ -214,19 +214,19 @@ std::size_t bitpack_codec::encode_payloads_temp_bytes(std::span<const encode_sou
 }
 
 void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
-                                          std::span<const encode_source> host_sources, void* temp,
+                                          const encode_batch& host, void* temp,
                                           std::size_t temp_bytes, detail::upload_image& uploads,
                                           cudaStream_t stream) const {
-  encode_maps const m = plan_encode(host_sources);
-  class_work const w32 = work_of(host_sources, 4), w64 = work_of(host_sources, 8);
+  encode_maps const m = plan_encode(host.sources);
+  class_work const w32 = work_of(host.sources, 4), w64 = work_of(host.sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
-  encode_scratch const s = carve_encode(layout, host_sources.size(), m.counts);
+  encode_scratch const s = carve_encode(layout, host.sources.size(), m.counts);
   uploads.put<std::uint64_t>(s.chunks32, m.chunks32);
   uploads.put<std::uint64_t>(s.chunks64, m.chunks64);
   uploads.put<std::uint64_t>(s.seg_first, m.seg_first);
   uploads.put<std::uint64_t>(s.sample_first32, m.sample_first32);
   uploads.put<std::uint64_t>(s.sample_first64, m.sample_first64);
-  uploads.zero(s.samples, host_sources.size() * kb::scheme_words_bytes());
+  uploads.zero(s.samples, host.sources.size() * kb::scheme_words_bytes());
   uploads.zero(s.offsets, kb::scheme_words_bytes());
   uploads.zero(s.encode_again, sizeof(std::uint32_t));
   uploads.send(stream);
@@ -266,13 +266,13 @@ std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_tar
 }
 
 void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
-                                          std::span<const decode_target> host_targets, void* temp,
+                                          const decode_batch& host, void* temp,
                                           std::size_t temp_bytes, detail::upload_image& uploads,
                                           cudaStream_t stream) const {
-  decode_choices const choices = choose_decode(host_targets, fixed_decode_);
-  decode_maps const m = plan_decode(host_targets, choices);
+  decode_choices const choices = choose_decode(host.targets, fixed_decode_);
+  decode_maps const m = plan_decode(host.targets, choices);
   detail::temp_layout layout(temp, temp_bytes);
-  decode_scratch const s = carve_decode(layout, host_targets.size());
+  decode_scratch const s = carve_decode(layout, host.targets.size());
   uploads.put<std::uint64_t>(s.tiles32, m.tiles32);
   uploads.put<std::uint64_t>(s.tiles64, m.tiles64);
   uploads.send(stream);  // with the base class's descriptors and offsets: headers are checked here

@@ -20,7 +20,7 @@ class raw_codec final : public codec {
  protected:
   std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const override;
   void encode_payloads_async(const device_encode_batch& batch,
-                             std::span<const encode_source> host_sources, void* temp,
+                             const encode_batch& host, void* temp,
                              std::size_t temp_bytes, detail::upload_image& uploads,
                              cudaStream_t stream) const override;
   void encode_payload_host(const encode_source& source, std::byte* frame,
@@ -28,7 +28,7 @@ class raw_codec final : public codec {
 
   std::size_t decode_payloads_temp_bytes(std::span<const decode_target> targets) const override;
   void decode_payloads_async(const device_decode_batch& batch,
-                             std::span<const decode_target> host_targets, void* temp,
+                             const decode_batch& host, void* temp,
                              std::size_t temp_bytes, detail::upload_image& uploads,
                              cudaStream_t stream) const override;
   frame_status decode_payload_host(const frame_header& header, const std::byte* payload,

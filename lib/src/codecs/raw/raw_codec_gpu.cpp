@@ -59,12 +59,12 @@ std::size_t raw_codec::encode_payloads_temp_bytes(std::span<const encode_source>
 }
 
 void raw_codec::encode_payloads_async(const device_encode_batch& batch,
-                                      std::span<const encode_source> host_sources, void* temp,
+                                      const encode_batch& host, void* temp,
                                       std::size_t temp_bytes, detail::upload_image& uploads,
                                       cudaStream_t stream) const {
   detail::temp_layout layout(temp, temp_bytes);
   scratch const s = carve(layout, batch.num_frames);
-  offset_plan const p = plan_offsets(host_sources);
+  offset_plan const p = plan_offsets(host.sources);
   uploads.put<std::uint64_t>(s.chunk_begin, p.chunk_begin);
   uploads.send(stream);
   kernels::raw::encode(batch, p.choice, s.chunk_begin, p.chunk_begin.back(), s.kernel_temp, s.kernel_bytes,
@@ -76,12 +76,12 @@ std::size_t raw_codec::decode_payloads_temp_bytes(std::span<const decode_target>
 }
 
 void raw_codec::decode_payloads_async(const device_decode_batch& batch,
-                                      std::span<const decode_target> host_targets, void* temp,
+                                      const decode_batch& host, void* temp,
                                       std::size_t temp_bytes, detail::upload_image& uploads,
                                       cudaStream_t stream) const {
   detail::temp_layout layout(temp, temp_bytes);
   scratch const s = carve(layout, batch.num_frames);
-  offset_plan const p = plan_offsets(host_targets);
+  offset_plan const p = plan_offsets(host.targets);
   uploads.put<std::uint64_t>(s.chunk_begin, p.chunk_begin);
   uploads.send(stream);
   kernels::raw::decode(batch, p.choice, s.chunk_begin, p.chunk_begin.back(), s.kernel_temp, s.kernel_bytes,
