@@ -3,6 +3,7 @@
 // the encoding of one batch per group with each column's parameters prepared first.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -68,15 +69,16 @@ class codec_groups {
 template <typename Buffer>
 struct encoded_groups {
   Buffer scratch, frame_bytes;
-  Buffer params;  // the column parameters, kept until the encoders are done with them
+  std::vector<Buffer> params;  // column parameters of the groups that have them, kept until encoded
   std::vector<std::uint64_t> base;
   std::vector<std::vector<std::uint64_t>> layouts;
 };
 
 /// Encodes sources[g] with groups.groups()[g].c for every group; column_of[g][j] is the column
-/// of sources[g][j], column_types[c] the type of column c. For a codec with column parameters, each column's are prepared first from
-/// its frames in the batch (one preparation per group, batched over its columns) and every
-/// frame of the column points at them. `Ops` is host_ops or device_ops (collective_engines.hpp).
+/// of sources[g][j], column_types[c] the type of column c. A codec with column parameters first
+/// prepares each column's from that column's frames in the batch (one call per group, batched
+/// over its columns), and every frame of the column points at them. `Ops` is host_ops or
+/// device_ops (collective_engines.hpp).
 template <typename Ops>
 encoded_groups<typename Ops::buffer> encode_groups(const Ops& ops, const codec_groups& groups,
                                                    std::span<const value_type> column_types,
@@ -84,42 +86,35 @@ encoded_groups<typename Ops::buffer> encode_groups(const Ops& ops, const codec_g
                                                    const std::vector<std::vector<std::size_t>>& column_of) {
   encoded_groups<typename Ops::buffer> out;
   auto const all = groups.groups();
-  std::uint64_t scratch_bytes = 0, params_bytes = 0, frames = 0;
-  std::vector<std::vector<std::uint64_t>> params_at(all.size());
   for (std::size_t g = 0; g < all.size(); ++g) {
+    auto const& columns = all[g].columns;
     std::vector<value_type> types;
-    for (std::size_t c : all[g].columns) types.push_back(column_types[c]);
-    params_at[g] = layout_params(*all[g].c, types);
-    for (auto& at : params_at[g]) at += params_bytes;
-    params_bytes = params_at[g].back();
-    frames += sources[g].size();
-  }
-  out.params = ops.allocate(params_bytes);
-  for (std::size_t g = 0; g < all.size(); ++g) {
-    if (params_at[g].back() == params_at[g].front()) continue;
-    // The group's sample: each column's frames, column by column.
+    for (std::size_t c : columns) types.push_back(column_types[c]);
+    auto const offsets = layout_params(*all[g].c, types);
+    if (offsets.back() == 0) continue;
+    // Column i of the group: its frames are pieces [piece_begin[i], piece_begin[i + 1]).
     std::vector<encode_source> pieces;
     std::vector<std::uint64_t> piece_begin{0};
-    for (std::size_t c : all[g].columns) {
+    for (std::size_t c : columns) {
       for (std::size_t j = 0; j < sources[g].size(); ++j) {
         if (column_of[g][j] == c) pieces.push_back(sources[g][j]);
       }
       piece_begin.push_back(pieces.size());
     }
-    std::vector<std::uint64_t> offsets(params_at[g].size());
-    for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = params_at[g][i] - params_at[g][0];
-    std::byte* const params = out.params.template as<std::byte>() + params_at[g][0];
-    ops.prepare(*all[g].c, sample_batch{pieces, piece_begin}, params, offsets);
-    for (std::size_t i = 0; i < all[g].columns.size(); ++i) {
-      for (std::size_t j = 0; j < sources[g].size(); ++j) {
-        if (column_of[g][j] == all[g].columns[i]) sources[g][j].params = params + offsets[i];
-      }
+    out.params.push_back(ops.allocate(offsets.back()));
+    std::byte* const blocks = out.params.back().template as<std::byte>();
+    ops.prepare(*all[g].c, sample_batch{pieces, piece_begin}, blocks, offsets);
+    for (std::size_t j = 0; j < sources[g].size(); ++j) {
+      auto const i = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), column_of[g][j]) - columns.begin());
+      sources[g][j].params = blocks + offsets[i];
     }
   }
+  std::uint64_t scratch_bytes = 0, frames = 0;
   for (std::size_t g = 0; g < all.size(); ++g) {
     out.layouts.push_back(layout_frames(*all[g].c, sources[g]));
     out.base.push_back(scratch_bytes);
     scratch_bytes += out.layouts.back().back();
+    frames += sources[g].size();
   }
   out.scratch = ops.allocate(scratch_bytes);
   out.frame_bytes = ops.allocate(frames * sizeof(std::uint64_t));
