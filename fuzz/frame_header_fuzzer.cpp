@@ -4,7 +4,8 @@
 // The input is a frame; it is validated against what its own header claims (every codec id
 // accepted), so that a mutated header can pass every check. What must hold:
 //   - fewer than 64 bytes are truncated;
-//   - an accepted header has the magic, version and header checksum of docs/FORMAT.md, a known
+//   - an accepted header has the magic, version and header checksum of docs/FORMAT.md (and for
+//     version 2 a parameter prefix that accounts for the payload), a known
 //     codec and value type, sizes that fit in 64 bits (count x width equal to the raw bytes, or
 //     for strings room for count + 1 offsets), and a payload inside the input;
 //   - an accepted header is stored back to the same 64 bytes;
@@ -27,7 +28,8 @@ namespace {
 
 using zs::frame_status;
 
-constexpr std::uint32_t every_codec = (std::uint32_t{1} << (zs::max_codec_id + 1)) - 1;
+constexpr std::uint32_t every_codec =
+    zs::max_codec_id >= 31 ? ~std::uint32_t{0} : (std::uint32_t{1} << (zs::max_codec_id + 1)) - 1;
 
 /// A valid value type other than `type`.
 zs::value_type another_type(zs::value_type type) {
@@ -36,7 +38,9 @@ zs::value_type another_type(zs::value_type type) {
 
 void check_accepted(const std::vector<std::byte>& frame, const zs::frame_expectation& expected) {
   zs::frame_header const h = zs::load_header(frame.data());
-  ZS_FUZZ_CHECK(h.magic == zs::frame_magic && h.version == zs::frame_version, "magic and version");
+  ZS_FUZZ_CHECK(h.magic == zs::frame_magic, "the magic");
+  ZS_FUZZ_CHECK(h.version == (expected.params_bytes == 0 ? zs::frame_version : zs::frame_version_params),
+                "the version that goes with the codec's column parameters");
   ZS_FUZZ_CHECK(h.header_checksum == zs::hash::checksum(frame.data(), 56), "the header checksum matches");
   ZS_FUZZ_CHECK(static_cast<std::uint8_t>(h.codec) <= zs::max_codec_id, "a known codec id");
   ZS_FUZZ_CHECK(zs::is_valid(h.type), "a known value type");
@@ -50,6 +54,20 @@ void check_accepted(const std::vector<std::byte>& frame, const zs::frame_expecta
                   "a string frame's count + 1 offsets fit in 64 bits");
   }
   ZS_FUZZ_CHECK(h.payload_bytes <= frame.size() - zs::frame_header_bytes, "the payload lies inside the input");
+  if (expected.params_bytes != 0) {
+    std::uint64_t const section = zs::params_section_bytes(expected.params_bytes);
+    const std::byte* prefix = frame.data() + zs::frame_header_bytes;
+    ZS_FUZZ_CHECK(h.payload_bytes >= section && zs::detail::load_le(prefix, 8) == expected.params_bytes &&
+                      zs::detail::load_le(prefix + 8, 8) == h.payload_bytes - section,
+                  "a version 2 prefix gives the codec's parameter bytes and the rest of the payload");
+    zs::frame_expectation other = expected;
+    other.params_bytes = expected.params_bytes + 1;
+    ZS_FUZZ_CHECK(zs::validate_header(frame.data(), frame.size(), other) == frame_status::corrupt_payload,
+                  "other parameter bytes expected");
+    other.params_bytes = 0;
+    ZS_FUZZ_CHECK(zs::validate_header(frame.data(), frame.size(), other) == frame_status::bad_version,
+                  "a codec without column parameters refuses version 2");
+  }
 
   std::array<std::byte, zs::frame_header_bytes> stored{};
   zs::store_header(h, stored.data());
@@ -102,6 +120,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size >= zs::frame_header_bytes) {
     zs::frame_header const h = zs::load_header(frame.data());
     expected = {every_codec, h.type, h.value_count, h.raw_bytes};
+    // A version 2 frame is checked as its codec would: with the parameter size its prefix claims
+    // where that is one a codec may have, else with another.
+    if (h.version == zs::frame_version_params) {
+      std::uint64_t const claimed =
+          size >= zs::frame_header_bytes + 8 ? zs::detail::load_le(frame.data() + zs::frame_header_bytes, 8) : 0;
+      expected.params_bytes = claimed >= 1 && claimed <= zs::max_params_bytes ? claimed : 16;
+    }
   }
   frame_status const status = zs::validate_header(frame.data(), size, expected);
   if (size < zs::frame_header_bytes) {

@@ -126,6 +126,21 @@ void write_crafted_frames(const fs::path& out) {
     write_file(out / "fuzz_frame_header" / c.name, c.frame.data(), c.frame.size());
     write_file(out / "fuzz_decode_raw" / c.name, c.frame.data(), c.frame.size());
   }
+  // Version 2 (column parameters): 16 bytes of parameters and a body of 24, with the prefix that
+  // accounts for them, so that mutations start from a frame the parameter checks accept.
+  std::uint64_t const params = 16, body = 24, payload = zs::params_section_bytes(params) + body;
+  std::vector<std::byte> v2(zs::frame_header_bytes + payload, std::byte{0x11});
+  zs::store_params_prefix(v2.data() + zs::frame_header_bytes, params, body);
+  zs::frame_header h;
+  h.version = zs::frame_version_params;
+  h.codec = static_cast<zs::codec_id>(zs::first_private_codec_id);
+  h.type = zs::value_type::int64;
+  h.value_count = 3;
+  h.raw_bytes = 24;
+  h.payload_bytes = payload;
+  h.payload_checksum = zs::hash::checksum(v2.data() + zs::frame_header_bytes, payload);
+  zs::store_header(h, v2.data());
+  write_file(out / "fuzz_frame_header" / "version-2-parameters", v2.data(), v2.size());
 }
 
 /// Tables of the shipped entries: each alone, and eight together (a table of several kernels,
