@@ -206,6 +206,21 @@ inline std::string describe_column(std::size_t c, value_type type) {
   return "column " + std::to_string(c) + " (" + std::string(is_valid(type) ? to_string(type) : "invalid type") + ")";
 }
 
+/// The checks every compressed collective runs on a column it reads, before anything else:
+/// throws invalid_argument naming the column (describe_column) and the problem. `data` false
+/// checks the type only (a broadcast's receivers pass types, not data).
+inline void check_column(std::size_t c, const column_view& v, memory_kind expected, bool data = true) {
+  auto const fail = [&](const std::string& problem) {
+    ZS_FAIL(error_code::invalid_argument, describe_column(c, v.type) + ": " + problem);
+  };
+  auto const name = [](memory_kind m) { return std::string(m == memory_kind::host ? "host" : "device"); };
+  if (!is_valid(v.type)) fail("value type " + std::to_string(static_cast<int>(v.type)) + " is not one zshuffle knows");
+  if (!data) return;
+  if (v.memory != expected) fail("the column is in " + name(v.memory) + " memory, expected " + name(expected) + " memory");
+  if (v.type == value_type::string && v.offsets == nullptr) fail("a string column without offsets");
+  if (v.type != value_type::string && v.count > 0 && v.data == nullptr) fail(std::to_string(v.count) + " rows but no data");
+}
+
 /// The communicator's timeout for one call (options.timeout, when set), put back when the call
 /// ends, however it ends.
 class call_timeout {

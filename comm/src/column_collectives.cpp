@@ -237,22 +237,7 @@ class column_collective {
     }
     // Only a contributor's data is read: a broadcast's other ranks pass types only.
     bool const reads_data = !root || *root == comm_.rank();
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      auto const& v = columns_[c];
-      auto const fail = [&](const std::string& problem) {
-        ZS_FAIL(error_code::invalid_argument, describe_column(c, v.type) + ": " + problem);
-      };
-      if (!is_valid(v.type)) fail("value type " + std::to_string(static_cast<int>(v.type)) + " is not one zshuffle knows");
-      if (!reads_data) continue;
-      if (v.memory != Engine::memory) {
-        fail(std::string("the column is in ") + (v.memory == memory_kind::host ? "host" : "device") +
-             " memory, expected " + (Engine::memory == memory_kind::host ? "host" : "device") + " memory");
-      }
-      if (v.type == value_type::string && v.offsets == nullptr) fail("a string column without offsets");
-      if (v.type != value_type::string && v.count > 0 && v.data == nullptr) {
-        fail(std::to_string(v.count) + " rows but no data");
-      }
-    }
+    for (std::size_t c = 0; c < columns_.size(); ++c) detail::check_column(c, columns_[c], Engine::memory, reads_data);
   }
 
   std::vector<value_type> types() const {

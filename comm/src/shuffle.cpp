@@ -52,8 +52,6 @@ std::uint64_t share_of(std::uint64_t rows, std::uint64_t k, std::uint64_t rounds
   return static_cast<std::uint64_t>(static_cast<wide>(rows) * k / rounds);
 }
 
-std::string_view memory_name(memory_kind memory) { return memory == memory_kind::host ? "host" : "device"; }
-
 // ---------------------------------------------------------------------------------------------
 // Engines: the shared primitives (collective_engines.hpp), run where each stage runs, and what
 // the shuffle adds: reading string offsets at round boundaries, frame sizes, the exchange.
@@ -267,18 +265,10 @@ class shuffle_driver {
     for (std::size_t c = 0; c < columns_.size(); ++c) {
       auto const& v = columns_[c].column;
       auto const& off = columns_[c].row_offsets;
+      detail::check_column(c, v, Engine::memory);
       auto const fail = [&](const std::string& problem) {
         ZS_FAIL(error_code::invalid_argument, describe_column(c, v.type) + ": " + problem);
       };
-      if (!is_valid(v.type)) fail("value type " + std::to_string(static_cast<int>(v.type)) + " is not one zshuffle knows");
-      if (v.memory != Engine::memory) {
-        fail("the column is in " + std::string(memory_name(v.memory)) + " memory, expected " +
-             std::string(memory_name(Engine::memory)) + " memory");
-      }
-      if (v.type == value_type::string && v.offsets == nullptr) fail("a string column without offsets");
-      if (v.type != value_type::string && v.count > 0 && v.data == nullptr) {
-        fail(std::to_string(v.count) + " rows but no data");
-      }
       if (off.size() != ranks + 1) {
         fail("row_offsets has " + std::to_string(off.size()) + " entries, expected ranks + 1 = " +
              std::to_string(ranks + 1));
