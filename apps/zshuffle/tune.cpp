@@ -1,10 +1,10 @@
 // zshuffle tune: measures the launch tunables of every swept kernel on this GPU, on real data,
 // and writes the best ones to a tuning table (docs/TUNING.md).
 //
-// For each size class, kernel and value type the kernel runs inside the codec call that uses
-// it (bitpack encode for the encode passes, raw encode + decode for the checksum ...), on the
-// data directory's columns tiled on the device to the class's batch size and cut into --frames
-// frames. Each candidate is put in force through the process-wide table, its output is compared
+// For each size class, kernel and value type the kernel runs inside the codec calls that its
+// spec's workload names (kernel_spec::tune: which codec, encode and/or decode, which types), on
+// the data directory's columns tiled on the device to the class's batch size and cut into
+// --frames frames. Each candidate is put in force through the process-wide table, its output is compared
 // byte for byte with the defaults' output (a geometry must never change results), and only the
 // kernel under tuning is timed: CUDA events around its launches, reported by a launch observer,
 // the median of --repeat runs after --warmup runs. The sweep has two stages: block shapes
@@ -184,21 +184,19 @@ device_strings tile_strings(const std::vector<zs::column>& columns, std::uint64_
 
 // --- workloads: one codec call around the kernel being tuned ---------------------------------
 
-// What a workload compares between candidates: the outputs the kernel under tuning decides.
-struct captures {
-  bool frames = false;           // every frame byte for byte, and frame sizes
-  bool headers = false;          // frame headers (their payload checksums cover the payloads)
-  bool decoded_values = false;   // fixed-width decode targets
-  bool decoded_offsets = false;  // string decode targets' offsets
-};
-
 class workload {
  public:
-  // Frames of `sources` are encoded with `encoder` (when `encode`) and decoded (when `decode`);
-  // a decode-only workload decodes frames encoded once here, under the table then in force.
-  workload(const zs::codec& codec, std::vector<zs::encode_source> sources, bool encode, bool decode, captures what,
-           cudaStream_t stream)
-      : codec_(codec), sources_(std::move(sources)), encode_(encode), decode_(decode), what_(what), stream_(stream) {
+  // Frames of `sources` are encoded with `codec` (when `calls` encode) and decoded (when they
+  // decode); a decode-only workload decodes frames encoded once here, under the table then in
+  // force. `what` is compared between candidates: the outputs the kernel under tuning decides.
+  workload(const zs::codec& codec, std::vector<zs::encode_source> sources, zs::tune_calls calls,
+           zs::tune_outputs what, cudaStream_t stream)
+      : codec_(codec),
+        sources_(std::move(sources)),
+        encode_(calls != zs::tune_calls::decode),
+        decode_(calls != zs::tune_calls::encode),
+        what_(what),
+        stream_(stream) {
     offsets_ = zs::layout_frames(codec_, sources_);
     frames_ = zs::device_buffer(offsets_.back(), stream_);
     ZS_CUDA_TRY(cudaMemsetAsync(frames_.data(), 0, frames_.size(), stream_));
@@ -299,7 +297,7 @@ class workload {
   const zs::codec& codec_;
   std::vector<zs::encode_source> sources_;
   bool encode_, decode_;
-  captures what_;
+  zs::tune_outputs what_;
   cudaStream_t stream_;
   std::vector<std::uint64_t> offsets_;
   zs::device_buffer frames_, frame_bytes_, status_, encode_temp_, decode_temp_;
@@ -327,25 +325,111 @@ std::vector<zs::encode_source> cut_strings(const device_strings& s, std::uint64_
   return sources;
 }
 
-// --- which codec call exercises each kernel -------------------------------------------------
+// --- the batches a workload runs on ----------------------------------------------------------
 
-// How tune runs each swept kernel: through which codec call, on which data. A codec family
-// that registers a swept kernel spec adds its kernel here.
-enum class exercise {
-  raw_frames,      // raw encode and validation of 32-bit integer frames: every payload byte
-  raw_strings,     // raw encode and decode of strings: the string offsets
-  bitpack_encode,  // bitpack encode of each integer type
-  bitpack_decode,  // bitpack decode of each integer type
+// The data directory's columns on the device, tiled to the large class's batch size when first
+// asked for; the smaller classes take a prefix.
+class batch_maker {
+ public:
+  batch_maker(const std::vector<zs::column>& columns, std::uint64_t large_bytes, cudaStream_t stream)
+      : columns_(columns), host_ints_(integer_data(columns)), large_bytes_(large_bytes), stream_(stream) {}
+
+  // Whether the data directory has columns to make batches of `type` from.
+  bool has(value_type type) const {
+    if (type == value_type::string) {
+      return std::any_of(columns_.begin(), columns_.end(),
+                         [](const zs::column& c) { return c.type() == value_type::string; });
+    }
+    auto const h = host_ints_.find(type);
+    return h != host_ints_.end() && !h->second.empty();
+  }
+
+  // `type`, or where the data directory has none of it, a type of the same width and kind that
+  // it has; nullopt when there is neither.
+  std::optional<value_type> same_width_as(value_type type) const {
+    if (has(type)) return type;
+    for (auto const& [other, host] : host_ints_) {
+      bool const same_kind =
+          (zs::is_integer(other) && zs::is_integer(type)) || (zs::is_float(other) && zs::is_float(type));
+      if (same_kind && zs::value_width(other) == zs::value_width(type) && !host.empty()) return other;
+    }
+    return std::nullopt;
+  }
+
+  // A batch of `frames` frames of `type` for a size class of `bytes`: bytes / width values, or
+  // for strings bytes / 8 rows (their offsets fill the class; the characters come on top).
+  std::vector<zs::encode_source> batch(value_type type, std::uint64_t bytes, std::uint64_t frames) {
+    if (type == value_type::string) {
+      if (!strings_) strings_ = tile_strings(columns_, large_bytes_ / 8, stream_);
+      return cut_strings(*strings_, bytes / 8, frames);
+    }
+    ZS_EXPECTS(has(type), "columns of " + std::string(zs::to_string(type)) + " in the data directory");
+    auto it = values_.find(type);
+    if (it == values_.end()) {
+      it = values_.emplace(type, tile_values(type, host_ints_.at(type), large_bytes_, stream_)).first;
+    }
+    return cut_values(it->second, bytes / zs::value_width(type), frames);
+  }
+
+ private:
+  const std::vector<zs::column>& columns_;
+  std::map<value_type, std::vector<std::byte>> host_ints_;
+  std::uint64_t large_bytes_;
+  cudaStream_t stream_;
+  std::map<value_type, device_values> values_;
+  std::optional<device_strings> strings_;
 };
 
-exercise exercise_of(const zs::kernel_spec& kernel) {
-  std::string_view const name = kernel.name;
-  if (name == "checksum") return exercise::raw_frames;
-  if (name == "raw_offsets") return exercise::raw_strings;
-  if (name == "bitpack_analyze" || name == "bitpack_pack") return exercise::bitpack_encode;
-  if (name == "bitpack_decode") return exercise::bitpack_decode;
-  ZS_FAIL(zs::error_code::unsupported,
-          "zshuffle tune has no workload for the swept kernel '" + std::string(name) + "'");
+// The value types tune makes batches of: the integer columns, and the strings.
+bool tune_has_batches_of(value_type type) { return zs::is_integer(type) || type == value_type::string; }
+
+// --- each swept kernel's workload, as its spec describes it ----------------------------------
+
+// One table entry a workload makes per size class: the key's type (empty: any type) and the
+// type of the batches it is measured on.
+struct planned_entry {
+  std::optional<value_type> key_type;
+  value_type data_type = value_type::int32;
+};
+
+// A swept kernel, the codec whose calls run it, and its entries per size class in this run.
+struct kernel_plan {
+  const zs::kernel_spec* kernel = nullptr;
+  const zs::codec* codec = nullptr;
+  std::vector<planned_entry> entries;
+};
+
+// The plan of a swept kernel for `types` (--types), from its spec's workload. Throws zs::error
+// (unsupported), naming the kernel, when the spec names no workload, its codec is not
+// registered, or the codec does not support the type the workload names: before the sweep.
+kernel_plan plan_of(const zs::kernel_spec& kernel, const std::vector<value_type>& types) {
+  std::string const name(kernel.name);
+  zs::tune_workload const& w = kernel.tune;
+  if (w.codec.empty()) {
+    ZS_FAIL(zs::error_code::unsupported,
+            "zshuffle tune has no workload for the swept kernel '" + name + "' (its spec names no codec)");
+  }
+  kernel_plan plan;
+  plan.kernel = &kernel;
+  try {
+    plan.codec = &zs::get_codec(w.codec);
+  } catch (const zs::error& e) {
+    ZS_FAIL(zs::error_code::unsupported, "zshuffle tune cannot run the swept kernel '" + name + "': " + e.message());
+  }
+  if (w.types == zs::tuned_types::each) {
+    for (value_type type : types) {
+      if (plan.codec->supports(type)) plan.entries.push_back({type, type});
+    }
+    return plan;
+  }
+  if (!plan.codec->supports(w.type) || !tune_has_batches_of(w.type)) {
+    ZS_FAIL(zs::error_code::unsupported, "zshuffle tune cannot run the swept kernel '" + name + "' on " +
+                                             std::string(zs::to_string(w.type)) + " values through the codec '" +
+                                             std::string(w.codec) + "'");
+  }
+  std::optional<value_type> const key = w.types == zs::tuned_types::any ? std::nullopt : std::optional(w.type);
+  plan.entries.push_back({key, w.type});
+  return plan;
 }
 
 // --- the sweep -------------------------------------------------------------------------------
@@ -512,7 +596,8 @@ int run_tune(int argc, char** argv) {
   app.add_option("--kernels", kernel_names, "kernels to tune, comma separated (default: every swept kernel)")
       ->delimiter(',')
       ->capture_default_str();
-  app.add_option("--types", type_names, "integer types for the bitpack kernels, comma separated")
+  app.add_option("--types", type_names,
+                 "value types for the kernels tuned per type (those their codec supports), comma separated")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--frames", frames, "frames per batch")
@@ -542,18 +627,19 @@ int run_tune(int argc, char** argv) {
     ZS_EXPECTS(c.has_value(), "a size class (small, medium, large), not '" + name + "'");
     classes.push_back(*c);
   }
-  std::vector<const zs::kernel_spec*> kernels;
-  for (auto const& name : kernel_names) {
-    const zs::kernel_spec* k = zs::find_kernel_spec(name);
-    ZS_EXPECTS(k != nullptr && k->swept, "a swept kernel, not '" + name + "'");
-    exercise_of(*k);  // a kernel without a workload fails here, before the sweep
-    kernels.push_back(k);
-  }
   std::vector<value_type> types;
   for (auto const& name : type_names) {
     value_type const t = zs::parse_value_type(name);
-    ZS_EXPECTS(zs::is_integer(t), "integer types for --types");
+    ZS_EXPECTS(tune_has_batches_of(t),
+               "types tune has data for in --types (integer types, string), not '" + name + "'");
     types.push_back(t);
+  }
+  // A kernel whose workload cannot run fails here, before the sweep.
+  std::vector<kernel_plan> plans;
+  for (auto const& name : kernel_names) {
+    const zs::kernel_spec* k = zs::find_kernel_spec(name);
+    ZS_EXPECTS(k != nullptr && k->swept, "a swept kernel, not '" + name + "'");
+    plans.push_back(plan_of(*k, types));
   }
 
   // Where the results go, checked before the sweep so that a bad path costs nothing.
@@ -576,7 +662,6 @@ int run_tune(int argc, char** argv) {
 
   std::vector<zs::column> columns;
   for (auto const& file : zs::io::list_columns(dir)) columns.push_back(zs::io::read_column(file));
-  auto const host_ints = integer_data(columns);
 
   std::printf("zshuffle tune: %s (compute capability %d.%d, %d SMs), batches of %llu frames, median of %d after %d "
               "warm-up runs\n",
@@ -592,31 +677,17 @@ int run_tune(int argc, char** argv) {
   zs::set_tuning({});
   zs::cli::progress_display progress(progress_flags, -1);
   tuner t(device, options, stream, progress);
-  const zs::codec& raw = zs::get_codec(zs::codec_id::raw);
-  const zs::codec& bitpack = zs::get_codec(zs::codec_id::bitpack_for);
   zs::tuning_table measured;
   bool mismatch = false;
   std::string markdown = "| kernel | type | class | default geometry | default GB/s | tuned geometry | tuned GB/s | gain |\n"
                          "|---|---|---|---|---:|---|---:|---:|\n";
 
   // Large data is made once; the smaller classes take a prefix of it.
-  std::map<value_type, device_values> values;
-  auto values_of = [&](value_type type) -> const device_values* {
-    auto const h = host_ints.find(type);
-    if (h == host_ints.end() || h->second.empty()) return nullptr;
-    auto it = values.find(type);
-    if (it == values.end()) it = values.emplace(type, tile_values(type, h->second, large_bytes, stream)).first;
-    return &it->second;
-  };
-  std::optional<device_strings> strings;
+  batch_maker batches(columns, large_bytes, stream);
 
-  // Progress counts table entries: one per class and kernel, and per type for the bitpack kernels.
+  // Progress counts table entries: per class, each kernel's planned ones.
   std::uint64_t entries = 0, entries_done = 0;
-  for (const zs::kernel_spec* kernel : kernels) {
-    exercise const how = exercise_of(*kernel);
-    bool const typed = how == exercise::bitpack_encode || how == exercise::bitpack_decode;
-    entries += classes.size() * (typed ? types.size() : 1);
-  }
+  for (auto const& plan : plans) entries += classes.size() * plan.entries.size();
   progress.begin("tune", "entry");
   auto next_entry = [&](const zs::kernel_spec& kernel, std::string_view type, size_class cls) {
     progress.update(entries_done + 1, entries, 0,
@@ -644,46 +715,34 @@ int run_tune(int argc, char** argv) {
     std::uint64_t const bytes = cls == size_class::small    ? small_tune_bytes
                                 : cls == size_class::medium ? medium_tune_bytes
                                                             : large_bytes;
-    for (const zs::kernel_spec* spec : kernels) {
-      zs::kernel_spec const& kernel = *spec;
-      exercise const how = exercise_of(kernel);
-      if (how == exercise::raw_frames) {
-        // Raw frames of int32 values: the checksum covers every byte of the batch.
-        next_entry(kernel, "any", cls);
-        const device_values* d = values_of(value_type::int32);
-        if (d == nullptr) d = values_of(value_type::uint32);
-        ZS_EXPECTS(d != nullptr, "32-bit integer columns in " + dir.string());
-        workload w(raw, cut_values(*d, bytes / 4, frames), true, true, captures{false, true, false, false}, stream);
-        auto const k = t.key(kernel, std::nullopt, cls);
-        auto const [base, best] = t.sweep(w, k, mismatch);
-        report(k, base, best);
-      } else if (how == exercise::raw_strings) {
-        // Offsets are the kernel's work: bytes / 8 strings.
-        std::uint64_t const rows = bytes / 8;
-        next_entry(kernel, "string", cls);
-        if (!strings) strings = tile_strings(columns, large_bytes / 8, stream);
-        workload w(raw, cut_strings(*strings, rows, frames), true, true, captures{false, true, false, true}, stream);
-        auto const k = t.key(kernel, value_type::string, cls);
-        auto const [base, best] = t.sweep(w, k, mismatch);
-        report(k, base, best);
-      } else {
-        bool const encode = how == exercise::bitpack_encode;
-        for (value_type type : types) {
-          next_entry(kernel, zs::to_string(type), cls);
-          const device_values* d = values_of(type);
-          if (d == nullptr) {
-            progress.clear();
-            ++entries_done;
-            std::printf("    note: no %s data for %s; skipped\n", std::string(zs::to_string(type)).c_str(),
-                        std::string(kernel.name).c_str());
-            continue;
-          }
-          captures const what = encode ? captures{true, false, false, false} : captures{false, false, true, false};
-          workload w(bitpack, cut_values(*d, bytes / zs::value_width(type), frames), encode, !encode, what, stream);
-          auto const k = t.key(kernel, type, cls);
-          auto const [base, best] = t.sweep(w, k, mismatch);
-          report(k, base, best);
+    for (auto const& plan : plans) {
+      zs::kernel_spec const& kernel = *plan.kernel;
+      zs::tune_workload const& how = kernel.tune;
+      for (auto const& planned : plan.entries) {
+        std::string const label = planned.key_type ? std::string(zs::to_string(*planned.key_type)) : "any";
+        next_entry(kernel, label, cls);
+        // An entry for any type may be measured on a type of the same width and kind; a type of
+        // --types without columns is skipped; the one type a workload names must have columns.
+        std::optional<value_type> data_type;
+        if (how.types == zs::tuned_types::any) {
+          data_type = batches.same_width_as(planned.data_type);
+        } else if (batches.has(planned.data_type)) {
+          data_type = planned.data_type;
         }
+        if (!data_type && how.types == zs::tuned_types::each) {
+          progress.clear();
+          ++entries_done;
+          std::printf("    note: no %s data for %s; skipped\n", label.c_str(), std::string(kernel.name).c_str());
+          continue;
+        }
+        ZS_EXPECTS(data_type.has_value(),
+                   std::string(zs::to_string(planned.data_type)) + " columns" +
+                       (how.types == zs::tuned_types::any ? " (or of another type of its width)" : "") + " in " +
+                       dir.string() + " for the kernel " + std::string(kernel.name));
+        workload w(*plan.codec, batches.batch(*data_type, bytes, frames), how.calls, how.compares, stream);
+        auto const k = t.key(kernel, planned.key_type, cls);
+        auto const [base, best] = t.sweep(w, k, mismatch);
+        report(k, base, best);
       }
     }
   }

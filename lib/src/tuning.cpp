@@ -259,6 +259,20 @@ const kernel_spec& register_kernel(const kernel_spec& spec) {
   ZS_EXPECTS(!spec.threads.empty(), "kernel '" + name + "' accepts at least one block size");
   std::string const why = check_params(spec, spec.defaults);
   ZS_EXPECTS(why.empty(), "defaults that kernel '" + name + "' accepts (" + why + ")");
+  tune_workload const& tune = spec.tune;
+  if (spec.swept) {
+    ZS_EXPECTS(!tune.codec.empty(), "a workload for the swept kernel '" + name +
+                                        "' (kernel_spec::tune: the codec whose calls zshuffle tune times it in)");
+    tune_outputs const& out = tune.compares;
+    ZS_EXPECTS(out.frames || out.headers || out.decoded_values || out.decoded_offsets,
+               "an output of kernel '" + name + "' for zshuffle tune to compare (kernel_spec::tune.compares)");
+    ZS_EXPECTS(tune.calls != tune_calls::encode || (!out.decoded_values && !out.decoded_offsets),
+               "kernel '" + name + "' to compare decoded outputs only where its workload decodes");
+    ZS_EXPECTS(tune.types == tuned_types::each || is_valid(tune.type),
+               "a valid value type for the workload of kernel '" + name + "'");
+  } else {
+    ZS_EXPECTS(tune.codec.empty(), "no workload for kernel '" + name + "', which is not swept");
+  }
   spec_registry& r = registered_specs();
   std::lock_guard const hold(r.lock);
   if (find_locked(r, spec.name) != nullptr) {
@@ -308,6 +322,12 @@ const kernel_spec& checksum_spec = register_kernel({
     .items = checksum_items,
     .max_waves = max_launch_waves,
     .swept = true,
+    // Raw frames of int32 values: the checksums cover every byte of the batch, whatever its type.
+    .tune = {.codec = "raw",
+             .calls = tune_calls::encode_and_decode,
+             .types = tuned_types::any,
+             .type = value_type::int32,
+             .compares = {.headers = true}},
     .what = "payload checksums on encode and validation; items = 64-bit words per chunk",
 });
 

@@ -22,6 +22,7 @@
 
 #include "prompt_io.hpp"
 #include "shipped_tuning.hpp"
+#include "zs/codec.hpp"
 #include "zs/error.hpp"
 #include "zs/tuning.hpp"
 
@@ -151,6 +152,102 @@ TEST(KernelSpecs, TheSweptOnesAreTheOnesWorthMeasuring) {
   }
   EXPECT_EQ(swept, (std::vector<std::string>{"bitpack_analyze", "bitpack_decode", "bitpack_pack", "checksum",
                                              "raw_offsets"}));
+}
+
+TEST(KernelSpecs, EverySweptSpecHasAWorkloadWhoseRegisteredCodecSupportsItsTypes) {
+  std::vector<zs::value_type> const every_type{value_type::int32,   value_type::int64,   value_type::uint32,
+                                                value_type::uint64,  value_type::float32, value_type::float64,
+                                                value_type::string};
+  for (const zs::kernel_spec* s : zs::kernel_specs()) {
+    zs::tune_workload const& w = s->tune;
+    if (!s->swept) {
+      EXPECT_TRUE(w.codec.empty()) << s->name << ": not swept, so no workload";
+      continue;
+    }
+    ASSERT_FALSE(w.codec.empty()) << s->name;
+    const zs::codec& codec = zs::get_codec(w.codec);  // throws for a codec that is not registered
+    if (w.types == zs::tuned_types::each) {
+      EXPECT_TRUE(std::any_of(every_type.begin(), every_type.end(), [&](value_type t) { return codec.supports(t); }))
+          << s->name << ": tuned per type through " << w.codec << ", which supports none";
+    } else {
+      EXPECT_TRUE(codec.supports(w.type)) << s->name << ": " << w.codec << " does not support "
+                                          << zs::to_string(w.type);
+    }
+    zs::tune_outputs const& out = w.compares;
+    EXPECT_TRUE(out.frames || out.headers || out.decoded_values || out.decoded_offsets)
+        << s->name << ": a candidate's output must be compared with the defaults'";
+  }
+}
+
+// What tune measured before the workloads moved into the specs: the same codec calls, types
+// and compared outputs, so tables measured since mean the same.
+TEST(KernelSpecs, TheShippedWorkloadsAreTheCodecCallsThatLaunchTheirKernels) {
+  struct expected {
+    std::string_view codec;
+    zs::tune_calls calls;
+    zs::tuned_types types;
+    std::optional<value_type> type;  // for one and any
+    zs::tune_outputs compares;
+  };
+  std::map<std::string, expected> const workloads{
+      {"checksum",
+       {"raw", zs::tune_calls::encode_and_decode, zs::tuned_types::any, value_type::int32, {.headers = true}}},
+      {"raw_offsets",
+       {"raw", zs::tune_calls::encode_and_decode, zs::tuned_types::one, value_type::string,
+        {.headers = true, .decoded_offsets = true}}},
+      {"bitpack_analyze", {"bitpack", zs::tune_calls::encode, zs::tuned_types::each, std::nullopt, {.frames = true}}},
+      {"bitpack_pack", {"bitpack", zs::tune_calls::encode, zs::tuned_types::each, std::nullopt, {.frames = true}}},
+      {"bitpack_decode",
+       {"bitpack", zs::tune_calls::decode, zs::tuned_types::each, std::nullopt, {.decoded_values = true}}},
+  };
+  for (auto const& [name, want] : workloads) {
+    zs::tune_workload const& w = spec(name).tune;
+    EXPECT_EQ(w.codec, want.codec) << name;
+    EXPECT_EQ(w.calls, want.calls) << name;
+    EXPECT_EQ(w.types, want.types) << name;
+    if (want.type) {
+      EXPECT_EQ(w.type, *want.type) << name;
+    }
+    EXPECT_EQ(w.compares.frames, want.compares.frames) << name;
+    EXPECT_EQ(w.compares.headers, want.compares.headers) << name;
+    EXPECT_EQ(w.compares.decoded_values, want.compares.decoded_values) << name;
+    EXPECT_EQ(w.compares.decoded_offsets, want.compares.decoded_offsets) << name;
+  }
+}
+
+TEST(KernelSpecs, RegisteringASweptSpecWithoutAWorkloadOrAWorkloadItCannotCheckThrowsNamingIt) {
+  static constexpr unsigned threads[] = {128, 256};
+  auto refused = [](const zs::kernel_spec& s, std::string_view why) {
+    try {
+      (void)zs::register_kernel(s);
+      ADD_FAILURE() << s.name << " was registered: " << why;
+    } catch (const zs::error& e) {
+      EXPECT_EQ(e.code(), zs::error_code::invalid_argument) << s.name;
+      EXPECT_NE(std::string(e.what()).find(std::string(s.name)), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(zs::find_kernel_spec(s.name), nullptr) << s.name;
+  };
+  zs::kernel_spec const base{.name = "", .defaults = {128, 4, 0}, .threads = threads, .items = {}, .max_waves = 64,
+                             .swept = true, .tune = {}, .what = "a test kernel"};
+  zs::kernel_spec no_workload = base;
+  no_workload.name = "test_swept_without_workload";
+  refused(no_workload, "swept, but tune would not know which codec call runs it");
+
+  zs::kernel_spec compares_nothing = base;
+  compares_nothing.name = "test_swept_comparing_nothing";
+  compares_nothing.tune = {.codec = "raw", .calls = zs::tune_calls::encode};
+  refused(compares_nothing, "a geometry that changed its output would go unnoticed");
+
+  zs::kernel_spec decoded_without_decode = base;
+  decoded_without_decode.name = "test_swept_decoded_without_decode";
+  decoded_without_decode.tune = {.codec = "raw", .calls = zs::tune_calls::encode, .compares = {.decoded_values = true}};
+  refused(decoded_without_decode, "its calls decode nothing to compare");
+
+  zs::kernel_spec unswept_with_workload = base;
+  unswept_with_workload.name = "test_unswept_with_workload";
+  unswept_with_workload.swept = false;
+  unswept_with_workload.tune = {.codec = "raw", .compares = {.headers = true}};
+  refused(unswept_with_workload, "a workload that would never run");
 }
 
 TEST(KernelSpecs, AnUnknownNameIsRefusedNamingItAndTheRegisteredOnes) {

@@ -29,9 +29,50 @@ namespace zs {
 
 // --- kernels and their tunables ----------------------------------------------------------------
 
-/// What one kernel accepts, where it starts, and whether `zshuffle tune` sweeps it. Every
-/// view in it must outlive the program: a string literal for the texts, static arrays for the
-/// candidate sets.
+/// Which codec calls `zshuffle tune` runs, and times the kernel's launches in.
+enum class tune_calls : std::uint8_t {
+  encode,             // encode_async
+  decode,             // decode_async (validation included) of frames encoded once, under the defaults
+  encode_and_decode,  // encode_async, then decode_async of its frames
+};
+
+/// Which value types `zshuffle tune` makes table entries for.
+enum class tuned_types : std::uint8_t {
+  /// One entry per type of `zshuffle tune --types` that the codec supports and the data folder
+  /// has columns of: the kernel's best geometry depends on the type.
+  each,
+  /// One entry for tune_workload::type alone (a kernel of one type, such as string offsets).
+  one,
+  /// One entry for any type (tuning_key::type empty), measured on tune_workload::type, or on
+  /// a type of its width and kind where the data folder has none of it: the kernel's work does
+  /// not depend on the type (checksums).
+  any,
+};
+
+/// The outputs a kernel decides, which every candidate geometry must leave byte for byte as
+/// the defaults wrote them. Decoded frames' statuses are always compared.
+struct tune_outputs {
+  bool frames = false;           // every frame byte, and each frame's size
+  bool headers = false;          // the frame headers, whose payload checksums cover the payloads
+  bool decoded_values = false;   // the decode targets' values (fixed-width types)
+  bool decoded_offsets = false;  // the decode targets' string offsets
+};
+
+/// How `zshuffle tune` exercises a swept kernel: it runs `calls` of the codec named `codec` over
+/// batches of real columns of each size class, cut into frames, times only this kernel's
+/// launches in them, and compares `compares` with the defaults' output. Kernels that are not
+/// swept leave it empty (no codec).
+struct tune_workload {
+  std::string_view codec;  // codec::name, as zs::get_codec finds it; empty: no workload
+  tune_calls calls = tune_calls::encode_and_decode;
+  tuned_types types = tuned_types::each;
+  value_type type = value_type::int32;  // the type of `one` and `any`; unused for `each`
+  tune_outputs compares{};
+};
+
+/// What one kernel accepts, where it starts, and whether and how `zshuffle tune` sweeps it.
+/// Every view in it must outlive the program: string literals for the texts, static arrays for
+/// the candidate sets.
 struct kernel_spec {
   /// The name tuning files use ("bitpack_decode"); unique among registered specs.
   std::string_view name;
@@ -42,6 +83,9 @@ struct kernel_spec {
   /// Swept by `zshuffle tune`. The others have so little work per launch that their defaults
   /// are not worth measuring; a table entry still applies to them.
   bool swept = false;
+  /// For a swept kernel, the codec calls and data tune measures it on; so a codec describes its
+  /// kernels in its own folder, and tune needs no change for them.
+  tune_workload tune{};
   std::string_view what;  // one line for people
 };
 
@@ -61,7 +105,11 @@ inline constexpr unsigned max_launch_waves = 64;
 /// Such references, and lookups by name, are for use once the library has loaded, not from
 /// another static initializer (whose order against the registrations is unspecified). Throws
 /// zs::error (invalid_argument) naming the spec when its name is empty or already registered,
-/// it accepts no block size, or its defaults are not among the params it accepts.
+/// it accepts no block size, its defaults are not among the params it accepts, it is swept
+/// without a workload (tune.codec empty), compares none of the workload's outputs or decoded
+/// ones its calls do not decode, or it has a workload without being swept. Whether the codec is
+/// registered, and supports the types named, is checked by `zshuffle tune` (codecs register
+/// while the library loads too, in an unspecified order against the kernels).
 const kernel_spec& register_kernel(const kernel_spec& spec);
 
 /// The registered spec named `name`; nullptr when there is none.

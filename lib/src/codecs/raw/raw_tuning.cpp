@@ -18,6 +18,12 @@ const kernel_spec& raw_offsets_spec = register_kernel({
     .items = offsets_items,
     .max_waves = max_launch_waves,
     .swept = true,
+    // Raw encode and decode of strings; tune sizes a string batch by its offsets, the work here.
+    .tune = {.codec = "raw",
+             .calls = tune_calls::encode_and_decode,
+             .types = tuned_types::one,
+             .type = value_type::string,
+             .compares = {.headers = true, .decoded_offsets = true}},
     .what = "raw codec string offsets (encode, check, decode); items = offsets per chunk",
 });
 
