@@ -311,7 +311,8 @@ class frame_set {
   void add(std::span<const std::byte> frame, std::uint64_t available) {
     std::uint64_t const start = align_frame(bytes_.size());
     bytes_.resize(start + available, std::byte{0});
-    std::memcpy(bytes_.data() + start, frame.data(), std::min<std::uint64_t>(frame.size(), available));
+    std::uint64_t const copied = std::min<std::uint64_t>(frame.size(), available);
+    if (copied != 0) std::memcpy(bytes_.data() + start, frame.data(), copied);  // no null pointers to memcpy
     starts_.push_back(start);
     ends_.push_back(start + available);
   }

@@ -74,7 +74,7 @@ class choose_codec final : public codec {
                            std::span<const std::uint64_t> offsets) const override {
     auto const blocks = choose(samples, offsets, raw().estimate_host(samples),
                                all_integer(samples) ? bitpack().estimate_host(samples) : std::vector<codec_estimate>{});
-    std::memcpy(params, blocks.data(), blocks.size());
+    if (!blocks.empty()) std::memcpy(params, blocks.data(), blocks.size());
   }
   void prepare_params_async(const sample_batch& samples, std::byte* params, std::span<const std::uint64_t> offsets,
                             cudaStream_t stream) const override {
