@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "zs/error.hpp"
+#include "zs_test.hpp"  // thrown_error
 
 /// Expects `statement` to throw zs::error with `expected_code`; prints the error's message when
 /// the code differs.
@@ -50,18 +51,6 @@ inline std::optional<std::uint64_t> first_pattern_error(const std::byte* data, s
   for (std::uint64_t i = 0; i < bytes; ++i) {
     if (data[i] != pattern_byte(from, to, i)) return i;
   }
-  return std::nullopt;
-}
-
-/// The zs::error that `call` throws; adds a test failure and returns nothing when it throws none.
-template <typename Call>
-std::optional<zs::error> thrown_error(Call&& call) {
-  try {
-    call();
-  } catch (const zs::error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a zs::error";
   return std::nullopt;
 }
 

@@ -20,17 +20,6 @@ using zs::frame_status;
 
 const zs::codec& raw() { return zs::get_codec(zs::codec_id::raw); }
 
-// The zs::error that `call` throws; a test failure when it throws none.
-template <typename Call>
-std::optional<zs::error> thrown(Call&& call) {
-  try {
-    call();
-  } catch (const zs::error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected a zs::error";
-  return std::nullopt;
-}
 const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
 
 // A codec that only names itself: for registry checks.
@@ -60,7 +49,7 @@ class named_codec final : public zs::codec {
 TEST(CodecRegistry, FindsCodecsByIdAndNameAndRefusesClashes) {
   EXPECT_EQ(&zs::get_codec("raw"), &raw());
   EXPECT_EQ(&zs::get_codec("bitpack"), &bitpack());
-  auto const unknown = thrown([] { zs::get_codec("nosuch"); });
+  auto const unknown = zs::test::thrown_error([] { zs::get_codec("nosuch"); });
   ASSERT_TRUE(unknown.has_value());
   EXPECT_EQ(unknown->code(), zs::error_code::unsupported);
   EXPECT_NE(std::string(unknown->message()).find("registered: raw, bitpack"), std::string::npos) << unknown->message();
@@ -70,7 +59,7 @@ TEST(CodecRegistry, FindsCodecsByIdAndNameAndRefusesClashes) {
   static const named_codec too_high(static_cast<zs::codec_id>(32), "high");
   for (const zs::codec* c : {static_cast<const zs::codec*>(&same_id), static_cast<const zs::codec*>(&same_name),
                              static_cast<const zs::codec*>(&too_high)}) {
-    auto const e = thrown([&] { zs::register_codec(*c); });
+    auto const e = zs::test::thrown_error([&] { zs::register_codec(*c); });
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->code(), zs::error_code::invalid_argument) << c->name();
   }
@@ -199,7 +188,7 @@ TEST(ColumnParameters, EncodingWithoutPreparedParametersIsAClearError) {
   auto const layout = zs::layout_frames(fixture, std::span(&s, 1));
   std::vector<std::byte> frame(layout.back());
   std::uint64_t written = 0;
-  auto const e = thrown([&] { fixture.encode_host({std::span(&s, 1), frame.data(), layout, &written}); });
+  auto const e = zs::test::thrown_error([&] { fixture.encode_host({std::span(&s, 1), frame.data(), layout, &written}); });
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->code(), zs::error_code::invalid_argument);
   EXPECT_NE(std::string(e->message()).find("prepare"), std::string::npos) << e->message();

@@ -5,11 +5,13 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "zs/codec.hpp"
 #include "zs/column.hpp"
+#include "zs/error.hpp"
 #include "zs/io.hpp"
 #include "zs/memory.hpp"
 
@@ -74,6 +76,18 @@ inline std::vector<decode_target> partition_targets(const std::vector<encode_sou
     targets.push_back(t);
   }
   return targets;
+}
+
+/// The zs::error that `call` throws; adds a test failure and returns nothing when it throws none.
+template <typename Call>
+std::optional<zs::error> thrown_error(Call&& call) {
+  try {
+    call();
+  } catch (const zs::error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a zs::error";
+  return std::nullopt;
 }
 
 /// An uninitialised column of the same type and size as `c`, in `memory`.
