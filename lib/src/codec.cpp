@@ -283,6 +283,15 @@ void register_codec(const codec& c) {
                                               ", above the largest a frame can carry (" +
                                               std::to_string(max_codec_id) + ")");
   }
+  for (std::uint8_t t = 1; t <= 7; ++t) {
+    auto const type = static_cast<value_type>(t);
+    if (c.params_bytes(type) > max_params_bytes) {
+      ZS_FAIL(error_code::invalid_argument, "codec '" + std::string(c.name()) + "' has " +
+                                                std::to_string(c.params_bytes(type)) + " bytes of column parameters for " +
+                                                std::string(to_string(type)) + ", above the " +
+                                                std::to_string(max_params_bytes) + " a frame may carry");
+    }
+  }
   for (const codec* other : r.codecs) {
     if (other->id() == c.id() || other->name() == c.name()) {
       ZS_FAIL(error_code::invalid_argument, "codec '" + std::string(c.name()) + "' (id " + std::to_string(id) +

@@ -25,7 +25,8 @@ const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
 // A codec that only names itself: for registry checks.
 class named_codec final : public zs::codec {
  public:
-  named_codec(zs::codec_id id, std::string_view name) : id_(id), name_(name) {}
+  named_codec(zs::codec_id id, std::string_view name, std::uint64_t params = 0) : id_(id), name_(name), params_(params) {}
+  std::uint64_t params_bytes(zs::value_type) const noexcept override { return params_; }
   zs::codec_id id() const noexcept override { return id_; }
   std::string_view name() const noexcept override { return name_; }
   bool supports(zs::value_type) const noexcept override { return false; }
@@ -44,6 +45,7 @@ class named_codec final : public zs::codec {
  private:
   zs::codec_id id_;
   std::string_view name_;
+  std::uint64_t params_;
 };
 
 TEST(CodecRegistry, FindsCodecsByIdAndNameAndRefusesClashes) {
@@ -57,8 +59,9 @@ TEST(CodecRegistry, FindsCodecsByIdAndNameAndRefusesClashes) {
   static const named_codec same_id(zs::codec_id::raw, "other");
   static const named_codec same_name(static_cast<zs::codec_id>(30), "raw");
   static const named_codec too_high(static_cast<zs::codec_id>(32), "high");
+  static const named_codec huge_params(static_cast<zs::codec_id>(29), "huge", zs::max_params_bytes + 1);
   for (const zs::codec* c : {static_cast<const zs::codec*>(&same_id), static_cast<const zs::codec*>(&same_name),
-                             static_cast<const zs::codec*>(&too_high)}) {
+                             static_cast<const zs::codec*>(&too_high), static_cast<const zs::codec*>(&huge_params)}) {
     auto const e = zs::test::thrown_error([&] { zs::register_codec(*c); });
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->code(), zs::error_code::invalid_argument) << c->name();

@@ -231,7 +231,8 @@ std::span<const codec* const> all_codecs();
 /// in register themselves when the library loads, one line in each codec's folder
 /// (ZS_REGISTER_CODEC, lib/src/codecs/registry.hpp); a program may register its own under a
 /// private-use id. `c` must outlive every use. Throws zs::error (invalid_argument) when its id
-/// is above max_codec_id, or its id or name is taken.
+/// is above max_codec_id, its id or name is taken, or its column parameters for some type are
+/// above max_params_bytes.
 void register_codec(const codec& c);
 
 /// The codec a column of `type` uses unless the caller names one: of the registered codecs
