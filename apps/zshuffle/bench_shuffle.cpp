@@ -4,9 +4,10 @@
 // Each rank tiles the real integer columns to --bytes in total, hash-partitions the rows by
 // value across ranks (as a join or group-by shuffle would), and then times, after a warm-up,
 // the median of --repeat runs of:
-//   plain       (NCCL) the reference a user would write, nccl-tests style: the same bytes per
-//               peer in cudaMalloc buffers of its own, each block 256-byte aligned, one grouped
-//               ncclSend and ncclRecv per peer, straight to NCCL;
+//   plain       the reference a user would write: the same bytes per peer in cudaMalloc
+//               buffers of its own, each block 256-byte aligned; over NCCL one grouped ncclSend
+//               and ncclRecv per peer (nccl-tests style), over MPI (--mpi) a copy to pinned host
+//               memory, one MPI_Alltoallv and a copy back (below 2 GiB a rank);
 //   raw         one all-to-all of all partitions through zshuffle's device communicator,
 //               uncompressed (packed once by destination, blocks 256-byte aligned, untimed);
 //   compressed  zs::shuffle of the same columns: encode, exchange frames, decode, verify status.
@@ -17,6 +18,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <span>
 #include <memory>
 #include <optional>
 #include <string>
@@ -86,7 +89,7 @@ double median(std::vector<double> v) {
 struct measurement {
   std::string transport;
   double raw_s = 0, compressed_s = 0;
-  std::optional<double> plain_s;  // the plain NCCL reference (NCCL only)
+  std::optional<double> plain_s;  // the plain reference of the same transport
   std::uint64_t raw_bytes = 0, wire_bytes = 0;  // this rank's, sent
   std::uint64_t rounds = 0;
   std::vector<std::string> geometry;  // the launch geometry of each kernel of the compressed run
@@ -111,6 +114,12 @@ std::vector<std::uint64_t> plain_layout(std::span<const std::uint64_t> counts) {
   std::vector<std::uint64_t> at(counts.size() + 1, 0);
   for (std::size_t p = 0; p < counts.size(); ++p) at[p + 1] = at[p] + (counts[p] + 255) / 256 * 256;
   return at;
+}
+
+// Whether MPI_Alltoallv's int counts and displacements hold a plain layout (below 2 GiB a rank).
+bool plain_mpi_fits(std::span<const std::uint64_t> send_at, std::span<const std::uint64_t> recv_at) {
+  auto const limit = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+  return send_at.back() <= limit && recv_at.back() <= limit;
 }
 
 // Times `run` (which must leave the device idle when it returns) on every rank: the slowest
@@ -185,12 +194,13 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   });
 
-  // The plain reference, nccl-tests style: the same bytes per peer, buffers of its own, every
-  // block aligned, one grouped ncclSend and ncclRecv per peer in rank order, straight to NCCL.
+  // The plain reference: the same bytes per peer, in buffers of its own (cudaMalloc), every
+  // peer's block 256-byte aligned, moved as a user of the transport would move them.
+  auto const plain_recv_counts = comm.exchange_counts(payload_counts);
+  auto const send_at = plain_layout(payload_counts), recv_at = plain_layout(plain_recv_counts);
+  plain_buffer plain_send(send_at.back()), plain_recv(recv_at.back());
   if (auto* nccl = dynamic_cast<zs::nccl_communicator*>(&device)) {
-    auto const plain_recv_counts = comm.exchange_counts(payload_counts);
-    auto const send_at = plain_layout(payload_counts), recv_at = plain_layout(plain_recv_counts);
-    plain_buffer plain_send(send_at.back()), plain_recv(recv_at.back());
+    // nccl-tests style: one grouped ncclSend and ncclRecv per peer in rank order.
     m.plain_s = time_collective(comm, repeat, progress, m.transport + " plain", payload_total, [&] {
       ZS_NCCL_TRY(ncclGroupStart());
       for (int p = 0; p < ranks; ++p) {
@@ -199,6 +209,20 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
         ZS_NCCL_TRY(ncclRecv(plain_recv.data() + recv_at[q], plain_recv_counts[q], ncclChar, p, nccl->get(), stream));
       }
       ZS_NCCL_TRY(ncclGroupEnd());
+      ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    });
+  } else if (plain_mpi_fits(send_at, recv_at)) {
+    // Host MPI: the bytes down to pinned memory, one MPI_Alltoallv, the received bytes up again.
+    auto const ints = [](std::span<const std::uint64_t> v) { return std::vector<int>(v.begin(), v.end()); };
+    std::vector<int> const send_n = ints(payload_counts), recv_n = ints(plain_recv_counts);
+    std::vector<int> const send_d = ints(std::span(send_at).first(ranks)), recv_d = ints(std::span(recv_at).first(ranks));
+    zs::pinned_buffer host_send(send_at.back()), host_recv(recv_at.back());
+    m.plain_s = time_collective(comm, repeat, progress, m.transport + " plain", payload_total, [&] {
+      zs::copy_async(host_send.data(), plain_send.data(), send_at.back(), stream);
+      ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+      ZS_MPI_TRY(MPI_Alltoallv(host_send.data(), send_n.data(), send_d.data(), MPI_BYTE, host_recv.data(),
+                               recv_n.data(), recv_d.data(), MPI_BYTE, comm.get()));
+      zs::copy_async(plain_recv.data(), host_recv.data(), recv_at.back(), stream);
       ZS_CUDA_TRY(cudaStreamSynchronize(stream));
     });
   }
@@ -307,8 +331,8 @@ int run_bench_shuffle(int argc, char** argv) {
                 "median of %d after a warm-up\n",
                 ranks, gpu_name.c_str(), label.c_str(), static_cast<double>(bytes) / (1 << 30), names.size(), repeat);
     // The speedup is against the faster of the two raw all-to-alls: the shuffle's own transport
-    // (packed partitions, pool memory) and the plain reference (NCCL only).
-    std::printf("%-14s %10s %10s %10s %7s %10s %10s %10s %8s %6s\n", "transport", "plain ms", "raw ms", "zs ms",
+    // (packed partitions, pool memory) and the plain reference.
+    std::printf("%-42s %10s %10s %10s %7s %10s %10s %10s %8s %6s\n", "transport", "plain ms", "raw ms", "zs ms",
                 "ratio", "plain GB/s", "raw GB/s", "zs GB/s", "speedup", "rounds");
   }
   nlohmann::json rows = nlohmann::json::array();
@@ -329,7 +353,7 @@ int run_bench_shuffle(int argc, char** argv) {
         std::snprintf(plain_ms, sizeof plain_ms, "%.2f", *m.plain_s * 1e3);
         std::snprintf(plain_gbs, sizeof plain_gbs, "%.1f", raw_bytes / *m.plain_s / 1e9);
       }
-      std::printf("%-14s %10s %10.2f %10.2f %7.2f %10s %10.1f %10.1f %8.2f %6llu\n", m.transport.c_str(), plain_ms,
+      std::printf("%-42s %10s %10.2f %10.2f %7.2f %10s %10.1f %10.1f %8.2f %6llu\n", m.transport.c_str(), plain_ms,
                   m.raw_s * 1e3, m.compressed_s * 1e3, ratio, plain_gbs, raw_bw, zs_bw, speedup,
                   static_cast<unsigned long long>(m.rounds));
       for (auto const& g : m.geometry) std::printf("    geometry: %s\n", g.c_str());
