@@ -135,6 +135,18 @@ void expect_original_values(const batch& b, const std::vector<zs::frame_status>&
   }
 }
 
+// The GPU decodes `cpu`, the CPU's frames of `b`, with each decoder launch shape in `configs`.
+void decode_with_shapes(const batch& b, const frames& cpu, cudaStream_t stream,
+                        std::initializer_list<zs::kernels::bitpack::decode_config> configs) {
+  for (auto const& config : configs) {
+    zs::codecs::bitpack_codec const codec(config);
+    auto const [status, values] = gpu_decode(codec, b, cpu, stream);
+    std::string const who = "GPU decoding CPU frames, D = " + std::to_string(config.blocks_per_tile) +
+                            ", threads = " + std::to_string(config.threads);
+    expect_original_values(b, status, values, who.c_str());
+  }
+}
+
 // GPU frames == CPU frames; the CPU decodes the GPU's; the GPU decodes the CPU's with `codecs`.
 void check_against_cpu(const batch& b, cudaStream_t stream,
                        std::initializer_list<zs::kernels::bitpack::decode_config> configs = {{}}) {
@@ -148,13 +160,7 @@ void check_against_cpu(const batch& b, cudaStream_t stream,
   }
   auto const [cpu_status, cpu_values] = cpu_decode(b, gpu);
   expect_original_values(b, cpu_status, cpu_values, "CPU decoding GPU frames");
-  for (auto const& config : configs) {
-    zs::codecs::bitpack_codec const codec(config);
-    auto const [status, values] = gpu_decode(codec, b, cpu, stream);
-    std::string const who = "GPU decoding CPU frames, D = " + std::to_string(config.blocks_per_tile) +
-                            ", threads = " + std::to_string(config.threads);
-    expect_original_values(b, status, values, who.c_str());
-  }
+  decode_with_shapes(b, cpu, stream, configs);
 }
 
 constexpr std::initializer_list<zs::kernels::bitpack::decode_config> all_configs = {
@@ -163,14 +169,7 @@ constexpr std::initializer_list<zs::kernels::bitpack::decode_config> all_configs
 // The GPU decodes the CPU's frames with each decoder launch shape in `configs`.
 void check_launch_shapes(const batch& b, cudaStream_t stream,
                          std::initializer_list<zs::kernels::bitpack::decode_config> configs) {
-  frames const cpu = cpu_encode(b);
-  for (auto const& config : configs) {
-    zs::codecs::bitpack_codec const codec(config);
-    auto const [status, values] = gpu_decode(codec, b, cpu, stream);
-    std::string const who = "GPU decoding CPU frames, D = " + std::to_string(config.blocks_per_tile) +
-                            ", threads = " + std::to_string(config.threads);
-    expect_original_values(b, status, values, who.c_str());
-  }
+  decode_with_shapes(b, cpu_encode(b), stream, configs);
 }
 
 class BitpackGpuRealData : public ::testing::TestWithParam<const char*> {};
