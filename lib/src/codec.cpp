@@ -40,6 +40,7 @@ std::string_view to_string(codec_id codec) noexcept {
     case codec_id::alp: return "alp";
     case codec_id::fsst: return "fsst";
     case codec_id::rle: return "rle";
+    case codec_id::fsst_dict: return "fsst_dict";
   }
   return "unknown";
 }

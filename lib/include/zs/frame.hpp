@@ -45,6 +45,7 @@ enum class codec_id : std::uint8_t {
   alp = 4,
   fsst = 5,
   rle = 6,
+  fsst_dict = 7,
   // 24..31: private use, for codecs a program registers itself (zs::register_codec); frames
   // with these ids are only meaningful to programs that register the same codecs.
 };
