@@ -1,0 +1,303 @@
+#include <cub/device/device_memcpy.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "common/launch.hpp"
+#include "common/work_map.hpp"
+#include "fsst/fsst_format.hpp"
+#include "fsst/fsst_kernels.hpp"
+#include "zs/error.hpp"
+
+namespace zs::kernels::fsst {
+namespace {
+
+using namespace ::zs::fsst;
+
+constexpr std::uint64_t body_at = params_section_bytes(table_bytes);
+
+__device__ inline std::byte* body_of(const device_encode_batch& b, std::size_t f) {
+  return b.frames + b.frame_offsets[f] + frame_header_bytes + body_at;
+}
+__device__ inline const std::byte* body_of(const device_decode_batch& b, std::size_t f) {
+  return b.frames + b.frame_offsets[f] + frame_header_bytes + body_at;
+}
+__device__ inline const std::byte* table_of(const device_decode_batch& b, std::size_t f) {
+  return b.frames + b.frame_offsets[f] + frame_header_bytes + params_prefix_bytes;
+}
+
+__global__ void gather_sample_kernel(const sample_copy* copies, std::size_t n, std::uint8_t* out) {
+  for (std::size_t c = blockIdx.x; c < n; c += gridDim.x) {
+    sample_copy const k = copies[c];
+    const std::uint8_t* in = k.chars + k.offsets[0] + k.offset;
+    for (std::uint64_t i = threadIdx.x; i < k.length; i += blockDim.x) out[k.dest + i] = in[i];
+  }
+}
+
+__global__ void encode_lengths_kernel(device_encode_batch batch, batch_plan plan) {
+  for (std::uint64_t j = first_item(); j <= plan.num_strings; j += item_stride()) {
+    if (j == plan.num_strings) {
+      plan.lengths[j] = 0;
+      continue;
+    }
+    std::size_t const f = frame_of_chunk(plan.string_begin, batch.num_frames, j);
+    const std::int64_t* offsets = batch.sources[f].offsets;
+    std::uint64_t const i = j - plan.string_begin[f];
+    plan.lengths[j] = static_cast<std::uint64_t>(offsets[i + 1] - offsets[i]);
+  }
+}
+
+// A block per group of splits of one frame, a thread per split; the frame's encoder tables in
+// shared memory, built again only when the block moves to another frame's group.
+__global__ void encode_splits_kernel(device_encode_batch batch, batch_plan plan, encode_scratch s) {
+  __shared__ encode_table lookup;
+  __shared__ decode_table parsed;
+  std::size_t loaded = SIZE_MAX;
+  for (std::uint64_t g = blockIdx.x; g < plan.num_groups; g += gridDim.x) {
+    std::size_t const f = frame_of_chunk(plan.group_begin, batch.num_frames, g);
+    if (f != loaded) {
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        // prepare wrote the table; a table that does not parse encodes every byte raw.
+        if (!load_decode_table(batch.sources[f].params, parsed)) parsed.count = 0;
+        build_encode_table(parsed, lookup);
+      }
+      __syncthreads();
+      loaded = f;
+    }
+    encode_source const& src = batch.sources[f];
+    std::uint64_t const splits = plan.split_begin[f + 1] - plan.split_begin[f];
+    std::uint64_t const i = (g - plan.group_begin[f]) * plan.group_splits + threadIdx.x;
+    if (i >= splits) continue;
+    std::uint64_t const n = split_chars(src.chars_bytes, default_split_bytes, i);
+    auto const* in = static_cast<const std::uint8_t*>(src.values) + src.offsets[0] + i * default_split_bytes;
+    std::uint8_t* out = s.split_data + s.chars_begin[f] + i * default_split_bytes;
+    std::uint64_t const stored = encode_split(lookup, in, n, out, n - 1);
+    s.split_sizes[plan.split_begin[f] + i] = stored == no_fit ? n : stored;
+  }
+}
+
+// Per frame: the header's fields, the padding after the lengths frame, the first split offset,
+// and the copy of the lengths frame.
+__global__ void encode_frames_kernel(device_encode_batch batch, batch_plan plan, encode_scratch s) {
+  for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
+    std::byte* frame = batch.frames + batch.frame_offsets[f];
+    std::byte* body = body_of(batch, f);
+    std::uint64_t const lengths = s.lengths_frame_bytes[f];
+    std::uint64_t const offsets_at = align_frame(lengths);
+    std::uint64_t const first = plan.split_begin[f], end = plan.split_begin[f + 1];
+    std::uint64_t const data_at = offsets_at + 8 * (end - first + 1);
+    std::uint64_t const data = s.split_prefix[end] - s.split_prefix[first];
+    for (std::uint64_t k = lengths; k < offsets_at; ++k) body[k] = std::byte{0};
+    ::zs::detail::store_le(body + offsets_at, 0, 8);
+    store_encoder_fields(frame, codec_id::fsst, data_at + data);
+    store_codec_params(frame, default_split_bytes, lengths);
+    s.copy_src[f] = s.lengths_frames + s.lengths_frame_at[f];
+    s.copy_dst[f] = body;
+    s.copy_size[f] = lengths;
+  }
+}
+
+// Per split: its end in the split offsets, and its copy (from the encoded bytes, or the
+// characters themselves for a raw split).
+__global__ void encode_place_kernel(device_encode_batch batch, batch_plan plan, encode_scratch s) {
+  for (std::uint64_t g = first_item(); g < plan.num_splits; g += item_stride()) {
+    std::size_t const f = frame_of_chunk(plan.split_begin, batch.num_frames, g);
+    encode_source const& src = batch.sources[f];
+    std::uint64_t const first = plan.split_begin[f];
+    std::uint64_t const i = g - first;
+    std::byte* body = body_of(batch, f);
+    std::uint64_t const offsets_at = align_frame(s.lengths_frame_bytes[f]);
+    std::uint64_t const data_at = offsets_at + 8 * (plan.split_begin[f + 1] - first + 1);
+    std::uint64_t const at = s.split_prefix[g] - s.split_prefix[first];
+    std::uint64_t const size = s.split_sizes[g];
+    std::uint64_t const n = split_chars(src.chars_bytes, default_split_bytes, i);
+    ::zs::detail::store_le(body + offsets_at + 8 * (i + 1), at + size, 8);
+    std::uint64_t const c = batch.num_frames + g;
+    s.copy_src[c] = size == n ? static_cast<const void*>(static_cast<const std::uint8_t*>(src.values) + src.offsets[0] +
+                                                        i * default_split_bytes)
+                              : static_cast<const void*>(s.split_data + s.chars_begin[f] + i * default_split_bytes);
+    s.copy_dst[c] = body + data_at + at;
+    s.copy_size[c] = size;
+  }
+}
+
+__global__ void decode_check_frames_kernel(device_decode_batch batch, batch_plan plan) {
+  for (std::uint64_t f = first_item(); f <= batch.num_frames; f += item_stride()) {
+    if (f == batch.num_frames) {
+      plan.lengths[plan.num_strings] = 0;
+      continue;
+    }
+    if (batch.status[f] != frame_status::ok) continue;
+    frame_header const h = load_header(batch.frames + batch.frame_offsets[f]);
+    decode_table t;
+    body_layout l{};
+    const std::byte* body = body_of(batch, f);
+    bool ok = load_decode_table(table_of(batch, f), t) && read_layout(h, h.payload_bytes - body_at, l) &&
+              l.splits == plan.split_begin[f + 1] - plan.split_begin[f] &&
+              load_header(body).payload_bytes == l.lengths_bytes - frame_header_bytes &&
+              ::zs::detail::load_le(body + l.offsets_at, 8) == 0 &&
+              ::zs::detail::load_le(body + l.offsets_at + 8 * l.splits, 8) == l.data_bytes;
+    if (!ok) batch.status[f] = frame_status::corrupt_payload;
+  }
+}
+
+// Per frame: the lengths frame's status; a frame without strings must have no characters, and
+// gets its one offset here.
+__global__ void decode_lengths_status_kernel(device_decode_batch batch, batch_plan plan, const frame_status* lengths_status) {
+  for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
+    if (batch.status[f] != frame_status::ok) continue;
+    decode_target const& t = batch.targets[f];
+    if (lengths_status[f] != frame_status::ok || (t.count == 0 && t.chars_bytes != 0)) {
+      batch.status[f] = frame_status::corrupt_payload;
+    }
+  }
+}
+
+// Per string: the running sum never wraps and ends at the frame's characters.
+__global__ void decode_check_lengths_kernel(device_decode_batch batch, batch_plan plan) {
+  for (std::uint64_t j = first_item(); j < plan.num_strings; j += item_stride()) {
+    std::size_t const f = frame_of_chunk(plan.string_begin, batch.num_frames, j);
+    if (batch.status[f] != frame_status::ok) continue;
+    std::uint64_t const base = plan.prefix[plan.string_begin[f]];
+    std::uint64_t const before = plan.prefix[j] - base, after = plan.prefix[j + 1] - base;
+    bool const last = j + 1 == plan.string_begin[f + 1];
+    if (after < before || (last && after != batch.targets[f].chars_bytes)) batch.status[f] = frame_status::corrupt_payload;
+  }
+}
+
+// The split kernels: a block per group of one frame's splits, the frame's table in shared memory.
+template <bool Write>
+__global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan) {
+  __shared__ decode_table table;
+  __shared__ bool table_ok;
+  std::size_t loaded = SIZE_MAX;
+  for (std::uint64_t g = blockIdx.x; g < plan.num_groups; g += gridDim.x) {
+    std::size_t const f = frame_of_chunk(plan.group_begin, batch.num_frames, g);
+    if (f != loaded) {
+      __syncthreads();
+      // Only a frame still ok is known to hold its table: thread 0 decides for the block.
+      if (threadIdx.x == 0) table_ok = batch.status[f] == frame_status::ok && load_decode_table(table_of(batch, f), table);
+      __syncthreads();
+      loaded = f;
+    }
+    if (batch.status[f] != frame_status::ok || !table_ok) continue;
+    decode_target const& t = batch.targets[f];
+    std::uint64_t const splits = plan.split_begin[f + 1] - plan.split_begin[f];
+    std::uint64_t const i = (g - plan.group_begin[f]) * plan.group_splits + threadIdx.x;
+    if (i >= splits) continue;
+    frame_header const h = load_header(batch.frames + batch.frame_offsets[f]);
+    body_layout l{};
+    read_layout(h, h.payload_bytes - body_at, l);  // checked by decode_check_frames
+    const std::byte* body = body_of(batch, f);
+    std::uint64_t const begin = ::zs::detail::load_le(body + l.offsets_at + 8 * i, 8);
+    std::uint64_t const end = ::zs::detail::load_le(body + l.offsets_at + 8 * (i + 1), 8);
+    std::uint64_t const n = split_chars(t.chars_bytes, default_split_bytes, i);
+    auto const* in = reinterpret_cast<const std::uint8_t*>(body + l.data_at);
+    if constexpr (Write) {
+      auto* out = static_cast<std::uint8_t*>(t.values) + t.chars_begin + i * default_split_bytes;
+      decode_split_wide(table, in + begin, end - begin, out, n);
+    } else {
+      // Offsets in order (each split within the data section, the last checked to end it) and
+      // the split's codes decoding to exactly its characters.
+      if (end < begin || end - begin > n || !check_split(table, in + begin, end - begin, n)) {
+        batch.status[f] = frame_status::corrupt_payload;
+      }
+    }
+  }
+}
+
+__global__ void decode_offsets_kernel(device_decode_batch batch, batch_plan plan) {
+  for (std::uint64_t j = first_item(); j < plan.num_strings + batch.num_frames; j += item_stride()) {
+    if (j >= plan.num_strings) {
+      // One thread per frame writes its closing offset.
+      std::size_t const f = j - plan.num_strings;
+      if (batch.status[f] != frame_status::ok) continue;
+      decode_target const& t = batch.targets[f];
+      t.offsets[t.count] = static_cast<std::int64_t>(t.chars_begin + t.chars_bytes);
+      continue;
+    }
+    std::size_t const f = frame_of_chunk(plan.string_begin, batch.num_frames, j);
+    if (batch.status[f] != frame_status::ok) continue;
+    decode_target const& t = batch.targets[f];
+    std::uint64_t const first = plan.string_begin[f];
+    t.offsets[j - first] = static_cast<std::int64_t>(t.chars_begin + (plan.prefix[j] - plan.prefix[first]));
+  }
+}
+
+template <class Kernel, class... Args>
+void launch_items(Kernel kernel, std::uint64_t items, cudaStream_t stream, Args... args) {
+  if (items == 0) return;
+  launch_record const r = plan_item_launch(reinterpret_cast<const void*>(kernel), frame_ops_choice(), items);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
+}
+
+template <class Kernel, class... Args>
+void launch_groups(Kernel kernel, std::string_view name, const launch_choice& choice, const batch_plan& plan,
+                   cudaStream_t stream, Args... args) {
+  if (plan.num_groups == 0) return;
+  expect_launch_of(name, choice);
+  ZS_EXPECTS(choice.params.threads == plan.group_splits, "split groups of the launch's block size");
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, plan.num_groups);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
+}
+
+std::size_t scan_bytes(std::uint64_t items) {
+  std::size_t bytes = 0;
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const std::uint64_t*>(nullptr),
+                                            static_cast<std::uint64_t*>(nullptr), static_cast<std::int64_t>(items)));
+  return bytes;
+}
+
+}  // namespace
+
+void gather_sample(const sample_copy* copies, std::size_t num_copies, std::uint8_t* out, cudaStream_t stream) {
+  if (num_copies == 0) return;
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(gather_sample_kernel), frame_ops_choice(), num_copies);
+  observed_launch(r, stream, [&] {
+    gather_sample_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(copies, num_copies, out);
+  });
+}
+
+std::size_t cub_temp_bytes(std::uint64_t num_strings, std::uint64_t num_splits, std::size_t num_frames) {
+  std::size_t copies = 0;
+  ZS_CUDA_TRY(cub::DeviceMemcpy::Batched(nullptr, copies, static_cast<const void**>(nullptr),
+                                         static_cast<void**>(nullptr), static_cast<std::uint64_t*>(nullptr),
+                                         static_cast<std::int64_t>(num_frames + num_splits)));
+  return std::max(copies, std::max(scan_bytes(num_strings + 1), scan_bytes(num_splits + 1)));
+}
+
+void encode_lengths(const device_encode_batch& batch, const batch_plan& plan, cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_items(encode_lengths_kernel, plan.num_strings + 1, stream, batch, plan);
+}
+
+void encode_splits(const device_encode_batch& batch, const batch_plan& plan, const encode_scratch& s,
+                   const launch_choice& encode, void* cub_temp, std::size_t cub_bytes, cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  ZS_CUDA_TRY(cudaMemsetAsync(s.split_sizes + plan.num_splits, 0, sizeof(std::uint64_t), stream));
+  launch_groups(encode_splits_kernel, "fsst_encode", encode, plan, stream, batch, plan, s);
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, s.split_sizes, s.split_prefix,
+                                            static_cast<std::int64_t>(plan.num_splits + 1), stream));
+  launch_items(encode_frames_kernel, batch.num_frames, stream, batch, plan, s);
+  launch_items(encode_place_kernel, plan.num_splits, stream, batch, plan, s);
+  ZS_CUDA_TRY(cub::DeviceMemcpy::Batched(cub_temp, cub_bytes, s.copy_src, s.copy_dst, s.copy_size,
+                                         static_cast<std::int64_t>(batch.num_frames + plan.num_splits), stream));
+}
+
+void decode_check_frames(const device_decode_batch& batch, const batch_plan& plan, cudaStream_t stream) {
+  launch_items(decode_check_frames_kernel, batch.num_frames + 1, stream, batch, plan);
+}
+
+void decode_splits(const device_decode_batch& batch, const batch_plan& plan, const frame_status* lengths_status,
+                   const launch_choice& decode, void* cub_temp, std::size_t cub_bytes, cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_items(decode_lengths_status_kernel, batch.num_frames, stream, batch, plan, lengths_status);
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, plan.lengths, plan.prefix,
+                                            static_cast<std::int64_t>(plan.num_strings + 1), stream));
+  launch_items(decode_check_lengths_kernel, plan.num_strings, stream, batch, plan);
+  launch_groups(decode_splits_kernel<false>, "fsst_decode", decode, plan, stream, batch, plan);
+  // Every check has run: what is still ok is written.
+  launch_items(decode_offsets_kernel, plan.num_strings + batch.num_frames, stream, batch, plan);
+  launch_groups(decode_splits_kernel<true>, "fsst_decode", decode, plan, stream, batch, plan);
+}
+
+}  // namespace zs::kernels::fsst

@@ -1,0 +1,45 @@
+// The fsst codec's kernel specs, registered when the library loads (zs::register_kernel).
+#include "codecs/fsst/fsst_tuning.hpp"
+
+#include <array>
+
+namespace zs::codecs {
+namespace {
+
+// A block is a group of splits of one frame; the last group of a frame leaves threads idle, so
+// blocks stay small.
+constexpr std::array<unsigned, 4> split_threads{32, 64, 128, 256};
+
+}  // namespace
+
+const kernel_spec& fsst_encode_spec = register_kernel({
+    .name = "fsst_encode",
+    .defaults = {64, default_launch_waves, 0},
+    .threads = split_threads,
+    .items = {},
+    .max_waves = max_launch_waves,
+    .swept = true,
+    .tune = {.codec = "fsst",
+             .calls = tune_calls::encode,
+             .types = tuned_types::one,
+             .type = value_type::string,
+             .compares = {.frames = true}},
+    .what = "fsst encode: a thread per 16 KiB split, the frame's encoder tables in shared memory",
+});
+
+const kernel_spec& fsst_decode_spec = register_kernel({
+    .name = "fsst_decode",
+    .defaults = {64, default_launch_waves, 0},
+    .threads = split_threads,
+    .items = {},
+    .max_waves = max_launch_waves,
+    .swept = true,
+    .tune = {.codec = "fsst",
+             .calls = tune_calls::decode,
+             .types = tuned_types::one,
+             .type = value_type::string,
+             .compares = {.decoded_offsets = true}},
+    .what = "fsst check and decode: a thread per split, the table in shared memory, 16-byte stores",
+});
+
+}  // namespace zs::codecs

@@ -1,0 +1,14 @@
+// The fsst codec's tuned kernels (zs/tuning.hpp): their specs, registered when the library loads.
+#pragma once
+
+#include "zs/tuning.hpp"
+
+namespace zs::codecs {
+
+/// "fsst_encode": the split encoder (kernels/fsst), a thread per split, a block per group of
+/// `threads` splits of one frame with the frame's encoder tables in shared memory.
+extern const kernel_spec& fsst_encode_spec;
+/// "fsst_decode": the split checker and decoder, laid out as fsst_encode.
+extern const kernel_spec& fsst_decode_spec;
+
+}  // namespace zs::codecs

@@ -1,0 +1,287 @@
+// The fsst codec's CPU reference, white box: its symbol tables, its splits, the rules only its
+// own checks catch, and its ratios on the real string columns against the FSST reference
+// library's (shared/data/REFERENCE.md). Round trips of hostile inputs, truncation and bit flips
+// are in the codec conformance suite.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codecs/fsst/fsst_table_builder.hpp"
+#include "fsst/fsst_format.hpp"
+#include "zs/codec.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+const zs::codec& fsst() { return zs::get_codec(zs::codec_id::fsst); }
+
+// Frames of one batch, each partition of `c` its own column (its own table) or all one column.
+struct encoded {
+  std::vector<zs::encode_source> sources;
+  std::vector<std::byte> params;
+  std::vector<std::uint64_t> offsets;
+  std::vector<std::byte> frames;
+  std::vector<std::uint64_t> frame_bytes;
+};
+
+encoded encode(const zs::column& c, std::size_t parts, bool table_per_part) {
+  encoded e;
+  e.sources = zs::test::partition_sources(c.view(), c.view(), parts);
+  std::size_t const columns = table_per_part ? parts : 1;
+  std::vector<std::uint64_t> piece_begin(columns + 1);
+  for (std::size_t k = 0; k <= columns; ++k) piece_begin[k] = table_per_part ? k : (k == 0 ? 0 : parts);
+  std::vector<zs::value_type> types(columns, zs::value_type::string);
+  auto const params_offsets = zs::layout_params(fsst(), types);
+  e.params.assign(params_offsets.back(), std::byte{0});
+  fsst().prepare_host({e.sources, piece_begin}, e.params.data(), params_offsets);
+  for (std::size_t f = 0; f < parts; ++f) e.sources[f].params = e.params.data() + params_offsets[table_per_part ? f : 0];
+  e.offsets = zs::layout_frames(fsst(), e.sources);
+  e.frames.assign(e.offsets.back(), std::byte{0xEE});
+  e.frame_bytes.assign(parts, 0);
+  fsst().encode_host({e.sources, e.frames.data(), e.offsets, e.frame_bytes.data()});
+  return e;
+}
+
+// Decodes every frame of `e` back into a column shaped as `c`; the statuses.
+std::vector<zs::frame_status> decode(const encoded& e, const zs::column& c, zs::column& out) {
+  out = zs::column::allocate(zs::value_type::string, c.size(), zs::memory_kind::host, nullptr, c.data_bytes());
+  auto const targets = zs::test::partition_targets(e.sources, out.mutable_view());
+  std::vector<zs::frame_status> status(targets.size(), zs::frame_status::not_decoded);
+  fsst().decode_host({e.frames.data(), e.offsets, targets, status.data()});
+  return status;
+}
+
+void expect_round_trip(const zs::column& c, std::size_t parts, bool table_per_part = false) {
+  auto const e = encode(c, parts, table_per_part);
+  zs::column out;
+  auto const status = decode(e, c, out);
+  for (std::size_t f = 0; f < parts; ++f) ASSERT_EQ(status[f], zs::frame_status::ok) << "frame " << f;
+  EXPECT_EQ(out.strings(), c.strings());
+}
+
+std::vector<std::byte> table_of(const std::vector<std::string>& strings) {
+  auto const c = zs::column::from_strings(strings);
+  return encode(c, 1, false).params;
+}
+
+// Bytes of the frame's compressed characters: the split data and offsets (not the lengths
+// frame), plus the table as the reference exports it (header + symbol bytes).
+std::uint64_t character_bytes(const std::byte* frame) {
+  zs::frame_header const h = zs::load_header(frame);
+  std::uint64_t const body_at = zs::params_section_bytes(zs::fsst::table_bytes);
+  zs::fsst::body_layout l{};
+  EXPECT_TRUE(zs::fsst::read_layout(h, h.payload_bytes - body_at, l));
+  zs::fsst::decode_table t{};
+  EXPECT_TRUE(zs::fsst::load_decode_table(frame + zs::frame_header_bytes + zs::params_prefix_bytes, t));
+  std::uint64_t symbol_bytes = 0;
+  for (std::uint32_t k = 0; k < t.count; ++k) symbol_bytes += t.length[k];
+  return l.data_bytes + 8 * (l.splits + 1) + zs::fsst::table_header_bytes + symbol_bytes;
+}
+
+}  // namespace
+
+TEST(FsstTable, SerializedInTheReferenceLayout) {
+  auto const block = table_of(std::vector<std::string>(500, "http://www.example.org/index.html"));
+  zs::fsst::decode_table t{};
+  ASSERT_TRUE(zs::fsst::load_decode_table(block.data(), t));
+  EXPECT_GT(t.count, 0U);
+  std::uint64_t const version = zs::detail::load_le(block.data(), 8);
+  EXPECT_EQ(version >> 32, zs::fsst::reference_version);
+  EXPECT_EQ((version >> 8) & 0xff, t.count);
+  EXPECT_EQ(version & 0xff, 1U);  // endianness marker
+  // Codes run through lengths 2, 3, ..., 8, then 1.
+  auto group = [](std::uint32_t l) { return l == 1 ? 8U : l - 1; };
+  for (std::uint32_t c = 1; c < t.count; ++c) EXPECT_LE(group(t.length[c - 1]), group(t.length[c])) << "code " << c;
+  // A repeated string compresses to long symbols.
+  bool has_long = false;
+  for (std::uint32_t c = 0; c < t.count; ++c) has_long |= t.length[c] == 8;
+  EXPECT_TRUE(has_long);
+}
+
+TEST(FsstTable, RefusesTablesThatBreakTheLayout) {
+  auto const good = table_of({"abcabcabc", "abcd", "xyzxyz"});
+  zs::fsst::decode_table t{};
+  ASSERT_TRUE(zs::fsst::load_decode_table(good.data(), t));
+  auto broken = [&](auto edit) {
+    auto b = good;
+    edit(b);
+    return !zs::fsst::load_decode_table(b.data(), t);
+  };
+  EXPECT_TRUE(broken([](auto& b) { b[4] = std::byte{0}; }));                         // version
+  EXPECT_TRUE(broken([](auto& b) { b[0] = std::byte{2}; }));                         // endianness marker
+  EXPECT_TRUE(broken([](auto& b) { b[8] = std::byte{1}; }));                         // zero-terminated mode
+  EXPECT_TRUE(broken([](auto& b) { b[9] = static_cast<std::byte>(std::to_integer<std::uint8_t>(b[9]) + 1); }));  // counts
+  EXPECT_TRUE(broken([](auto& b) { b[zs::fsst::table_bytes - 1] = std::byte{1}; }));  // padding
+  EXPECT_TRUE(broken([](auto& b) { b[2] = std::byte{7}; }));                         // terminator
+}
+
+TEST(FsstTable, EmptyAndIncompressibleSamplesGiveValidTables) {
+  zs::fsst::decode_table t{};
+  ASSERT_TRUE(zs::fsst::load_decode_table(table_of({}).data(), t));
+  EXPECT_EQ(t.count, 0U);
+  ASSERT_TRUE(zs::fsst::load_decode_table(table_of({"", "", ""}).data(), t));
+  std::mt19937_64 rng(7);
+  std::string noise(100000, '\0');
+  for (auto& ch : noise) ch = static_cast<char>(rng());
+  ASSERT_TRUE(zs::fsst::load_decode_table(table_of({noise}).data(), t));
+  EXPECT_LE(t.count, 255U);
+}
+
+TEST(FsstSplits, EncodedSplitsAreSmallerThanTheirCharactersAndTheRestRaw) {
+  std::mt19937_64 rng(11);
+  std::string noise(3 * zs::fsst::default_split_bytes + 100, '\0');
+  for (auto& ch : noise) ch = static_cast<char>(rng());
+  std::string text;
+  while (text.size() < 2 * zs::fsst::default_split_bytes) text += "the quick brown fox jumps over the lazy dog; ";
+  auto const c = zs::column::from_strings(std::vector<std::string>{text, noise, text});
+  auto const e = encode(c, 1, false);
+  zs::frame_header const h = zs::load_header(e.frames.data());
+  std::uint64_t const body_at = zs::params_section_bytes(zs::fsst::table_bytes);
+  zs::fsst::body_layout l{};
+  ASSERT_TRUE(zs::fsst::read_layout(h, h.payload_bytes - body_at, l));
+  EXPECT_EQ(l.split_bytes, zs::fsst::default_split_bytes);
+  EXPECT_EQ(l.splits, zs::fsst::split_count(c.data_bytes(), l.split_bytes));
+  const std::byte* body = e.frames.data() + zs::frame_header_bytes + body_at;
+  ASSERT_TRUE(zs::fsst::check_split_offsets(body, l, c.data_bytes()));
+  std::size_t raw = 0, packed = 0;
+  for (std::uint64_t i = 0; i < l.splits; ++i) {
+    std::uint64_t const size = zs::detail::load_le(body + l.offsets_at + 8 * (i + 1), 8) -
+                               zs::detail::load_le(body + l.offsets_at + 8 * i, 8);
+    std::uint64_t const chars = zs::fsst::split_chars(c.data_bytes(), l.split_bytes, i);
+    (size == chars ? raw : packed) += 1;
+  }
+  EXPECT_GE(raw, 3U);     // the noise
+  EXPECT_GE(packed, 4U);  // the text
+  expect_round_trip(c, 1);
+}
+
+TEST(FsstCodec, HostileInputsRoundTrip) {
+  std::string one(100u << 20, '\0');  // one 100 MB string
+  std::mt19937_64 rng(3);
+  for (std::size_t i = 0; i < one.size(); i += 64) one[i] = "abcdefgh"[rng() % 8];
+  expect_round_trip(zs::column::from_strings(std::vector<std::string>{one}), 1);
+  expect_round_trip(zs::column::from_strings(std::vector<std::string>(100000, "")), 3);
+  expect_round_trip(zs::column::from_strings(std::vector<std::string>{std::string(70000, '\0'), std::string(70000, '\xff'),
+                                                                      std::string(5, '\0') + std::string(5, '\xff')}),
+                    2);
+  expect_round_trip(zs::column::from_strings(std::vector<std::string>{"\xc3\x28", "\xa0\xa1", "\xe2\x28\xa1", "\xf0\x28\x8c\xbc",
+                                                                      "\xed\xa0\x80", "\xff\xfe\xfd"}),
+                    2);
+  std::vector<std::string> noise(5000);
+  for (auto& s : noise) {
+    s.resize(rng() % 100);
+    for (auto& ch : s) ch = static_cast<char>(rng());
+  }
+  auto const c = zs::column::from_strings(noise);
+  auto const e = encode(c, 4, true);
+  // Incompressible characters cost little more than raw: the splits go raw.
+  std::uint64_t total = 0;
+  for (auto b : e.frame_bytes) total += b;
+  EXPECT_LT(static_cast<double>(total), 1.02 * static_cast<double>(c.data_bytes() + 8 * c.size()) + 4 * 3000);
+  expect_round_trip(c, 4, true);
+}
+
+TEST(FsstCodec, RefusesFramesThatBreakItsRules) {
+  auto const c = zs::column::from_strings(std::vector<std::string>(3000, "repeat after me, repeat after me"));
+  auto const good = encode(c, 1, false);
+  auto refused = [&](auto edit) {
+    encoded e = good;
+    std::byte* frame = e.frames.data();
+    zs::frame_header h = zs::load_header(frame);
+    edit(h, frame + zs::frame_header_bytes);
+    // Reseal: the rules under test, not the checksums, must refuse the frame.
+    h.payload_checksum = zs::hash::checksum(frame + zs::frame_header_bytes, h.payload_bytes);
+    zs::store_header(h, frame);
+    zs::column out;
+    return decode(e, c, out)[0] == zs::frame_status::corrupt_payload;
+  };
+  std::uint64_t const body_at = zs::params_section_bytes(zs::fsst::table_bytes);
+  EXPECT_TRUE(refused([](zs::frame_header& h, std::byte*) { zs::detail::store_le(h.params.data(), 24, 8); }));
+  EXPECT_TRUE(refused([](zs::frame_header& h, std::byte*) { zs::detail::store_le(h.params.data(), 0, 8); }));
+  EXPECT_TRUE(refused([](zs::frame_header& h, std::byte*) { zs::detail::store_le(h.params.data() + 8, 16, 8); }));
+  EXPECT_TRUE(refused([](zs::frame_header& h, std::byte*) { zs::detail::store_le(h.params.data() + 8, ~0ULL, 8); }));
+  EXPECT_TRUE(refused([&](zs::frame_header& h, std::byte* payload) {
+    zs::fsst::body_layout l{};
+    ASSERT_TRUE(zs::fsst::read_layout(h, h.payload_bytes - body_at, l));
+    // A split offset past the data section.
+    zs::detail::store_le(payload + body_at + l.offsets_at + 8, l.data_bytes + 1, 8);
+  }));
+  EXPECT_TRUE(refused([&](zs::frame_header& h, std::byte* payload) {
+    zs::fsst::body_layout l{};
+    ASSERT_TRUE(zs::fsst::read_layout(h, h.payload_bytes - body_at, l));
+    // The last code of the first split made an escape without its byte.
+    std::uint64_t const end = zs::detail::load_le(payload + body_at + l.offsets_at + 8, 8);
+    payload[body_at + l.data_at + end - 1] = std::byte{zs::fsst::escape_code};
+  }));
+  EXPECT_TRUE(refused([&](zs::frame_header&, std::byte* payload) {
+    // A code the table does not define.
+    zs::fsst::decode_table t{};
+    ASSERT_TRUE(zs::fsst::load_decode_table(payload + zs::params_prefix_bytes, t));
+    zs::fsst::body_layout l{};
+    zs::frame_header const h = zs::load_header(payload - zs::frame_header_bytes);
+    ASSERT_TRUE(zs::fsst::read_layout(h, h.payload_bytes - body_at, l));
+    ASSERT_LT(t.count, 254U);
+    payload[body_at + l.data_at] = static_cast<std::byte>(254);
+  }));
+}
+
+// Ratios of the characters (split data and offsets plus the table as exported; the lengths not
+// counted, as the reference counts none) in blocks of about 1 MiB of whole strings, a table
+// each, against the FSST reference library's 1 MiB figures.
+TEST(FsstCodec, RealColumnsRoundTripAndCompressAsTheReference) {
+  struct column_case {
+    const char* file;
+    double reference_ratio;
+  };
+  for (auto const& [file, reference] : {column_case{"deb_descriptions.txt", 1.879}, {"deb_homepages.txt", 2.263},
+                                        {"deb_maintainers.txt", 3.159}, {"deb_paths.txt", 2.248},
+                                        {"osm_poi_names.txt", 1.481}}) {
+    auto const c = zs::test::data_column(file);
+    std::size_t const parts = std::max<std::size_t>(1, (c.data_bytes() + (1u << 19)) >> 20);
+    auto const e = encode(c, parts, true);
+    std::uint64_t bytes = 0;
+    for (std::size_t f = 0; f < parts; ++f) bytes += character_bytes(e.frames.data() + e.offsets[f]);
+    double const ratio = static_cast<double>(c.data_bytes()) / static_cast<double>(bytes);
+    std::printf("%-22s %zu blocks: ratio %.3f (reference %.3f, %.3f of it)\n", file, parts, ratio, reference,
+                ratio / reference);
+    EXPECT_GE(ratio, 0.95 * reference) << file;
+    zs::column out;
+    auto const status = decode(e, c, out);
+    for (auto s : status) ASSERT_EQ(s, zs::frame_status::ok) << file;
+    EXPECT_EQ(out.strings(), c.strings()) << file;
+  }
+}
+
+// The GPU decoder's 16-byte stores (decode_split_wide, which the CPU reference also runs) give
+// the bytes of the plain decoder at every alignment of the output.
+TEST(FsstSplits, WideStoresWriteTheSameBytesAtEveryAlignment) {
+  std::string text;
+  std::mt19937_64 rng(5);
+  while (text.size() < 5000) text += std::string("one two three four ") + static_cast<char>(rng() % 256);
+  auto const block = table_of({text});
+  zs::fsst::decode_table t{};
+  ASSERT_TRUE(zs::fsst::load_decode_table(block.data(), t));
+  zs::fsst::encode_table e{};
+  zs::fsst::build_encode_table(t, e);
+  for (std::size_t n : {0, 1, 7, 15, 16, 17, 33, 100, 4999}) {
+    auto const* in = reinterpret_cast<const std::uint8_t*>(text.data());
+    std::vector<std::uint8_t> coded(2 * n + 2);
+    std::uint64_t stored = zs::fsst::encode_split(e, in, n, coded.data(), n == 0 ? 0 : n - 1);
+    if (stored == zs::fsst::no_fit) {
+      std::memcpy(coded.data(), in, n);
+      stored = n;
+    }
+    ASSERT_TRUE(zs::fsst::check_split(t, coded.data(), stored, n));
+    for (std::size_t shift = 0; shift < 16; ++shift) {
+      alignas(16) std::uint8_t out[5000 + 64];
+      std::memset(out, 0xAB, sizeof out);
+      zs::fsst::decode_split_wide(t, coded.data(), stored, out + shift, n);
+      EXPECT_EQ(std::memcmp(out + shift, in, n), 0) << n << " bytes at alignment " << shift;
+      EXPECT_EQ(out[shift + n], 0xAB) << "wrote past the split, " << n << " bytes at alignment " << shift;
+      if (shift > 0) EXPECT_EQ(out[shift - 1], 0xAB) << "wrote before the split";
+    }
+  }
+}
