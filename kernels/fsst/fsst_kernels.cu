@@ -55,10 +55,18 @@ __global__ void encode_splits_kernel(device_encode_batch batch, batch_plan plan,
     std::size_t const f = frame_of_chunk(plan.group_begin, batch.num_frames, g);
     if (f != loaded) {
       __syncthreads();
-      if (threadIdx.x == 0) {
-        // prepare wrote the table; a table that does not parse encodes every byte raw.
-        if (!load_decode_table(batch.sources[f].params, parsed)) parsed.count = 0;
-        build_encode_table(parsed, lookup);
+      // The block clears the tables; thread 0 inserts the symbols in code order, as
+      // build_encode_table does on the CPU. A table that does not parse (prepare wrote it, so
+      // never) leaves every byte escaped.
+      for (unsigned k = threadIdx.x; k < long_slots; k += blockDim.x) {
+        lookup.long_bytes[k] = 0;
+        lookup.long_info[k] = 0;
+        if (k < pair_slots) lookup.pair[k] = 0;
+        if (k < 256) lookup.single[k] = no_code;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0 && load_decode_table(batch.sources[f].params, parsed)) {
+        for (std::uint32_t c = 0; c < parsed.count; ++c) insert(lookup, parsed.symbol[c], parsed.length[c], c);
       }
       __syncthreads();
       loaded = f;

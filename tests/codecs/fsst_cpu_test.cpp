@@ -217,6 +217,14 @@ TEST(FsstCodec, RefusesFramesThatBreakItsRules) {
     payload[body_at + l.data_at + end - 1] = std::byte{zs::fsst::escape_code};
   }));
   EXPECT_TRUE(refused([&](zs::frame_header&, std::byte* payload) {
+    // The first value (or reference) of the packed lengths off by one: they no longer add up.
+    std::byte* lengths = payload + body_at;
+    zs::frame_header const inner = zs::load_header(lengths);
+    std::uint64_t const per_block = inner.codec == zs::codec_id::bitpack_rfor ? 512 : 128;
+    std::uint64_t const starts = inner.codec == zs::codec_id::raw ? 0 : (inner.value_count + per_block - 1) / per_block;
+    lengths[zs::frame_header_bytes + 4 * starts] ^= std::byte{1};
+  }));
+  EXPECT_TRUE(refused([&](zs::frame_header&, std::byte* payload) {
     // A code the table does not define.
     zs::fsst::decode_table t{};
     ASSERT_TRUE(zs::fsst::load_decode_table(payload + zs::params_prefix_bytes, t));
