@@ -27,6 +27,13 @@
 //
 // --cpu runs the same steps with the CPU reference codecs (encode_host, decode_host), without a
 // GPU and without timings: ratios, estimates, frames per scheme and a verified round trip.
+//
+// --vs nvcomp (builds with nVIDIA nvCOMP, nvcomp_codecs.hpp) runs, after each input's row, nvCOMP's
+// Cascaded, Bitcomp, ANS, LZ4 and Zstd on the same input in the same process, as the codecs
+// nvcomp:NAME: one batched nvCOMP call over the 64 KiB chunks of all frames, timed, verified and
+// printed the same way, so each row beside zshuffle's is measured alike (the framing, a chunk
+// table and the frame checksums, included; it costs about what a copy of the frames costs).
+// Codecs without a CPU reference (these) show n/a where the CPU reference's ratio goes.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -47,6 +54,10 @@
 #include "zs/io.hpp"
 #include "zs/memory.hpp"
 #include "zs/tuning.hpp"
+
+#ifdef ZS_HAVE_NVCOMP
+#include "nvcomp_codecs.hpp"
+#endif
 
 namespace {
 
@@ -70,6 +81,7 @@ struct settings {
   std::uint64_t frames = 64;
   int repeat = 10, warmup = 2;
   bool cpu = false;
+  bool vs_nvcomp = false;  // --vs nvcomp: nVIDIA nvCOMP's codecs after each input
   std::vector<zs::cli::input_shape> shapes;
 };
 
@@ -324,9 +336,10 @@ struct result {
   std::string file;
   std::string shape;
   std::string codec;
+  std::string side = "zshuffle";      // whose codec: zshuffle, or nvcomp (--vs nvcomp)
   zs::value_type type = zs::value_type::int32;
   std::uint64_t rows = 0, raw_bytes = 0, input_bytes = 0, frame_bytes = 0;
-  double cpu_ratio = 0;               // CPU reference, untiled input, one frame
+  std::optional<double> cpu_ratio;    // CPU reference, untiled input, one frame (none: no CPU reference)
   std::string cpu_scheme;             // the codec id of that frame
   std::optional<bool> identical;      // the GPU's frame of the untiled input == the CPU's (GPU runs)
   std::optional<double> estimate;     // codec::estimate on the untiled input
@@ -352,6 +365,25 @@ void count_schemes(const zs::codec& c, const std::vector<std::byte>& ids, result
   }
 }
 
+// Whether `c` has a CPU reference: codecs that run on the GPU only (nVIDIA nvCOMP's) say they do
+// not by throwing zs::error (unsupported) from the CPU hooks; an empty frame asks.
+bool has_cpu_reference(const zs::codec& c, zs::value_type type) {
+  if (c.params_bytes(type) != 0) return true;  // parameters need a sample: such codecs have a CPU side
+  std::int64_t const offset = 0;
+  std::vector<zs::encode_source> probe{zs::encode_source{type, 0, nullptr}};
+  if (type == zs::value_type::string) probe.front().offsets = &offset;
+  auto const offsets = zs::layout_frames(c, probe);
+  zs::host_buffer frame(offsets.back());
+  std::uint64_t bytes = 0;
+  try {
+    c.encode_host({probe, frame.as<std::byte>(), offsets, &bytes});
+  } catch (const zs::error& e) {
+    if (e.code() == zs::error_code::unsupported) return false;
+    throw;
+  }
+  return true;
+}
+
 void cpu_reference(const zs::codec& c, const zs::column& host, result& r) {
   std::vector<zs::encode_source> sources{whole(host.view(), host.data_bytes())};
   zs::host_buffer const params = attach_params_on_host(c, sources);
@@ -368,6 +400,14 @@ void cpu_reference(const zs::codec& c, const zs::column& host, result& r) {
 // The CPU reference frame of the untiled input, whether the GPU writes the same bytes, and the
 // codec's estimate on the GPU.
 void gpu_reference(const zs::codec& c, const zs::column& host, result& r, cudaStream_t stream) {
+  std::array<std::uint64_t, 2> const piece_begin{0, 1};
+  if (!has_cpu_reference(c, host.type())) {
+    // Nothing to compare the GPU's frame with; the estimate alone.
+    zs::column const device = host.copy_to(zs::memory_kind::device, stream);
+    std::vector<zs::encode_source> const sample{whole(device.view(), host.data_bytes())};
+    r.estimate = estimated_ratio([&] { return c.estimate({sample, piece_begin}, stream); });
+    return;
+  }
   std::vector<zs::encode_source> sources{whole(host.view(), host.data_bytes())};
   zs::host_buffer const cpu_params = attach_params_on_host(c, sources);
   auto const offsets = zs::layout_frames(c, sources);
@@ -392,7 +432,6 @@ void gpu_reference(const zs::codec& c, const zs::column& host, result& r, cudaSt
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   r.identical = gpu_bytes == cpu_bytes && std::memcmp(gpu.data(), cpu.data(), cpu_bytes) == 0;
 
-  std::array<std::uint64_t, 2> const piece_begin{0, 1};
   std::vector<zs::encode_source> const sample{whole(device.view(), host.data_bytes())};
   r.estimate = estimated_ratio([&] { return c.estimate({sample, piece_begin}, stream); });
 }
@@ -550,20 +589,20 @@ std::string schemes_text(const result& r) {
   return text.empty() ? "-" : text;
 }
 
-void print_header(int name_width, bool timed) {
-  std::printf("%-*s %-7s %-7s %7s %7s %7s %4s %-20s", name_width, "input", "type", "codec", "ratio", "est", "cpu",
-              "same", "frames by scheme");
+void print_header(int name_width, int codec_width, bool timed) {
+  std::printf("%-*s %-7s %-*s %7s %7s %7s %4s %-20s", name_width, "input", "type", codec_width, "codec", "ratio", "est",
+              "cpu", "same", "frames by scheme");
   if (timed) {
     std::printf(" %9s %9s %6s %9s %9s %6s", "enc ms", "enc GB/s", "% lim", "dec ms", "dec GB/s", "% lim");
   }
   std::printf(" %3s\n", "ok");
 }
 
-void print_row(const result& r, int name_width) {
+void print_row(const result& r, int name_width, int codec_width) {
   std::string const same = !r.identical ? "-" : *r.identical ? "yes" : "NO";
-  std::printf("%-*s %-7s %-7s %7.3f %7s %7.3f %4s %-20s", name_width, r.name.c_str(), type_name(r.type).c_str(),
-              r.codec.c_str(), r.ratio, r.estimate ? fixed(*r.estimate, 3).c_str() : "n/a", r.cpu_ratio, same.c_str(),
-              schemes_text(r).c_str());
+  std::printf("%-*s %-7s %-*s %7.3f %7s %7s %4s %-20s", name_width, r.name.c_str(), type_name(r.type).c_str(),
+              codec_width, r.codec.c_str(), r.ratio, r.estimate ? fixed(*r.estimate, 3).c_str() : "n/a",
+              r.cpu_ratio ? fixed(*r.cpu_ratio, 3).c_str() : "n/a", same.c_str(), schemes_text(r).c_str());
   if (r.timed) {
     std::printf(" %9.3f %9.1f %6.1f %9.3f %9.1f %6.1f", r.encode_ms, gbs(r.raw_bytes, r.encode_ms),
                 100.0 * r.encode_limit_ms / r.encode_ms, r.decode_ms, gbs(r.raw_bytes, r.decode_ms),
@@ -581,6 +620,7 @@ nlohmann::json result_json(const result& r) {
                    {"file", r.file},
                    {"shape", r.shape},
                    {"codec", r.codec},
+                   {"side", r.side},
                    {"type", zs::to_string(r.type)},
                    {"rows", r.rows},
                    {"raw_bytes", r.raw_bytes},
@@ -588,7 +628,7 @@ nlohmann::json result_json(const result& r) {
                    {"frame_bytes", r.frame_bytes},
                    {"ratio", r.ratio},
                    {"estimate_ratio", r.estimate ? nlohmann::json(*r.estimate) : nlohmann::json(nullptr)},
-                   {"cpu_reference_ratio_untiled", r.cpu_ratio},
+                   {"cpu_reference_ratio_untiled", r.cpu_ratio ? nlohmann::json(*r.cpu_ratio) : nlohmann::json(nullptr)},
                    {"cpu_reference_scheme", r.cpu_scheme},
                    {"gpu_equals_cpu_untiled", r.identical ? nlohmann::json(*r.identical) : nlohmann::json(nullptr)},
                    {"frames_by_scheme", std::move(schemes)},
@@ -607,6 +647,24 @@ nlohmann::json result_json(const result& r) {
   return j;
 }
 
+// nVIDIA nvCOMP's codecs for --vs nvcomp (nvcomp_codecs.hpp), none in a build without nvCOMP.
+std::vector<const zs::codec*> nvcomp_side() {
+#ifdef ZS_HAVE_NVCOMP
+  auto const all = zs::nvcomp::nvcomp_codecs();
+  return {all.begin(), all.end()};
+#else
+  return {};
+#endif
+}
+
+std::string nvcomp_version_text() {
+#ifdef ZS_HAVE_NVCOMP
+  return zs::nvcomp::nvcomp_version();
+#else
+  return "";
+#endif
+}
+
 std::string registered_codecs() {
   std::string names;
   for (const zs::codec* c : zs::all_codecs()) names += (names.empty() ? "" : ", ") + codec_name(*c);
@@ -616,7 +674,7 @@ std::string registered_codecs() {
 }  // namespace
 
 int run_bench_codec(int argc, char** argv) {
-  std::string data, json_path, codec_option, type_option;
+  std::string data, json_path, codec_option, type_option, vs_option;
   std::vector<std::string> column_list, column_files;
   std::vector<std::string> shape_names{"as-is"};
   settings s;
@@ -655,10 +713,27 @@ int run_bench_codec(int argc, char** argv) {
   app.add_flag("--cpu", s.cpu,
                "the CPU reference codecs instead, no GPU needed: ratios, estimates, frames and a verified round "
                "trip of every input, nothing timed");
+  // Checked as the option is read, before --help: `bench codec --vs nvcomp --help` fails in a
+  // build without nvCOMP, which is how scripts tell whether a build has it.
+  app.add_option("--vs", vs_option,
+                 "also run another library's codecs on every input, beside this one's: nvcomp (nVIDIA nvCOMP's "
+                 "Cascaded, Bitcomp, ANS, LZ4 and Zstd, 64 KiB chunks; needs a build with nvCOMP)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            if (value != "nvcomp") return "the only library to compare with is nvcomp, not '" + value + "'";
+            if (nvcomp_side().empty()) {
+              return "this build has no nVIDIA nvCOMP (configure with -DZS_NVCOMP_ROOT=DIR; scripts/fetch-nvcomp "
+                     "fetches it)";
+            }
+            return {};
+          },
+          "nvcomp"));
   app.add_option("--json", json_path, "also write the results as JSON to this file");
   app.footer(zs::cli::describe_shapes());
   if (!zs::cli::parse(app, argc, argv)) return 0;
   if (s.cpu && app.count("--bytes") == 0) s.bytes = default_cpu_bytes;
+  s.vs_nvcomp = vs_option == "nvcomp";
+  if (s.vs_nvcomp && s.cpu) usage_error("--vs nvcomp needs a GPU (nVIDIA nvCOMP has no CPU codecs); drop --cpu");
   std::optional<zs::cli::output_file> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
   fs::path const dir = zs::cli::data_folder(data);
@@ -669,6 +744,13 @@ int run_bench_codec(int argc, char** argv) {
   std::vector<std::string> names = column_list;
   names.insert(names.end(), column_files.begin(), column_files.end());
   plan const p = plan_columns(dir, names, named_codec, named_type);
+  if (s.cpu) {
+    for (auto const& c : p.columns) {
+      if (!has_cpu_reference(*c.codec, c.type)) {
+        usage_error("codec '" + codec_name(*c.codec) + "' has no CPU reference codec, which --cpu runs; drop --cpu");
+      }
+    }
+  }
   if (!s.cpu && !zs::cuda_device_available()) {
     return zs::cli::no_gpu("bench codec", "no CUDA device on this machine; the benchmark needs one");
   }
@@ -681,6 +763,12 @@ int run_bench_codec(int argc, char** argv) {
   }
   std::string codecs_text;
   for (auto const& name : codecs) codecs_text += (codecs_text.empty() ? "" : ", ") + name;
+  std::vector<const zs::codec*> const others = s.vs_nvcomp ? nvcomp_side() : std::vector<const zs::codec*>{};
+  std::string others_text;
+  for (const zs::codec* c : others) others_text += (others_text.empty() ? "" : ", ") + codec_name(*c);
+  int codec_width = 7;
+  for (auto const& c : p.columns) codec_width = std::max(codec_width, static_cast<int>(c.codec->name().size()));
+  for (const zs::codec* c : others) codec_width = std::max(codec_width, static_cast<int>(c->name().size()));
   int name_width = 20;
   for (auto const& c : p.columns) {
     for (auto const shape : s.shapes) {
@@ -708,11 +796,15 @@ int run_bench_codec(int argc, char** argv) {
                 "%d warm-up runs\n",
                 codecs_text.c_str(), device_name.c_str(), static_cast<double>(s.bytes) / (1 << 30),
                 static_cast<unsigned long long>(s.frames), s.repeat, s.warmup);
+    if (!others.empty()) {
+      std::printf("beside each input: %s (%s), 64 KiB chunks, one batched call over all chunks of the frames\n",
+                  others_text.c_str(), nvcomp_version_text().c_str());
+    }
     std::printf("device copy bandwidth (read + write): %.1f GB/s; limit = (input + frame bytes) / that bandwidth\n\n",
                 copy_bandwidth / 1e9);
   }
   for (auto const& line : p.skipped) std::printf("%s\n", line.c_str());
-  print_header(name_width, !s.cpu);
+  print_header(name_width, codec_width, !s.cpu);
 
   std::vector<result> results;
   bool every_input_ok = true;
@@ -732,9 +824,28 @@ int run_bench_codec(int argc, char** argv) {
       } else {
         measure_on_gpu(*c.codec, input, s, copy_bandwidth, stream->get(), r);
       }
-      print_row(r, name_width);
+      print_row(r, name_width, codec_width);
       every_input_ok = every_input_ok && r.identical.value_or(true) && r.verified;
+      result same_input;
+      same_input.name = r.name;
+      same_input.file = r.file;
+      same_input.shape = r.shape;
       results.push_back(std::move(r));
+      // The other library's codecs on the same input, in the same way (--vs).
+      for (const zs::codec* other : others) {
+        if (!other->supports(c.type)) {
+          std::printf("    %s does not encode %s values\n", codec_name(*other).c_str(), type_name(c.type).c_str());
+          continue;
+        }
+        result o = same_input;
+        o.codec = codec_name(*other);
+        o.side = "nvcomp";
+        o.type = c.type;
+        measure_on_gpu(*other, input, s, copy_bandwidth, stream->get(), o);
+        print_row(o, name_width, codec_width);
+        every_input_ok = every_input_ok && o.verified;
+        results.push_back(std::move(o));
+      }
     }
   }
 
@@ -752,6 +863,12 @@ int run_bench_codec(int argc, char** argv) {
                        {"shapes", std::move(shapes)},
                        {"skipped", p.skipped},
                        {"results", std::move(all)}};
+    if (!others.empty()) {
+      out["vs"] = "nvcomp";
+      out["vs_codecs"] = others_text;
+      out["vs_version"] = nvcomp_version_text();
+      out["vs_chunk_bytes"] = 65536;
+    }
     if (!s.cpu) {
       out["copy_bandwidth_gbs"] = copy_bandwidth / 1e9;
       out["repeat"] = s.repeat;

@@ -20,6 +20,10 @@
 #include "zs/error.hpp"
 #include "zs/log.hpp"
 
+#ifdef ZS_HAVE_NVCOMP
+#include "nvcomp_codecs.hpp"
+#endif
+
 namespace {
 
 struct command {
@@ -202,6 +206,9 @@ int main(int argc, char** argv) {
   // Outlives the handlers below: MPI_Finalize runs only after an error every rank agreed on.
   std::optional<zs::mpi_environment> mpi;
   try {
+#ifdef ZS_HAVE_NVCOMP
+    zs::nvcomp::register_nvcomp_codecs();  // the nvcomp:NAME codecs, for --codec and bench codec --vs nvcomp
+#endif
     if (chosen->under_mpi) {
       mpi.emplace(nullptr, nullptr, MPI_THREAD_SINGLE);
       zs::log::set_rank(job_rank());
