@@ -74,7 +74,9 @@ TEST(CodecRegistry, FindsCodecsByIdAndNameAndRefusesClashes) {
 TEST(CodecRegistry, DefaultCodecIsTheMostPreferredThatEncodesTheType) {
   zs::test::register_fixture_codec();  // preference -1: never a default
   for (auto type : {zs::value_type::int32, zs::value_type::uint64}) EXPECT_EQ(&zs::default_codec(type), &bitpack());
-  EXPECT_EQ(&zs::default_codec(zs::value_type::float32), &raw());
+  for (auto type : {zs::value_type::float32, zs::value_type::float64}) {
+    EXPECT_EQ(&zs::default_codec(type), &zs::get_codec(zs::codec_id::alp));
+  }
   EXPECT_EQ(&zs::default_codec(zs::value_type::string), &zs::get_codec(zs::codec_id::fsst));
 }
 

@@ -1,0 +1,947 @@
+// The alp codec's format (docs/FORMAT-alp.md): column parameters, the vector layout, and the
+// per-vector encoder and decoder. Everything here is ZS_HD: the CPU reference runs these very
+// functions, and the GPU kernels (alp_kernels.cu) run them one vector per thread, so the CPU
+// tests exercise the code the kernels run and both sides write the same bytes.
+//
+// A frame's body is ceil(n / 1024) vectors. Each vector is coded on its own, in one of these
+// modes: ALP (decimal values as integers: exponent, factor, frame of reference, bit-packed in
+// the FastLanes lane layout, exceptions patched), ALP_RD (the bits split into a left part coded
+// by the vector's dictionary of at most 8 entries and a right part bit-packed) or raw. Any mode may first take out the
+// column's fill value (the cells equal to it bit for bit, marked in a 1024-bit map), so that
+// columns of many fill cells do not pay an exception for each.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "zs/batch.hpp"
+#include "zs/frame.hpp"
+#include "zs/hd.hpp"
+#include "zs/types.hpp"
+
+#if defined(__CUDA_ARCH__)
+#include <cuda_runtime.h>
+#endif
+
+namespace zs::alp {
+
+inline constexpr std::uint32_t vector_values = 1024;
+/// Column parameters: a fixed block per column (docs/FORMAT-alp.md, "Column parameters").
+inline constexpr std::uint64_t params_bytes = 32;
+inline constexpr int max_candidates = 5;
+inline constexpr int max_dict = 8;
+inline constexpr int max_left_bits = 16;
+/// Vector header bytes, the fill map's bytes, and an ALP_RD dictionary's.
+inline constexpr std::uint64_t vector_header_bytes = 16;
+inline constexpr std::uint64_t dict_bytes = 2 * max_dict;
+inline constexpr std::uint64_t fill_map_bytes = vector_values / 8;
+/// Values the column sampling reads: up to sample_vectors stretches of sample_run values.
+inline constexpr std::uint32_t sample_vectors = 8;
+inline constexpr std::uint32_t sample_run = 128;
+inline constexpr std::uint32_t sample_values = sample_vectors * sample_run;
+
+enum vector_mode : std::uint8_t { mode_alp = 0, mode_rd = 1, mode_raw = 2 };
+inline constexpr std::uint8_t fill_flag = 0x80;
+/// An ALP exception position with this bit stores a 16-bit correction, not the value.
+inline constexpr std::uint32_t correction_flag = 0x8000;
+inline constexpr std::uint32_t position_mask = 0x3ff;
+
+// --- per-type traits -------------------------------------------------------------------------
+
+template <typename Float>
+struct float_traits;
+template <>
+struct float_traits<float> {
+  using bits_t = std::uint32_t;
+  static constexpr int width = 32;
+  static constexpr int lanes = 32;
+  static constexpr int max_exponent = 10;
+  /// ALP integers stay within +-2^30, so a vector's range fits 32 bits.
+  static constexpr double int_limit = 1073741824.0;
+};
+template <>
+struct float_traits<double> {
+  using bits_t = std::uint64_t;
+  static constexpr int width = 64;
+  static constexpr int lanes = 16;
+  static constexpr int max_exponent = 18;
+  static constexpr double int_limit = 4611686018427387904.0;  // 2^62
+};
+
+ZS_HD inline std::uint32_t bits_of(float v) noexcept {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__float_as_uint(v));
+#else
+  return __builtin_bit_cast(std::uint32_t, v);
+#endif
+}
+ZS_HD inline std::uint64_t bits_of(double v) noexcept {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint64_t>(__double_as_longlong(v));
+#else
+  return __builtin_bit_cast(std::uint64_t, v);
+#endif
+}
+template <typename Float>
+ZS_HD inline Float from_bits(typename float_traits<Float>::bits_t b) noexcept {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(Float) == 4) {
+    return __uint_as_float(b);
+  } else {
+    return __longlong_as_double(static_cast<long long>(b));
+  }
+#else
+  return __builtin_bit_cast(Float, b);
+#endif
+}
+
+// Products in the value's precision, rounded once each: the device must not fuse them with
+// the rounding that follows (an FMA would give other integers than the CPU).
+ZS_HD inline float mul(float a, float b) noexcept {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+ZS_HD inline double mul(double a, double b) noexcept {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+/// Round to nearest, ties to even, of a finite |x| <= 2^62.
+ZS_HD inline std::int64_t round_to_int(double x) noexcept {
+#if defined(__CUDA_ARCH__)
+  return __double2ll_rn(x);
+#else
+  return __builtin_llrint(x);
+#endif
+}
+ZS_HD inline std::int64_t round_to_int(float x) noexcept { return round_to_int(static_cast<double>(x)); }
+
+/// 10^k exactly representable for k <= 22 in double; 10^-k as the nearest double.
+ZS_HD inline double power10(int k) noexcept {
+  double p = 1.0;
+  for (int i = 0; i < k; ++i) p *= 10.0;
+  return p;
+}
+ZS_HD inline double inverse_power10(int k) noexcept {
+  constexpr double table[19] = {1e0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8, 1e-9,
+                                1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18};
+  return table[k];
+}
+template <typename Float>
+ZS_HD inline Float pow10_as(int k) noexcept { return static_cast<Float>(power10(k)); }
+template <typename Float>
+ZS_HD inline Float inv_pow10_as(int k) noexcept { return static_cast<Float>(inverse_power10(k)); }
+
+/// The value of ALP integer d for exponent e and factor f: d x 10^f x 10^-e, rounded at each
+/// product, in the value's precision.
+template <typename Float>
+ZS_HD inline Float decode_int(std::int64_t d, int e, int f) noexcept {
+  return mul(mul(static_cast<Float>(d), pow10_as<Float>(f)), inv_pow10_as<Float>(e));
+}
+/// How a value fits ALP with exponent e and factor f: exactly (d decodes to it); corrected (d
+/// decodes to a value whose bit pattern is within +-32767 of it: an exception that stores the
+/// 16-bit difference of the patterns, not the value); or not at all (an exception that stores
+/// the value). Decimal values that miss by an ulp or two, about 1% of them, are corrected.
+enum class fit : std::uint8_t { exact, corrected, none };
+
+template <typename Float>
+ZS_HD inline fit fit_int(Float v, int e, int f, std::int64_t& d, std::int32_t& correction) noexcept {
+  using word_t = typename float_traits<Float>::bits_t;
+  Float const x = mul(mul(v, pow10_as<Float>(e)), inv_pow10_as<Float>(f));
+  double const xd = static_cast<double>(x);
+  if (!(xd >= -float_traits<Float>::int_limit && xd <= float_traits<Float>::int_limit)) return fit::none;  // NaN too
+  d = round_to_int(x);
+  word_t const diff = static_cast<word_t>(bits_of(v) - bits_of(decode_int<Float>(d, e, f)));
+  if (diff == 0) return fit::exact;
+  // The difference as a signed integer of the value's width.
+  auto const signed_diff = static_cast<std::int64_t>(
+      sizeof(Float) == 4 ? static_cast<std::int64_t>(static_cast<std::int32_t>(static_cast<std::uint32_t>(diff)))
+                         : static_cast<std::int64_t>(static_cast<std::uint64_t>(diff)));
+  if (signed_diff < -32767 || signed_diff > 32767) return fit::none;
+  correction = static_cast<std::int32_t>(signed_diff);
+  return fit::corrected;
+}
+
+/// Bits an exception takes beside its slot: its 16-bit position, and a 16-bit correction or
+/// the value.
+template <typename Float>
+ZS_HD inline std::uint64_t exception_bits(fit how) noexcept {
+  return how == fit::corrected ? 32 : 16 + float_traits<Float>::width;
+}
+
+ZS_HD inline int bit_length(std::uint64_t x) noexcept {
+  int n = 0;
+  while (x != 0) {
+    ++n;
+    x >>= 1;
+  }
+  return n;
+}
+
+// --- column parameters -------------------------------------------------------------------------
+
+/// The column parameter block, decoded (docs/FORMAT-alp.md, "Column parameters"):
+///   0      u8  candidate count k, 1..5
+///   1..10  k (exponent, factor) byte pairs, the rest zero
+///   11     zero
+///   12     u8  1 when the column has a fill value, else 0
+///   13..15 zero
+///   16..23 u64 fill value bits (the low width bits; zero when there is none)
+///   24..31 zero
+struct column_params {
+  int candidates = 1;
+  std::uint8_t exponent[max_candidates] = {};
+  std::uint8_t factor[max_candidates] = {};
+  bool has_fill = false;
+  std::uint64_t fill = 0;
+};
+
+template <typename Float>
+ZS_HD inline void store_params(const column_params& p, std::byte* out) noexcept {
+  for (std::uint64_t i = 0; i < params_bytes; ++i) out[i] = std::byte{0};
+  out[0] = static_cast<std::byte>(p.candidates);
+  for (int c = 0; c < p.candidates; ++c) {
+    out[1 + 2 * c] = static_cast<std::byte>(p.exponent[c]);
+    out[2 + 2 * c] = static_cast<std::byte>(p.factor[c]);
+  }
+  out[12] = static_cast<std::byte>(p.has_fill ? 1 : 0);
+  detail::store_le(out + 16, p.fill, 8);
+}
+
+ZS_HD inline bool valid_right_bits(int width, int right_bits) noexcept {
+  return right_bits >= width - max_left_bits && right_bits <= width - 1;
+}
+
+/// Reads and checks a parameter block; false when it breaks any rule above.
+template <typename Float>
+ZS_HD inline bool load_params(const std::byte* in, column_params& p) noexcept {
+  using traits = float_traits<Float>;
+  p.candidates = static_cast<int>(in[0]);
+  if (p.candidates < 1 || p.candidates > max_candidates) return false;
+  for (int c = 0; c < max_candidates; ++c) {
+    int const e = static_cast<int>(in[1 + 2 * c]);
+    int const f = static_cast<int>(in[2 + 2 * c]);
+    if (c >= p.candidates) {
+      if (e != 0 || f != 0) return false;
+      continue;
+    }
+    if (e > traits::max_exponent || f > e) return false;
+    p.exponent[c] = static_cast<std::uint8_t>(e);
+    p.factor[c] = static_cast<std::uint8_t>(f);
+  }
+  std::uint8_t const fill = static_cast<std::uint8_t>(in[12]);
+  if (fill > 1) return false;
+  p.has_fill = fill == 1;
+  p.fill = detail::load_le(in + 16, 8);
+  if (traits::width == 32 && (p.fill >> 32) != 0) return false;
+  if (!p.has_fill && p.fill != 0) return false;
+  for (int i : {11, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}) {
+    if (in[i] != std::byte{0}) return false;
+  }
+  return true;
+}
+
+// --- sizes -------------------------------------------------------------------------------------
+
+/// Words of `width` bits that `rows` rows of `bits`-bit fields take in the lane layout.
+ZS_HD inline std::uint64_t packed_bytes(int lanes, int width, std::uint32_t rows, int bits) noexcept {
+  std::uint64_t const words_per_lane = (std::uint64_t{rows} * static_cast<std::uint64_t>(bits) + width - 1) / width;
+  return words_per_lane * static_cast<std::uint64_t>(lanes) * static_cast<std::uint64_t>(width / 8);
+}
+ZS_HD inline std::uint64_t pad8(std::uint64_t bytes) noexcept { return (bytes + 7) / 8 * 8; }
+
+/// A vector's fields, as its header gives them.
+struct vector_fields {
+  std::uint8_t mode = mode_raw;
+  bool fill = false;
+  int bits = 0;      // ALP: offset width; ALP_RD: left code width
+  int exponent = 0;  // ALP
+  int factor = 0;    // ALP
+  std::uint32_t exceptions = 0;
+  std::uint32_t corrections = 0;  // ALP: the exceptions that store a correction, not a value
+  std::uint32_t fills = 0;
+  std::uint64_t base = 0;  // ALP: the least integer, two's complement
+  int right_bits = 0;      // ALP_RD
+  int dict_size = 0;       // ALP_RD, 1..8
+  std::uint16_t dict[max_dict] = {};  // ALP_RD: left parts, the most frequent first
+};
+
+ZS_HD inline void store_vector_header(const vector_fields& v, std::byte* out) noexcept {
+  out[0] = static_cast<std::byte>(v.mode | (v.fill ? fill_flag : 0));
+  out[1] = static_cast<std::byte>(v.bits);
+  out[2] = static_cast<std::byte>(v.mode == mode_rd ? v.dict_size : v.exponent);
+  out[3] = static_cast<std::byte>(v.mode == mode_rd ? v.right_bits : v.factor);
+  detail::store_le(out + 4, v.exceptions, 2);
+  detail::store_le(out + 6, v.fills, 2);
+  detail::store_le(out + 8, v.base, 8);
+}
+
+/// Bytes of an ALP vector's patches: 2 per correction, the value's width per other exception.
+template <typename Float>
+ZS_HD inline std::uint64_t alp_patch_bytes(const vector_fields& v) noexcept {
+  return pad8(2 * std::uint64_t{v.corrections} + std::uint64_t{v.exceptions - v.corrections} * sizeof(Float));
+}
+
+/// Bytes of a vector of `count` values with these fields.
+template <typename Float>
+ZS_HD inline std::uint64_t vector_bytes(const vector_fields& v, std::uint32_t count) noexcept {
+  using traits = float_traits<Float>;
+  std::uint64_t bytes = vector_header_bytes + (v.fill ? fill_map_bytes : 0);
+  std::uint32_t const m = count - v.fills;
+  std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
+  std::uint64_t const exceptions = v.exceptions;
+  switch (v.mode) {
+    case mode_alp:
+      bytes += packed_bytes(traits::lanes, traits::width, rows, v.bits);
+      bytes += pad8(2 * exceptions) + alp_patch_bytes<Float>(v);
+      break;
+    case mode_rd:
+      bytes += dict_bytes + packed_bytes(traits::lanes, traits::width, rows, v.bits);
+      bytes += packed_bytes(traits::lanes, traits::width, rows, v.right_bits);
+      bytes += pad8(2 * exceptions) + pad8(2 * exceptions);
+      break;
+    default:
+      bytes += pad8(std::uint64_t{m} * (traits::width / 8));
+      break;
+  }
+  return bytes;
+}
+
+/// The largest vector of `count` values: raw, which the encoder falls back to.
+template <typename Float>
+ZS_HD inline std::uint64_t max_vector_bytes(std::uint32_t count) noexcept {
+  return vector_header_bytes + pad8(std::uint64_t{count} * sizeof(Float));
+}
+
+ZS_HD inline std::uint64_t vector_count(std::uint64_t values) noexcept {
+  return values / vector_values + (values % vector_values != 0 ? 1 : 0);
+}
+ZS_HD inline std::uint32_t values_in_vector(std::uint64_t values, std::uint64_t v) noexcept {
+  std::uint64_t const rest = values - v * vector_values;
+  return static_cast<std::uint32_t>(rest < vector_values ? rest : vector_values);
+}
+
+// --- the lane layout ---------------------------------------------------------------------------
+
+/// Writes field `slot` (row slot / lanes of lane slot % lanes) of `bits` bits into a zeroed
+/// lane-layout area of `width`-bit words.
+template <typename Word>
+ZS_HD inline void put_field(Word* words, int lanes, std::uint32_t slot, int bits, Word value) noexcept {
+  constexpr int width = static_cast<int>(sizeof(Word) * 8);
+  if (bits == 0) return;
+  std::uint32_t const lane = slot % static_cast<std::uint32_t>(lanes);
+  std::uint64_t const bit = std::uint64_t{slot / static_cast<std::uint32_t>(lanes)} * static_cast<std::uint64_t>(bits);
+  std::uint64_t const word = bit / width;
+  int const shift = static_cast<int>(bit % width);
+  words[word * lanes + lane] |= static_cast<Word>(value << shift);
+  if (shift + bits > width) words[(word + 1) * lanes + lane] |= static_cast<Word>(value >> (width - shift));
+}
+template <typename Word>
+ZS_HD inline Word get_field(const Word* words, int lanes, std::uint32_t slot, int bits) noexcept {
+  constexpr int width = static_cast<int>(sizeof(Word) * 8);
+  if (bits == 0) return 0;
+  std::uint32_t const lane = slot % static_cast<std::uint32_t>(lanes);
+  std::uint64_t const bit = std::uint64_t{slot / static_cast<std::uint32_t>(lanes)} * static_cast<std::uint64_t>(bits);
+  std::uint64_t const word = bit / width;
+  int const shift = static_cast<int>(bit % width);
+  Word v = words[word * lanes + lane] >> shift;
+  if (shift + bits > width) v |= static_cast<Word>(words[(word + 1) * lanes + lane] << (width - shift));
+  Word const mask = bits == width ? ~Word{0} : static_cast<Word>((Word{1} << bits) - 1);
+  return v & mask;
+}
+
+// --- choosing a vector's encoding --------------------------------------------------------------
+
+/// The values of a vector, after the fill cells are taken out: value j is values[index(j)].
+template <typename Float>
+struct vector_view {
+  const Float* values;
+  std::uint32_t count;  // values in the vector
+  const std::uint8_t* keep;  // fill map as bytes per position (1 = taken out), or nullptr
+  std::uint32_t kept;        // count minus the fill cells
+};
+
+/// The ALP fields (bits, exceptions, base) for exponent e and factor f over the kept values.
+template <typename Float>
+ZS_HD inline vector_fields analyze_alp(const vector_view<Float>& view, int e, int f) noexcept {
+  vector_fields v;
+  v.mode = mode_alp;
+  v.exponent = e;
+  v.factor = f;
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+  bool any = false;
+  std::uint32_t exceptions = 0;
+  std::uint32_t corrections = 0;
+  for (std::uint32_t i = 0; i < view.count; ++i) {
+    if (view.keep != nullptr && view.keep[i] != 0) continue;
+    std::int64_t d = 0;
+    std::int32_t correction = 0;
+    fit const how = fit_int(view.values[i], e, f, d, correction);
+    if (how != fit::exact) ++exceptions;
+    if (how == fit::none) continue;  // its slot holds the base
+    if (how == fit::corrected) ++corrections;
+    if (!any || d < lo) lo = d;
+    if (!any || d > hi) hi = d;
+    any = true;
+  }
+  v.exceptions = exceptions;
+  v.corrections = corrections;
+  v.base = static_cast<std::uint64_t>(lo);
+  v.bits = bit_length(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
+  return v;
+}
+
+/// The dictionary code of a left part, or -1 when it is not in the dictionary.
+ZS_HD inline int dict_code(const vector_fields& v, std::uint64_t left) noexcept {
+  for (int i = 0; i < v.dict_size; ++i) {
+    if (v.dict[i] == left) return i;
+  }
+  return -1;
+}
+
+/// Distinct left parts a vector's ALP_RD analysis tracks; a vector with more has the rest as
+/// exceptions, which is exact, since only tracked ones enter its dictionary.
+inline constexpr std::uint32_t tracked_lefts = 64;
+
+/// The ALP_RD fields for a split at `right_bits` over the kept values: the dictionary of the
+/// most frequent left parts (ties: the smaller first), of the size that gives the fewest bytes.
+template <typename Float>
+ZS_HD inline vector_fields analyze_rd(const vector_view<Float>& view, int right_bits) noexcept {
+  vector_fields v;
+  v.mode = mode_rd;
+  v.right_bits = right_bits;
+  std::uint16_t lefts[tracked_lefts];
+  std::uint32_t counts[tracked_lefts];
+  std::uint32_t kinds = 0;
+  for (std::uint32_t i = 0; i < view.count; ++i) {
+    if (view.keep != nullptr && view.keep[i] != 0) continue;
+    auto const left = static_cast<std::uint16_t>(static_cast<std::uint64_t>(bits_of(view.values[i])) >> right_bits);
+    std::uint32_t k = 0;
+    while (k < kinds && lefts[k] != left) ++k;
+    if (k == kinds) {
+      if (kinds == tracked_lefts) continue;
+      lefts[k] = left;
+      counts[k] = 0;
+      ++kinds;
+    }
+    ++counts[k];
+  }
+  for (std::uint32_t a = 0; a < kinds && a < static_cast<std::uint32_t>(max_dict); ++a) {
+    std::uint32_t top = a;
+    for (std::uint32_t b = a + 1; b < kinds; ++b) {
+      if (counts[b] > counts[top] || (counts[b] == counts[top] && lefts[b] < lefts[top])) top = b;
+    }
+    std::uint16_t const l = lefts[a];
+    std::uint32_t const c = counts[a];
+    lefts[a] = lefts[top];
+    counts[a] = counts[top];
+    lefts[top] = l;
+    counts[top] = c;
+  }
+  std::uint32_t const rows = (view.kept + float_traits<Float>::lanes - 1) / float_traits<Float>::lanes;
+  std::uint64_t best = ~std::uint64_t{0};
+  std::uint32_t covered = 0;
+  v.dict_size = 1;
+  for (int size = 1; size <= max_dict; ++size) {
+    if (static_cast<std::uint32_t>(size) <= kinds) covered += counts[size - 1];
+    if (size > 1 && static_cast<std::uint32_t>(size) > kinds) break;
+    int const code_bits = bit_length(static_cast<std::uint64_t>(size - 1));
+    std::uint64_t const bytes = packed_bytes(float_traits<Float>::lanes, float_traits<Float>::width, rows, code_bits) +
+                                2 * pad8(2 * std::uint64_t{view.kept - covered});
+    if (bytes < best) {
+      best = bytes;
+      v.dict_size = size;
+      v.bits = code_bits;
+      v.exceptions = view.kept - covered;
+    }
+  }
+  for (int i = 0; i < max_dict; ++i) v.dict[i] = i < v.dict_size && static_cast<std::uint32_t>(i) < kinds ? lefts[i] : 0;
+  return v;
+}
+
+/// The encoding of one vector, by exact size: the smallest of ALP with each of the column's
+/// candidates, ALP_RD at every split and raw, each with and without the fill cells taken out
+/// (when the column has a fill value and the vector holds it); ties go to the first tried.
+/// Sets `bytes` to its size; `keep` is scratch of vector_values bytes (the fill cells).
+template <typename Float>
+ZS_HD inline vector_fields choose_vector(const Float* values, std::uint32_t count, const column_params& p,
+                                         std::uint8_t* keep, std::uint64_t& bytes) noexcept {
+  std::uint32_t fills = 0;
+  if (p.has_fill) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      keep[i] = bits_of(values[i]) == p.fill ? 1 : 0;
+      fills += keep[i];
+    }
+  }
+  vector_fields best;
+  best.mode = mode_raw;
+  bytes = vector_bytes<Float>(best, count);
+  for (int with_fill = 0; with_fill < (fills != 0 ? 2 : 1); ++with_fill) {
+    vector_view<Float> const view{values, count, with_fill != 0 ? keep : nullptr, count - (with_fill != 0 ? fills : 0)};
+    // Every ALP candidate of the column, then ALP_RD at every split, by exact size.
+    for (int c = 0; c < p.candidates + max_left_bits; ++c) {
+      int const right_bits = float_traits<Float>::width - max_left_bits + c - p.candidates;
+      vector_fields option = c < p.candidates ? analyze_alp(view, p.exponent[c], p.factor[c]) : analyze_rd(view, right_bits);
+      option.fill = with_fill != 0;
+      option.fills = with_fill != 0 ? fills : 0;
+      std::uint64_t const b = vector_bytes<Float>(option, count);
+      if (b < bytes) {
+        bytes = b;
+        best = option;
+      }
+    }
+  }
+  return best;
+}
+
+// --- encoding and decoding one vector ---------------------------------------------------------
+
+/// Writes the vector `fields` describes (choose_vector's choice) at `out`, which is 8-byte
+/// aligned and has vector_bytes of room; `keep` as choose_vector left it. Returns its bytes.
+template <typename Float>
+ZS_HD inline std::uint64_t write_vector(const Float* values, std::uint32_t count, const vector_fields& fields,
+                                        const std::uint8_t* keep, std::byte* out) noexcept {
+  using traits = float_traits<Float>;
+  using word_t = typename traits::bits_t;
+  std::uint64_t const total = vector_bytes<Float>(fields, count);
+  for (std::uint64_t i = 0; i < total; ++i) out[i] = std::byte{0};
+  store_vector_header(fields, out);
+  std::byte* at = out + vector_header_bytes;
+  if (fields.fill) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (keep[i] != 0) at[i / 8] |= static_cast<std::byte>(1U << (i % 8));
+    }
+    at += fill_map_bytes;
+  }
+  if (fields.mode == mode_rd) {
+    for (int i = 0; i < max_dict; ++i) detail::store_le(at + 2 * i, fields.dict[i], 2);
+    at += dict_bytes;
+  }
+  std::uint32_t const m = count - fields.fills;
+  std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
+  auto kept = [&](std::uint32_t i) { return !(fields.fill && keep[i] != 0); };
+  if (fields.mode == mode_raw) {
+    std::uint32_t j = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (kept(i)) detail::store_le(at + std::uint64_t{j++} * sizeof(Float), bits_of(values[i]), sizeof(Float));
+    }
+    return total;
+  }
+  word_t* packed = reinterpret_cast<word_t*>(at);
+  std::uint64_t const packed_size = packed_bytes(traits::lanes, traits::width, rows, fields.bits);
+  word_t* right = reinterpret_cast<word_t*>(at + packed_size);
+  std::uint64_t const right_size =
+      fields.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, fields.right_bits) : 0;
+  std::byte* positions = at + packed_size + right_size;
+  std::byte* patches = positions + pad8(2 * std::uint64_t{fields.exceptions});
+  std::byte* patch_at = patches;  // ALP patches have two sizes: the next one's place
+  std::uint32_t j = 0;
+  std::uint32_t x = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (!kept(i)) continue;
+    Float const value = values[i];
+    if (fields.mode == mode_alp) {
+      std::int64_t d = 0;
+      std::int32_t correction = 0;
+      fit const how = fit_int(value, fields.exponent, fields.factor, d, correction);
+      // An exception that stores its value has the base in its slot: offset 0 keeps the range
+      // tight. A corrected one keeps its integer there.
+      word_t const offset = how == fit::none ? word_t{0} : static_cast<word_t>(static_cast<std::uint64_t>(d) - fields.base);
+      if (how == fit::corrected) {
+        detail::store_le(positions + 2 * x, j | correction_flag, 2);
+        detail::store_le(patch_at, static_cast<std::uint16_t>(static_cast<std::int16_t>(correction)), 2);
+        patch_at += 2;
+        ++x;
+      } else if (how == fit::none) {
+        detail::store_le(positions + 2 * x, j, 2);
+        detail::store_le(patch_at, bits_of(value), sizeof(Float));
+        patch_at += sizeof(Float);
+        ++x;
+      }
+      put_field<word_t>(packed, traits::lanes, j, fields.bits, offset);
+    } else {
+      word_t const b = bits_of(value);
+      std::uint64_t const left = static_cast<std::uint64_t>(b) >> fields.right_bits;
+      int code = dict_code(fields, left);
+      if (code < 0) {
+        detail::store_le(positions + 2 * x, j, 2);
+        detail::store_le(patches + 2 * x, left, 2);
+        ++x;
+        code = 0;
+      }
+      word_t const right_mask = static_cast<word_t>((word_t{1} << fields.right_bits) - 1);
+      put_field<word_t>(packed, traits::lanes, j, fields.bits, static_cast<word_t>(code));
+      put_field<word_t>(right, traits::lanes, j, fields.right_bits, static_cast<word_t>(b & right_mask));
+    }
+    ++j;
+  }
+  return total;
+}
+
+/// Checks a vector of `count` values at `in` that must take exactly `available` bytes, and
+/// fills `fields`; false when it breaks any rule of docs/FORMAT-alp.md. Reads only inside
+/// [in, in + available).
+template <typename Float>
+ZS_HD inline bool check_vector(const std::byte* in, std::uint64_t available, std::uint32_t count,
+                               const column_params& p, vector_fields& v) noexcept {
+  using traits = float_traits<Float>;
+  if (available < vector_header_bytes) return false;
+  std::uint8_t const mode_byte = static_cast<std::uint8_t>(in[0]);
+  v.mode = static_cast<std::uint8_t>(mode_byte & ~fill_flag);
+  v.fill = (mode_byte & fill_flag) != 0;
+  v.bits = static_cast<int>(in[1]);
+  if (v.mode == mode_rd) {
+    v.dict_size = static_cast<int>(in[2]);
+    v.right_bits = static_cast<int>(in[3]);
+  } else {
+    v.exponent = static_cast<int>(in[2]);
+    v.factor = static_cast<int>(in[3]);
+  }
+  v.exceptions = static_cast<std::uint32_t>(detail::load_le(in + 4, 2));
+  v.fills = static_cast<std::uint32_t>(detail::load_le(in + 6, 2));
+  v.base = detail::load_le(in + 8, 8);
+  if (v.mode > mode_raw) return false;
+  if (v.fill ? (!p.has_fill || v.fills == 0 || v.fills > count) : v.fills != 0) return false;
+  std::uint32_t const m = count - v.fills;
+  switch (v.mode) {
+    case mode_alp:
+      if (v.bits > traits::width || v.exponent > traits::max_exponent || v.factor > v.exponent) return false;
+      // A float32 vector's integers are 32-bit: its base is one, sign-extended.
+      if (traits::width == 32 &&
+          v.base != static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(static_cast<std::uint32_t>(v.base)))))
+        return false;
+      break;
+    case mode_rd:
+      if (v.dict_size < 1 || v.dict_size > max_dict || !valid_right_bits(traits::width, v.right_bits) ||
+          v.bits != bit_length(static_cast<std::uint64_t>(v.dict_size - 1)) || v.base != 0)
+        return false;
+      break;
+    default:
+      if (v.bits != 0 || v.exponent != 0 || v.factor != 0 || v.base != 0 || v.exceptions != 0) return false;
+      break;
+  }
+  if (v.exceptions > m) return false;
+  if (v.mode == mode_alp && v.exceptions != 0) {
+    // The sizes of ALP patches depend on their kinds, in the positions before them: those must
+    // lie inside the vector before they are read.
+    std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
+    std::uint64_t const before = vector_header_bytes + (v.fill ? fill_map_bytes : 0) +
+                                 packed_bytes(traits::lanes, traits::width, rows, v.bits);
+    if (before > available || pad8(2 * std::uint64_t{v.exceptions}) > available - before) return false;
+    for (std::uint32_t x = 0; x < v.exceptions; ++x) {
+      std::uint64_t const word = detail::load_le(in + before + 2 * x, 2);
+      if ((word & ~std::uint64_t{correction_flag | position_mask}) != 0) return false;
+      v.corrections += (word & correction_flag) != 0 ? 1 : 0;
+    }
+  }
+  if (vector_bytes<Float>(v, count) != available) return false;
+  const std::byte* at = in + vector_header_bytes;
+  if (v.fill) {
+    // The map marks exactly `fills` cells, none past the vector's count.
+    std::uint32_t marked = 0;
+    for (std::uint32_t i = 0; i < vector_values; ++i) {
+      bool const set = (static_cast<unsigned>(at[i / 8]) >> (i % 8) & 1U) != 0;
+      if (set && i >= count) return false;
+      marked += set ? 1 : 0;
+    }
+    if (marked != v.fills) return false;
+    at += fill_map_bytes;
+  }
+  if (v.mode == mode_raw) return true;
+  if (v.mode == mode_rd) {
+    // Entries are left parts (below 2^(width - r)); unused ones are zero.
+    for (int i = 0; i < max_dict; ++i) {
+      std::uint64_t const entry = detail::load_le(at + 2 * i, 2);
+      if (i >= v.dict_size ? entry != 0 : (entry >> (traits::width - v.right_bits)) != 0) return false;
+      v.dict[i] = static_cast<std::uint16_t>(entry);
+    }
+    at += dict_bytes;
+  }
+  std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
+  std::uint64_t const packed = packed_bytes(traits::lanes, traits::width, rows, v.bits) +
+                               (v.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, v.right_bits) : 0);
+  const std::byte* positions = at + packed;
+  // Exception positions strictly increase and lie among the kept values.
+  std::uint64_t const mask = v.mode == mode_alp ? position_mask : 0xffff;
+  for (std::uint32_t x = 0; x < v.exceptions; ++x) {
+    std::uint64_t const pos = detail::load_le(positions + 2 * x, 2) & mask;
+    if (pos >= m || (x > 0 && pos <= (detail::load_le(positions + 2 * (x - 1), 2) & mask))) return false;
+  }
+  if (v.mode == mode_rd) {
+    const std::byte* lefts = positions + pad8(2 * std::uint64_t{v.exceptions});
+    for (std::uint32_t x = 0; x < v.exceptions; ++x) {
+      if (detail::load_le(lefts + 2 * x, 2) >> (traits::width - v.right_bits) != 0) return false;
+    }
+  }
+  return true;
+}
+
+/// Decodes a vector that check_vector accepted into out[0 .. count).
+template <typename Float>
+ZS_HD inline void read_vector(const std::byte* in, std::uint32_t count, const column_params& p, const vector_fields& v,
+                              Float* out) noexcept {
+  using traits = float_traits<Float>;
+  using word_t = typename traits::bits_t;
+  const std::byte* at = in + vector_header_bytes;
+  const std::byte* map = at;
+  if (v.fill) at += fill_map_bytes;
+  if (v.mode == mode_rd) at += dict_bytes;  // check_vector read the dictionary into v
+  std::uint32_t const m = count - v.fills;
+  std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
+  Float const fill = from_bits<Float>(static_cast<word_t>(p.fill));
+  auto filled = [&](std::uint32_t i) { return v.fill && (static_cast<unsigned>(map[i / 8]) >> (i % 8) & 1U) != 0; };
+  if (v.mode == mode_raw) {
+    std::uint32_t j = 0;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      out[i] = filled(i) ? fill
+                         : from_bits<Float>(static_cast<word_t>(detail::load_le(at + std::uint64_t{j++} * sizeof(Float),
+                                                                                 sizeof(Float))));
+    }
+    return;
+  }
+  const word_t* packed = reinterpret_cast<const word_t*>(at);
+  std::uint64_t const packed_size = packed_bytes(traits::lanes, traits::width, rows, v.bits);
+  const word_t* right = reinterpret_cast<const word_t*>(at + packed_size);
+  std::uint64_t const right_size = v.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, v.right_bits) : 0;
+  const std::byte* positions = at + packed_size + right_size;
+  const std::byte* patches = positions + pad8(2 * std::uint64_t{v.exceptions});
+  const std::byte* patch_at = patches;
+  std::uint32_t const mask = v.mode == mode_alp ? position_mask : 0xffffU;
+  std::uint32_t j = 0;
+  std::uint32_t x = 0;
+  // The next exception's position word; its position is vector_values (past every kept value)
+  // when none is left.
+  std::uint32_t word = v.exceptions != 0 ? static_cast<std::uint32_t>(detail::load_le(positions, 2)) : vector_values;
+  std::uint32_t next = v.exceptions != 0 ? (word & mask) : vector_values;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (filled(i)) {
+      out[i] = fill;
+      continue;
+    }
+    bool const patched = j == next;
+    if (v.mode == mode_alp) {
+      word_t const offset = get_field<word_t>(packed, traits::lanes, j, v.bits);
+      auto const d = static_cast<std::int64_t>(v.base + static_cast<std::uint64_t>(offset));
+      Float const decoded = decode_int<Float>(d, v.exponent, v.factor);
+      if (!patched) {
+        out[i] = decoded;
+      } else if ((word & correction_flag) != 0) {
+        auto const correction = static_cast<std::int16_t>(static_cast<std::uint16_t>(detail::load_le(patch_at, 2)));
+        out[i] = from_bits<Float>(static_cast<word_t>(bits_of(decoded) + static_cast<word_t>(static_cast<std::int64_t>(correction))));
+        patch_at += 2;
+      } else {
+        out[i] = from_bits<Float>(static_cast<word_t>(detail::load_le(patch_at, sizeof(Float))));
+        patch_at += sizeof(Float);
+      }
+    } else {
+      std::uint64_t const left = patched ? detail::load_le(patches + 2 * x, 2)
+                                         : v.dict[get_field<word_t>(packed, traits::lanes, j, v.bits) & 7U];
+      word_t const r = get_field<word_t>(right, traits::lanes, j, v.right_bits);
+      out[i] = from_bits<Float>(static_cast<word_t>((static_cast<word_t>(left) << v.right_bits) | r));
+    }
+    if (patched) {
+      ++x;
+      word = x < v.exceptions ? static_cast<std::uint32_t>(detail::load_le(positions + 2 * x, 2)) : 0;
+      next = x < v.exceptions ? (word & mask) : vector_values;
+    }
+    ++j;
+  }
+}
+
+// --- frames ------------------------------------------------------------------------------------
+
+/// The codec parameters of the header (offset 40): u16 values per vector (1024), then zeros.
+ZS_HD inline void store_codec_params(std::byte* header) noexcept {
+  detail::store_le(header + 40, vector_values, 2);
+  for (int i = 42; i < 56; ++i) header[i] = std::byte{0};
+}
+ZS_HD inline bool check_codec_params(const std::byte* params16) noexcept {
+  if (detail::load_le(params16, 2) != vector_values) return false;
+  for (int i = 2; i < 16; ++i) {
+    if (params16[i] != std::byte{0}) return false;
+  }
+  return true;
+}
+
+/// A body of `count` values: ceil(count / 1024) u64 vector ends (relative to the data section,
+/// which follows them), then the vectors. Checks the ends; vector v lies at
+/// [start(v), end(v)) of the data section.
+ZS_HD inline bool check_ends(const std::byte* body, std::uint64_t body_bytes, std::uint64_t count) noexcept {
+  std::uint64_t const vectors = vector_count(count);
+  if (vectors > body_bytes / 8) return false;
+  std::uint64_t const data = body_bytes - 8 * vectors;
+  std::uint64_t previous = 0;
+  for (std::uint64_t v = 0; v < vectors; ++v) {
+    std::uint64_t const end = detail::load_le(body + 8 * v, 8);
+    if (end < previous || end > data || end % 8 != 0) return false;
+    previous = end;
+  }
+  return previous == data;
+}
+ZS_HD inline std::uint64_t vector_start(const std::byte* body, std::uint64_t v) noexcept {
+  return v == 0 ? 0 : detail::load_le(body + 8 * (v - 1), 8);
+}
+ZS_HD inline std::uint64_t vector_end(const std::byte* body, std::uint64_t v) noexcept {
+  return detail::load_le(body + 8 * v, 8);
+}
+
+// --- column parameters from a sample -----------------------------------------------------------
+
+/// Reads up to sample_vectors stretches of sample_run consecutive values, spread evenly over
+/// the rows of `pieces` (all of one column), into `sample`; returns how many were read and
+/// sets `stretches` (the values of stretch s are sample[s * sample_run ..], the last one
+/// possibly shorter when the column has fewer rows).
+template <typename Float>
+ZS_HD inline std::uint32_t read_sample(const encode_source* pieces, std::uint64_t num_pieces, Float* sample,
+                                       std::uint32_t& stretches) noexcept {
+  std::uint64_t rows = 0;
+  for (std::uint64_t k = 0; k < num_pieces; ++k) rows += pieces[k].count;
+  std::uint32_t taken = 0;
+  stretches = 0;
+  if (rows == 0) return 0;
+  std::uint32_t const want = rows <= sample_values ? static_cast<std::uint32_t>((rows + sample_run - 1) / sample_run)
+                                                    : sample_vectors;
+  for (std::uint32_t s = 0; s < want; ++s) {
+    std::uint64_t row = rows <= sample_values ? std::uint64_t{s} * sample_run : rows / want * s;
+    std::uint64_t k = 0;
+    while (k < num_pieces && row >= pieces[k].count) row -= pieces[k++].count;
+    for (std::uint32_t i = 0; i < sample_run && k < num_pieces; ++i) {
+      sample[taken++] = static_cast<const Float*>(pieces[k].values)[row];
+      if (++row == pieces[k].count) {
+        row = 0;
+        ++k;
+        while (k < num_pieces && pieces[k].count == 0) ++k;
+      }
+    }
+    ++stretches;
+  }
+  return taken;
+}
+
+/// Bits an ALP candidate costs on values[0 .. n): the range's width per value, and the value
+/// and its position per exception.
+template <typename Float>
+ZS_HD inline std::uint64_t alp_cost(const Float* values, std::uint32_t n, int e, int f) noexcept {
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+  bool any = false;
+  std::uint64_t exceptions = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::int64_t d = 0;
+    std::int32_t correction = 0;
+    fit const how = fit_int(values[i], e, f, d, correction);
+    if (how != fit::exact) exceptions += exception_bits<Float>(how);
+    if (how == fit::none) continue;
+    if (!any || d < lo) lo = d;
+    if (!any || d > hi) hi = d;
+    any = true;
+  }
+  return std::uint64_t{n} * static_cast<std::uint64_t>(bit_length(static_cast<std::uint64_t>(hi) -
+                                                                  static_cast<std::uint64_t>(lo))) +
+         exceptions;
+}
+
+/// The column parameters of a column whose pieces are `pieces`, from a sample of it: the ALP
+/// candidates each sampled stretch votes for (the most voted first, at most max_candidates),
+/// the ALP_RD split and dictionary of least cost on the sample, and a fill value when one bit
+/// pattern makes at least a 32nd of the sample. Deterministic: the CPU and a GPU thread write
+/// the same bytes.
+template <typename Float>
+ZS_HD inline column_params prepare_column(const encode_source* pieces, std::uint64_t num_pieces) noexcept {
+  using traits = float_traits<Float>;
+  Float sample[sample_values];
+  std::uint32_t stretches = 0;
+  std::uint32_t n = read_sample(pieces, num_pieces, sample, stretches);
+  column_params p;
+  p.candidates = 1;
+  if (n == 0) return p;
+
+  // A fill value: the most frequent bit pattern, when frequent enough to be worth a map.
+  std::uint32_t best_count = 0;
+  std::uint64_t best_bits = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::uint64_t const b = bits_of(sample[i]);
+    std::uint32_t c = 0;
+    for (std::uint32_t k = 0; k < n; ++k) c += static_cast<std::uint64_t>(bits_of(sample[k])) == b ? 1 : 0;
+    if (c > best_count || (c == best_count && b < best_bits)) {
+      best_count = c;
+      best_bits = b;
+    }
+  }
+  if (best_count >= 2 && best_count * 32 >= n) {
+    p.has_fill = true;
+    p.fill = best_bits;
+  }
+  // The rest of the parameters are for the values the fill path leaves: drop the fill cells
+  // from the sample, keeping stretch boundaries.
+  std::uint32_t ends[sample_vectors] = {};
+  if (p.has_fill) {
+    std::uint32_t kept = 0;
+    for (std::uint32_t s = 0; s < stretches; ++s) {
+      std::uint32_t const begin = s * sample_run;
+      std::uint32_t const end = n - begin < sample_run ? n : begin + sample_run;
+      for (std::uint32_t i = begin; i < end; ++i) {
+        if (static_cast<std::uint64_t>(bits_of(sample[i])) != p.fill) sample[kept++] = sample[i];
+      }
+      ends[s] = kept;
+    }
+    n = kept;
+  } else {
+    for (std::uint32_t s = 0; s < stretches; ++s) ends[s] = (s + 1) * sample_run < n ? (s + 1) * sample_run : n;
+  }
+  if (n == 0) return p;
+
+  // ALP: each stretch's best (exponent, factor), then the most voted.
+  std::uint8_t voted_e[sample_vectors] = {};
+  std::uint8_t voted_f[sample_vectors] = {};
+  std::uint32_t votes[sample_vectors] = {};
+  int distinct = 0;
+  for (std::uint32_t s = 0; s < stretches; ++s) {
+    std::uint32_t const begin = s == 0 ? 0 : ends[s - 1];
+    std::uint32_t const len = ends[s] - begin;
+    if (len == 0) continue;
+    std::uint64_t best_cost = ~std::uint64_t{0};
+    int best_e = 0;
+    int best_f = 0;
+    for (int e = 0; e <= traits::max_exponent; ++e) {
+      for (int f = 0; f <= e; ++f) {
+        std::uint64_t const cost = alp_cost(sample + begin, len, e, f);
+        if (cost < best_cost) {
+          best_cost = cost;
+          best_e = e;
+          best_f = f;
+        }
+      }
+    }
+    int k = 0;
+    while (k < distinct && (voted_e[k] != best_e || voted_f[k] != best_f)) ++k;
+    if (k == distinct) {
+      voted_e[k] = static_cast<std::uint8_t>(best_e);
+      voted_f[k] = static_cast<std::uint8_t>(best_f);
+      ++distinct;
+    }
+    ++votes[k];
+  }
+  p.candidates = 0;
+  bool used[sample_vectors] = {};
+  while (p.candidates < max_candidates && p.candidates < distinct) {
+    int top = -1;
+    for (int k = 0; k < distinct; ++k) {
+      if (!used[k] && (top < 0 || votes[k] > votes[top])) top = k;  // ties: the first voted
+    }
+    used[top] = true;
+    p.exponent[p.candidates] = voted_e[top];
+    p.factor[p.candidates] = voted_f[top];
+    ++p.candidates;
+  }
+
+  return p;
+}
+
+}  // namespace zs::alp

@@ -1,0 +1,39 @@
+// Batched GPU kernels of the alp codec (alp_format.hpp gives the format and the per-vector
+// coders they run). Work is mapped one thread per 1024-value vector over the whole batch:
+// a vector's encoding depends only on its values and its column's parameters, so every vector
+// is coded independently, and a device-wide scan of the vector sizes places them.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "zs/batch.hpp"
+#include "zs/launch.hpp"
+
+namespace zs::kernels::alp {
+
+/// Device scratch of an encode of `num_vectors` vectors (sizes, their scan, the scan's temp).
+std::size_t encode_temp_bytes(std::uint64_t num_vectors);
+
+/// Encodes every frame's body and sets its codec id, body bytes and codec parameters.
+/// vector_begin: per frame, the index of its first vector in the batch (num_frames + 1 entries,
+/// device memory). choice: the launch of the vector kernels (kernel "alp_encode").
+void encode(const device_encode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
+            const launch_choice& choice, void* temp, std::size_t temp_bytes, cudaStream_t stream);
+
+/// Decodes every frame whose status is ok: a pass over frames checks their parameters and
+/// vector table, a pass over vectors checks and decodes each vector. Frames that break the
+/// format get corrupt_payload (their targets' contents are then unspecified). Arguments as
+/// encode's; choice: kernel "alp_decode".
+void decode(const device_decode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
+            const launch_choice& choice, cudaStream_t stream);
+
+/// Column parameters of every column of a sample batch: pieces and piece_begin (columns + 1
+/// entries) in device memory, column c's block at params + params_offsets[c]. One thread per
+/// column runs the CPU reference's sampling, so both write the same bytes.
+void prepare(const encode_source* pieces, const std::uint64_t* piece_begin, std::size_t num_columns,
+             std::byte* params, const std::uint64_t* params_offsets, cudaStream_t stream);
+
+}  // namespace zs::kernels::alp

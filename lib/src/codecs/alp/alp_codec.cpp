@@ -1,0 +1,128 @@
+// The alp codec's CPU reference: the per-vector coders of kernels/alp/alp_format.hpp, one
+// vector after another.
+#include "codecs/alp/alp_codec.hpp"
+#include "codecs/registry.hpp"
+
+#include <bit>
+#include <vector>
+
+#include "alp/alp_format.hpp"
+#include "zs/error.hpp"
+#include "zs/overflow.hpp"
+
+namespace zs::codecs {
+
+static_assert(std::endian::native == std::endian::little,
+              "the alp codec packs words in memory order: the wire format is little-endian");
+
+namespace {
+
+/// Room no batch can give: what max_frame_bytes answers for a source too large for any frame.
+constexpr std::uint64_t unrepresentable_bytes = ~std::uint64_t{0};
+
+template <typename Float>
+void encode_body(const encode_source& source, const alp::column_params& p, std::byte* body,
+                 std::uint64_t& body_bytes) {
+  std::uint64_t const vectors = alp::vector_count(source.count);
+  std::byte* data = body + 8 * vectors;
+  std::uint64_t end = 0;
+  std::uint8_t keep[alp::vector_values];
+  const auto* values = static_cast<const Float*>(source.values);
+  for (std::uint64_t v = 0; v < vectors; ++v) {
+    std::uint32_t const count = alp::values_in_vector(source.count, v);
+    const Float* first = values + v * alp::vector_values;
+    std::uint64_t bytes = 0;
+    alp::vector_fields const fields = alp::choose_vector(first, count, p, keep, bytes);
+    end += alp::write_vector(first, count, fields, keep, data + end);
+    detail::store_le(body + 8 * v, end, 8);
+  }
+  body_bytes = 8 * vectors + end;
+}
+
+template <typename Float>
+frame_status decode_body(const std::byte* params, const std::byte* body, std::uint64_t body_bytes,
+                         const decode_target& target) {
+  alp::column_params p;
+  if (!alp::load_params<Float>(params, p)) return frame_status::corrupt_payload;
+  std::uint64_t const count = target.count;
+  if (!alp::check_ends(body, body_bytes, count)) return frame_status::corrupt_payload;
+  std::uint64_t const vectors = alp::vector_count(count);
+  const std::byte* data = body + 8 * vectors;
+  // Every vector is checked before any value is written, so a refused frame leaves its target
+  // as it was.
+  std::vector<alp::vector_fields> fields(vectors);
+  for (std::uint64_t v = 0; v < vectors; ++v) {
+    std::uint64_t const start = alp::vector_start(body, v);
+    if (!alp::check_vector<Float>(data + start, alp::vector_end(body, v) - start, alp::values_in_vector(count, v), p,
+                                  fields[v])) {
+      return frame_status::corrupt_payload;
+    }
+  }
+  auto* out = static_cast<Float*>(target.values);
+  for (std::uint64_t v = 0; v < vectors; ++v) {
+    alp::read_vector<Float>(data + alp::vector_start(body, v), alp::values_in_vector(count, v), p, fields[v],
+                            out + v * alp::vector_values);
+  }
+  return frame_status::ok;
+}
+
+}  // namespace
+
+std::uint64_t alp_codec::params_bytes(value_type type) const noexcept {
+  return supports(type) ? alp::params_bytes : 0;
+}
+
+std::uint64_t alp_codec::max_frame_bytes(const encode_source& source) const noexcept {
+  std::uint64_t const vectors = alp::vector_count(source.count);
+  std::uint64_t const per_vector = 8 + (source.type == value_type::float64 ? alp::max_vector_bytes<double>(alp::vector_values)
+                                                                           : alp::max_vector_bytes<float>(alp::vector_values));
+  if (vectors > (unrepresentable_bytes - 4096) / per_vector) return unrepresentable_bytes;
+  return frame_header_bytes + params_section_bytes(alp::params_bytes) + vectors * per_vector;
+}
+
+void alp_codec::encode_payload_host(const encode_source& source, std::byte* frame, std::uint64_t /*capacity*/) const {
+  std::byte* payload = frame + frame_header_bytes;
+  alp::column_params p;
+  std::uint64_t body_bytes = 0;
+  std::byte* body = payload + params_section_bytes(alp::params_bytes);
+  if (source.type == value_type::float64) {
+    ZS_EXPECTS(alp::load_params<double>(source.params, p), "alp column parameters as prepare_host or prepare_async wrote them");
+    encode_body<double>(source, p, body, body_bytes);
+  } else {
+    ZS_EXPECTS(alp::load_params<float>(source.params, p), "alp column parameters as prepare_host or prepare_async wrote them");
+    encode_body<float>(source, p, body, body_bytes);
+  }
+  frame[6] = static_cast<std::byte>(codec_id::alp);
+  detail::store_le(frame + 24, body_bytes, 8);
+  alp::store_codec_params(frame);
+}
+
+frame_status alp_codec::decode_payload_host(const frame_header& header, const std::byte* payload,
+                                            const decode_target& target) const {
+  if (!supports(target.type)) return frame_status::unsupported_type;
+  if (!alp::check_codec_params(header.params.data())) return frame_status::corrupt_payload;
+  std::uint64_t const section = params_section_bytes(alp::params_bytes);
+  const std::byte* params = payload + params_prefix_bytes;
+  const std::byte* body = payload + section;
+  std::uint64_t const body_bytes = header.payload_bytes - section;  // validate_header checked the prefix
+  return target.type == value_type::float64 ? decode_body<double>(params, body, body_bytes, target)
+                                            : decode_body<float>(params, body, body_bytes, target);
+}
+
+void alp_codec::prepare_params_host(const sample_batch& samples, std::byte* params,
+                                    std::span<const std::uint64_t> params_offsets) const {
+  for (std::size_t c = 0; c < samples.columns(); ++c) {
+    auto const pieces = samples.of(c);
+    if (pieces.empty()) continue;
+    std::byte* out = params + params_offsets[c];
+    if (pieces.front().type == value_type::float64) {
+      alp::store_params<double>(alp::prepare_column<double>(pieces.data(), pieces.size()), out);
+    } else {
+      alp::store_params<float>(alp::prepare_column<float>(pieces.data(), pieces.size()), out);
+    }
+  }
+}
+
+ZS_REGISTER_CODEC(alp_codec)
+
+}  // namespace zs::codecs

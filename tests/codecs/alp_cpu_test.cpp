@@ -1,0 +1,415 @@
+// The alp codec's CPU reference, white box: bit-exact round trips of every kind of float bit
+// pattern (NaN payloads, -0.0, infinities, denormals, extremes), the vector modes it picks, the
+// fill-value path, the format rules its decoder checks, and the ratios on the real float
+// columns against the ALP reference library and nvCOMP Bitcomp (shared/data/REFERENCE.md).
+// Round trips of every codec against the GPU, truncation and bit flips are in the conformance
+// suite (conformance_test.cpp).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alp/alp_format.hpp"
+#include "zs/codec.hpp"
+#include "zs/hash.hpp"
+#include "zs/io.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+const zs::codec& alp_codec() { return zs::get_codec(zs::codec_id::alp); }
+
+template <typename T>
+using bits_t = typename zs::alp::float_traits<T>::bits_t;
+
+// Frames of one column on the CPU: the column's parameters prepared from all its partitions.
+struct encoded {
+  std::vector<std::byte> frames;
+  std::vector<std::uint64_t> offsets;
+  std::vector<std::uint64_t> bytes;
+  std::vector<zs::encode_source> sources;
+  std::vector<std::byte> params;
+  std::uint64_t total() const {
+    std::uint64_t t = 0;
+    for (auto b : bytes) t += b;
+    return t;
+  }
+};
+
+template <typename T>
+encoded encode_host(const std::vector<T>& values, std::size_t parts = 1) {
+  encoded e;
+  zs::value_type const type = zs::value_type_of<T>::value;
+  for (std::size_t p = 0; p < parts; ++p) {
+    std::uint64_t const begin = values.size() * p / parts, end = values.size() * (p + 1) / parts;
+    e.sources.push_back({type, end - begin, values.data() + begin});
+  }
+  std::vector<std::uint64_t> const piece_begin{0, e.sources.size()};
+  zs::value_type const types[] = {type};
+  auto const params_offsets = zs::layout_params(alp_codec(), types);
+  e.params.resize(params_offsets.back());
+  alp_codec().prepare_host({e.sources, piece_begin}, e.params.data(), params_offsets);
+  for (auto& s : e.sources) s.params = e.params.data();
+  e.offsets = zs::layout_frames(alp_codec(), e.sources);
+  e.frames.resize(e.offsets.back());
+  e.bytes.resize(e.sources.size());
+  alp_codec().encode_host({e.sources, e.frames.data(), e.offsets, e.bytes.data()});
+  return e;
+}
+
+template <typename T>
+std::vector<zs::frame_status> decode_host(const encoded& e, std::vector<T>& out) {
+  std::vector<zs::decode_target> targets;
+  std::uint64_t at = 0;
+  for (auto const& s : e.sources) {
+    targets.push_back({s.type, s.count, out.data() + at});
+    at += s.count;
+  }
+  std::vector<zs::frame_status> status(targets.size(), zs::frame_status::not_decoded);
+  alp_codec().decode_host({e.frames.data(), e.offsets, targets, status.data()});
+  return status;
+}
+
+// Encodes and decodes `values`; every decoded value must have the bits it had.
+template <typename T>
+std::uint64_t expect_round_trip(const std::vector<T>& values, std::size_t parts = 1) {
+  encoded const e = encode_host(values, parts);
+  std::vector<T> out(values.size(), T{0});
+  auto const status = decode_host(e, out);
+  for (std::size_t f = 0; f < status.size(); ++f) {
+    EXPECT_EQ(status[f], zs::frame_status::ok) << "frame " << f;
+  }
+  EXPECT_EQ(std::memcmp(out.data(), values.data(), values.size() * sizeof(T)), 0) << "decoded bits differ";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (zs::alp::bits_of(out[i]) != zs::alp::bits_of(values[i])) {
+      ADD_FAILURE() << "value " << i << ": " << values[i] << " came back as " << out[i];
+      break;
+    }
+  }
+  return e.total();
+}
+
+template <typename T>
+T from_bits(bits_t<T> b) {
+  return std::bit_cast<T>(b);
+}
+
+// The vector modes of a frame, counted: ALP, ALP_RD, raw, and how many took the fill path.
+struct mode_counts {
+  std::uint64_t alp = 0, rd = 0, raw = 0, fill = 0;
+};
+mode_counts modes_of(const encoded& e) {
+  mode_counts m;
+  std::uint64_t const section = zs::params_section_bytes(zs::alp::params_bytes);
+  for (std::size_t f = 0; f < e.sources.size(); ++f) {
+    const std::byte* frame = e.frames.data() + e.offsets[f];
+    const std::byte* body = frame + zs::frame_header_bytes + section;
+    std::uint64_t const vectors = zs::alp::vector_count(e.sources[f].count);
+    for (std::uint64_t v = 0; v < vectors; ++v) {
+      auto const mode_byte = static_cast<std::uint8_t>(body[8 * vectors + zs::alp::vector_start(body, v)]);
+      auto const mode = mode_byte & ~zs::alp::fill_flag;
+      (mode == zs::alp::mode_alp ? m.alp : mode == zs::alp::mode_rd ? m.rd : m.raw) += 1;
+      if ((mode_byte & zs::alp::fill_flag) != 0) ++m.fill;
+    }
+  }
+  return m;
+}
+
+// Recomputes a frame's checksums after an edit, so only the codec's own checks can refuse it.
+void reseal(std::byte* frame) {
+  zs::frame_header h = zs::load_header(frame);
+  h.payload_checksum = zs::hash::checksum(frame + zs::frame_header_bytes, h.payload_bytes);
+  zs::store_header(h, frame);
+}
+
+template <typename T>
+class AlpCpu : public ::testing::Test {};
+using float_types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(AlpCpu, float_types);
+
+TYPED_TEST(AlpCpu, DecimalValuesCodeAsAlpAndShrink) {
+  using T = TypeParam;
+  std::vector<T> values(10000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<T>(static_cast<double>(i % 977) / 100.0);
+  std::uint64_t const bytes = expect_round_trip(values);
+  EXPECT_LT(bytes * 2, values.size() * sizeof(T));
+  mode_counts const m = modes_of(encode_host(values));
+  EXPECT_EQ(m.alp, zs::alp::vector_count(values.size()));
+}
+
+TYPED_TEST(AlpCpu, AllNanPayloadsRoundTrip) {
+  using T = TypeParam;
+  using B = bits_t<T>;
+  B const exponent = std::bit_cast<B>(std::numeric_limits<T>::infinity());
+  std::vector<T> values;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 3000; ++i) {
+    B payload = static_cast<B>(rng()) & ~(exponent | (B{1} << (sizeof(T) * 8 - 1)));
+    if (payload == 0) payload = 1;
+    B const sign = (i % 3 == 0) ? (B{1} << (sizeof(T) * 8 - 1)) : 0;
+    values.push_back(from_bits<T>(sign | exponent | payload));
+  }
+  expect_round_trip(values);
+  std::vector<T> const quiet(2048, std::numeric_limits<T>::quiet_NaN());
+  EXPECT_LT(expect_round_trip(quiet), 2048 * sizeof(T) / 4) << "one NaN pattern throughout is a fill value";
+}
+
+TYPED_TEST(AlpCpu, AllNegativeZeroRoundTripsSmall) {
+  using T = TypeParam;
+  std::vector<T> const values(5000, T(-0.0));
+  EXPECT_LT(expect_round_trip(values), 5000 * sizeof(T) / 4);
+}
+
+TYPED_TEST(AlpCpu, RandomBitPatternsRoundTripNoLargerThanRaw) {
+  using T = TypeParam;
+  std::mt19937_64 rng(11);
+  std::vector<T> values(7777);
+  for (auto& v : values) v = from_bits<T>(static_cast<bits_t<T>>(rng()));
+  std::uint64_t const bytes = expect_round_trip(values, 3);
+  // Raw vectors at worst: a vector header and an end offset per 1024 values, and the frames'.
+  EXPECT_LE(bytes, values.size() * sizeof(T) + 8 * 24 + 3 * 256);
+}
+
+TYPED_TEST(AlpCpu, ConstantColumnIsAlmostFree) {
+  using T = TypeParam;
+  std::vector<T> const values(100000, T(3.25));
+  EXPECT_LT(expect_round_trip(values) * 20, values.size() * sizeof(T));
+}
+
+TYPED_TEST(AlpCpu, SpecialValuesAndExtremesRoundTrip) {
+  using T = TypeParam;
+  using L = std::numeric_limits<T>;
+  std::vector<T> const specials{T(0.0),          T(-0.0),         L::infinity(),    -L::infinity(), L::quiet_NaN(),
+                                L::signaling_NaN(), L::denorm_min(), -L::denorm_min(), L::min(),       -L::min(),
+                                L::max(),         L::lowest(),     L::epsilon(),     T(1e-30),       T(-1e30),
+                                T(0.1),           T(123.456),      T(-7.0)};
+  std::vector<T> values;
+  for (int i = 0; i < 2500; ++i) {
+    values.push_back(i % 5 == 0 ? specials[static_cast<std::size_t>(i / 5) % specials.size()] : T(i) / T(8));
+  }
+  expect_round_trip(values);
+  expect_round_trip(specials);
+}
+
+TYPED_TEST(AlpCpu, AlternatingHugeAndTinyRoundTrips) {
+  using T = TypeParam;
+  std::vector<T> values(4096);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = i % 2 == 0 ? std::numeric_limits<T>::max() / T(i + 1) : std::numeric_limits<T>::denorm_min() * T(i);
+  }
+  expect_round_trip(values);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = i % 2 == 0 ? T(1e30) : T(1e-30);
+  expect_round_trip(values);
+}
+
+TYPED_TEST(AlpCpu, PartialLastVectorsAndTinyFrames) {
+  using T = TypeParam;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{31}, std::size_t{1023}, std::size_t{1024},
+                        std::size_t{1025}, std::size_t{3000}}) {
+    std::vector<T> values(n);
+    for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<T>(static_cast<double>(i) * 0.25 - 7.5);
+    expect_round_trip(values);
+    expect_round_trip(values, 5);
+  }
+}
+
+// Climate columns mark missing cells with one fill value (-1e34 here) in runs: the fill path
+// takes them out with a map of one bit per value instead of an exception each.
+TYPED_TEST(AlpCpu, FillValuesCostAboutABitEach) {
+  using T = TypeParam;
+  std::mt19937_64 rng(3);
+  std::vector<T> values(64 * 1024);
+  std::vector<T> present;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    bool const missing = (i / 100) % 3 == 1;  // a third missing, in runs of 100
+    values[i] = missing ? T(-1e34) : static_cast<T>(static_cast<double>(rng() % 4000) / 100.0);
+    if (!missing) present.push_back(values[i]);
+  }
+  std::uint64_t const bytes = expect_round_trip(values, 4);
+  mode_counts const m = modes_of(encode_host(values, 4));
+  EXPECT_GT(m.fill, 0U);
+  // What the present values alone take, plus per vector its map (a bit per cell) and the
+  // headers and part-filled rows of the vectors the missing cells spread them over: far below
+  // an exception for each missing cell (6 or 10 bytes).
+  std::uint64_t const alone = encode_host(present, 4).total();
+  std::uint64_t const vectors = values.size() / zs::alp::vector_values;
+  EXPECT_LE(bytes, alone + vectors * (zs::alp::fill_map_bytes + 96)) << "the present values alone: " << alone;
+}
+
+TYPED_TEST(AlpCpu, HighPrecisionValuesCodeAsAlpRd) {
+  using T = TypeParam;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<T> dist(T(1), T(2));
+  std::vector<T> values(20000);
+  for (auto& v : values) v = dist(rng);
+  std::uint64_t const bytes = expect_round_trip(values);
+  mode_counts const m = modes_of(encode_host(values));
+  EXPECT_EQ(m.rd, zs::alp::vector_count(values.size()));
+  EXPECT_LT(bytes, values.size() * sizeof(T));
+}
+
+TYPED_TEST(AlpCpu, ParametersOfAColumnAreTheSameFromEitherSide) {
+  // prepare_column is what a GPU thread runs too; here: the same block from the same pieces.
+  using T = TypeParam;
+  std::vector<T> values(5000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<T>(static_cast<double>(i) / 1000.0);
+  encoded const a = encode_host(values, 3);
+  encoded const b = encode_host(values, 3);
+  EXPECT_EQ(a.params, b.params);
+  EXPECT_EQ(a.frames, b.frames);
+  zs::alp::column_params p;
+  ASSERT_TRUE(zs::alp::load_params<T>(a.params.data(), p));
+  EXPECT_GE(p.candidates, 1);
+}
+
+// --- what the decoder refuses ---
+
+template <typename T>
+std::byte* first_vector(encoded& e) {
+  std::byte* body = e.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
+  return body + 8 * zs::alp::vector_count(e.sources[0].count);
+}
+
+template <typename T>
+zs::frame_status status_after(encoded e, void (*edit)(encoded&)) {
+  edit(e);
+  reseal(e.frames.data());
+  std::vector<T> out(e.sources[0].count);
+  return decode_host(e, out)[0];
+}
+
+template <typename T>
+std::vector<T> with_exceptions() {
+  std::vector<T> values(2048);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = i % 50 == 7 ? T(1) / T(3) : T(i % 100) / T(4);
+  return values;
+}
+
+TYPED_TEST(AlpCpu, DecoderRefusesBrokenVectors) {
+  using T = TypeParam;
+  encoded const e = encode_host(with_exceptions<T>());
+  ASSERT_EQ(static_cast<std::uint8_t>(first_vector<T>(const_cast<encoded&>(e))[0]), zs::alp::mode_alp);
+  // An unknown mode; a width above the type's; an exponent above the largest; a factor above
+  // the exponent; more exceptions than the vector holds; a fill flag without fill cells.
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { first_vector<T>(x)[0] = std::byte{3}; }), zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { first_vector<T>(x)[1] = std::byte{65}; }), zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { first_vector<T>(x)[2] = std::byte{19}; }), zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) {
+              first_vector<T>(x)[3] = static_cast<std::byte>(static_cast<int>(first_vector<T>(x)[2]) + 1);
+            }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { zs::detail::store_le(first_vector<T>(x) + 4, 2000, 2); }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { first_vector<T>(x)[0] |= std::byte{0x80}; }),
+            zs::frame_status::corrupt_payload);
+}
+
+TYPED_TEST(AlpCpu, DecoderRefusesUnorderedExceptionsAndBadEnds) {
+  using T = TypeParam;
+  encoded e = encode_host(with_exceptions<T>());
+  std::byte* v = first_vector<T>(e);
+  zs::alp::vector_fields f;
+  zs::alp::column_params p;
+  ASSERT_TRUE(zs::alp::load_params<T>(e.params.data(), p));
+  std::byte* body = e.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
+  ASSERT_TRUE(zs::alp::check_vector<T>(v, zs::alp::vector_end(body, 0), 1024, p, f));
+  ASSERT_GE(f.exceptions, 2U);
+  // The exception positions follow the packed words: swap the first two.
+  using traits = zs::alp::float_traits<T>;
+  std::byte* positions =
+      v + zs::alp::vector_header_bytes + zs::alp::packed_bytes(traits::lanes, traits::width, 1024 / traits::lanes, f.bits);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) {
+              zs::alp::column_params q;
+              zs::alp::vector_fields g;
+              zs::alp::load_params<T>(x.params.data(), q);
+              std::byte* w = first_vector<T>(x);
+              std::byte* b = x.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
+              zs::alp::check_vector<T>(w, zs::alp::vector_end(b, 0), 1024, q, g);
+              std::byte* pos = w + zs::alp::vector_header_bytes +
+                               zs::alp::packed_bytes(traits::lanes, traits::width, 1024 / traits::lanes, g.bits);
+              std::swap(pos[0], pos[2]);
+              std::swap(pos[1], pos[3]);
+            }),
+            zs::frame_status::corrupt_payload);
+  (void)positions;
+  // A vector end that is not the next start, and one past the data.
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) {
+              std::byte* b = x.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
+              zs::detail::store_le(b, zs::alp::vector_end(b, 0) + 8, 8);
+            }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) {
+              std::byte* b = x.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
+              zs::detail::store_le(b + 8, ~std::uint64_t{0} << 3, 8);
+            }),
+            zs::frame_status::corrupt_payload);
+}
+
+TYPED_TEST(AlpCpu, DecoderRefusesBadColumnParameters) {
+  using T = TypeParam;
+  encoded const e = encode_host(with_exceptions<T>());
+  auto params_at = [](encoded& x) { return x.frames.data() + zs::frame_header_bytes + zs::params_prefix_bytes; };
+  (void)params_at;
+  // No candidates; a non-zero reserved byte; a fill flag of 2; another non-zero reserved byte.
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { x.frames[zs::frame_header_bytes + zs::params_prefix_bytes] = std::byte{0}; }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { x.frames[zs::frame_header_bytes + zs::params_prefix_bytes + 11] = std::byte{1}; }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { x.frames[zs::frame_header_bytes + zs::params_prefix_bytes + 12] = std::byte{2}; }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { x.frames[zs::frame_header_bytes + zs::params_prefix_bytes + 31] = std::byte{1}; }),
+            zs::frame_status::corrupt_payload);
+  // Codec parameters in the header other than 1024 values per vector.
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { x.frames[41] = std::byte{0}; }), zs::frame_status::corrupt_payload);
+}
+
+// --- the real float columns ---
+
+struct real_float_column {
+  const char* file;
+  double alp_reference;  // shared/data/REFERENCE.md: the ALP reference library
+  double bitcomp;        // nvCOMP Bitcomp, 64 KiB chunks, H100
+};
+constexpr real_float_column real_float_columns[] = {
+    {"airport_lat.f64", 2.159, 1.506},
+    {"levitus_temp.f32", 1.153, 1.987},
+    {"navy_wind_u.f32", 1.145, 1.097},
+};
+
+template <typename T>
+void check_real_column(const real_float_column& c, const zs::column& col) {
+  const T* data = col.view().values<T>();
+  std::vector<T> const values(data, data + col.size());
+  // Frames of 1 MiB of values, as a shuffle of a few ranks cuts a column.
+  std::size_t const parts = std::max<std::size_t>(1, values.size() * sizeof(T) / (std::size_t{1} << 20));
+  std::uint64_t const bytes = expect_round_trip(values, parts);
+  double const ratio = static_cast<double>(values.size() * sizeof(T)) / static_cast<double>(bytes);
+  mode_counts const m = modes_of(encode_host(values, parts));
+  std::printf("%-18s ratio %.3f (ALP reference %.3f, Bitcomp %.3f); vectors: ALP %llu, ALP_RD %llu, raw %llu, fill path %llu\n",
+              c.file, ratio, c.alp_reference, c.bitcomp, static_cast<unsigned long long>(m.alp),
+              static_cast<unsigned long long>(m.rd), static_cast<unsigned long long>(m.raw),
+              static_cast<unsigned long long>(m.fill));
+  EXPECT_GE(ratio, std::max(c.alp_reference, c.bitcomp)) << c.file;
+}
+
+TEST(AlpCpuRealColumns, RoundTripAtLeastTheReferencesRatios) {
+  if (std::getenv("ZS_DATA_DIR") == nullptr) GTEST_SKIP() << "ZS_DATA_DIR is not set: no real columns";
+  for (auto const& c : real_float_columns) {
+    zs::column const col = zs::test::data_column(c.file);
+    if (col.type() == zs::value_type::float64) {
+      check_real_column<double>(c, col);
+    } else {
+      check_real_column<float>(c, col);
+    }
+  }
+}
+
+}  // namespace
