@@ -373,19 +373,18 @@ ZS_HD inline void store_codec_params(std::byte* header, std::uint64_t split_byte
   detail::store_le(header + 48, lengths_bytes, 8);
 }
 
-/// The body's layout from a header that passed validate_header (`body_bytes`: its payload
-/// without the parameter section). False, with corrupt_payload the frame's fate, when the split
-/// size is not default_split_bytes, the lengths frame is shorter than a header or leaves no room
-/// for the split offsets, or the sections do not fill the body. Every size is compared without
-/// wrapping.
-ZS_HD inline bool read_layout(const frame_header& h, std::uint64_t body_bytes, body_layout& out) noexcept {
-  std::uint64_t const split = detail::load_le(h.params.data(), 8);
-  std::uint64_t const lengths = detail::load_le(h.params.data() + 8, 8);
+/// The layout of a strings section (an fsst body, or an fsst_dict frame's dictionary) of `chars`
+/// characters in `body_bytes` bytes, with split size `split` and a lengths frame of `lengths`
+/// bytes. False, with corrupt_payload the frame's fate, when the split size is not
+/// default_split_bytes, the lengths frame is shorter than a header or leaves no room for the
+/// split offsets, or the parts do not fill the section. Every size is compared without wrapping.
+ZS_HD inline bool read_section(std::uint64_t split, std::uint64_t lengths, std::uint64_t chars, std::uint64_t body_bytes,
+                               body_layout& out) noexcept {
   if (split != default_split_bytes) return false;
   if (lengths < frame_header_bytes || lengths > body_bytes || add_overflows(lengths, frame_alignment - 1)) return false;
   std::uint64_t const offsets_at = align_frame(lengths);
   if (offsets_at > body_bytes) return false;
-  std::uint64_t const splits = split_count(h.raw_bytes, split);
+  std::uint64_t const splits = split_count(chars, split);
   std::uint64_t const rest = body_bytes - offsets_at;
   if (rest / 8 < splits + 1) return false;
   out.split_bytes = split;
@@ -395,6 +394,13 @@ ZS_HD inline bool read_layout(const frame_header& h, std::uint64_t body_bytes, b
   out.data_at = offsets_at + 8 * (splits + 1);
   out.data_bytes = body_bytes - out.data_at;
   return true;
+}
+
+/// The layout of an fsst frame's body: a strings section of the frame's strings, its split size
+/// and lengths bytes in the codec parameters.
+ZS_HD inline bool read_layout(const frame_header& h, std::uint64_t body_bytes, body_layout& out) noexcept {
+  return read_section(detail::load_le(h.params.data(), 8), detail::load_le(h.params.data() + 8, 8), h.raw_bytes,
+                      body_bytes, out);
 }
 
 /// Whether the split offsets tile the data section: the first 0, each split no larger than its

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "codecs/fsst/fsst_strings.hpp"
 #include "codecs/fsst/fsst_table_builder.hpp"
 #include "fsst/fsst_format.hpp"
 #include "zs/error.hpp"
@@ -15,13 +16,34 @@ namespace zs::codecs {
 
 namespace fsst_detail {
 
-const codec& lengths_codec() { return get_codec(codec_id::bitpack_for); }
+const codec& lengths_codec() { return fsst_strings::integer_codec(); }
 
 encode_source lengths_source(std::uint64_t count, const std::uint64_t* lengths) {
-  return encode_source{value_type::uint64, count, lengths};
+  return fsst_strings::integer_source(count, lengths);
 }
 
 std::uint64_t body_offset() { return params_section_bytes(fsst::table_bytes); }
+
+std::vector<std::uint8_t> gather_sample(const sample_batch& samples, std::size_t column,
+                                        std::vector<fsst_tables::sample_chunk>& chunks) {
+  auto const pieces = samples.of(column);
+  chunks = fsst_tables::plan_sample(pieces);
+  std::vector<std::uint8_t> sample;
+  for (auto const& chunk : chunks) {
+    auto const& piece = pieces[chunk.piece];
+    auto const* chars = static_cast<const std::uint8_t*>(piece.values) + piece.offsets[0] + chunk.offset;
+    sample.insert(sample.end(), chars, chars + chunk.length);
+  }
+  return sample;
+}
+
+void prepare_tables_host(const sample_batch& samples, std::byte* params, std::span<const std::uint64_t> params_offsets) {
+  for (std::size_t c = 0; c < samples.columns(); ++c) {
+    std::vector<fsst_tables::sample_chunk> chunks;
+    auto const sample = gather_sample(samples, c, chunks);
+    fsst_tables::build_table(sample, chunks, params + params_offsets[c]);
+  }
+}
 
 }  // namespace fsst_detail
 
@@ -32,32 +54,16 @@ std::uint64_t fsst_codec::params_bytes(value_type type) const noexcept {
 }
 
 std::uint64_t fsst_codec::max_frame_bytes(const encode_source& source) const noexcept {
-  // header + parameter section + lengths frame + padding + split offsets + characters (no split
-  // is stored larger than its characters).
-  std::uint64_t const lengths = lengths_codec().max_frame_bytes(lengths_source(source.count, nullptr));
-  if (lengths == UINT64_MAX) return UINT64_MAX;
-  std::uint64_t const splits = fsst::split_count(source.chars_bytes, fsst::default_split_bytes);
-  std::uint64_t total = frame_header_bytes + body_offset();
-  for (std::uint64_t part : {lengths, std::uint64_t{frame_alignment - 1}, 8 * (splits + 1), source.chars_bytes}) {
-    if (add_overflows(total, part)) return UINT64_MAX;
-    total += part;
-  }
-  return total;
+  // header + parameter section + the strings section (no split is stored larger than its
+  // characters).
+  std::uint64_t const section = fsst_strings::max_section_bytes(source.count, source.chars_bytes);
+  std::uint64_t const fixed = frame_header_bytes + body_offset();
+  return section == UINT64_MAX || add_overflows(section, fixed) ? UINT64_MAX : fixed + section;
 }
 
 void fsst_codec::prepare_params_host(const sample_batch& samples, std::byte* params,
                                      std::span<const std::uint64_t> params_offsets) const {
-  for (std::size_t c = 0; c < samples.columns(); ++c) {
-    auto const pieces = samples.of(c);
-    auto const chunks = fsst_tables::plan_sample(pieces);
-    std::vector<std::uint8_t> sample;
-    for (auto const& chunk : chunks) {
-      auto const& piece = pieces[chunk.piece];
-      auto const* chars = static_cast<const std::uint8_t*>(piece.values) + piece.offsets[0] + chunk.offset;
-      sample.insert(sample.end(), chars, chars + chunk.length);
-    }
-    fsst_tables::build_table(sample, chunks, params + params_offsets[c]);
-  }
+  prepare_tables_host(samples, params, params_offsets);
 }
 
 void fsst_codec::encode_payload_host(const encode_source& source, std::byte* frame, std::uint64_t /*capacity*/) const {
@@ -65,39 +71,14 @@ void fsst_codec::encode_payload_host(const encode_source& source, std::byte* fra
   ZS_EXPECTS(fsst::load_decode_table(source.params, table), "an fsst symbol table prepared by this codec");
   auto lookup = std::make_unique<fsst::encode_table>();
   fsst::build_encode_table(table, *lookup);
-
-  std::byte* body = frame + frame_header_bytes + body_offset();
   std::uint64_t const n = source.count;
-  std::vector<std::uint64_t> lengths(std::max<std::uint64_t>(n, 1));
+  std::vector<std::uint64_t> lengths(n);
   for (std::uint64_t i = 0; i < n; ++i) lengths[i] = static_cast<std::uint64_t>(source.offsets[i + 1] - source.offsets[i]);
-  encode_source const packed = lengths_source(n, lengths.data());
-  std::uint64_t const room[2] = {0, lengths_codec().max_frame_bytes(packed)};
-  std::uint64_t lengths_bytes = 0;
-  lengths_codec().encode_host({std::span(&packed, 1), body, room, &lengths_bytes, true});
-
-  std::uint64_t const chars = source.chars_bytes;
-  std::uint64_t const split = fsst::default_split_bytes;
-  std::uint64_t const splits = fsst::split_count(chars, split);
-  std::uint64_t const offsets_at = align_frame(lengths_bytes);
-  std::memset(body + lengths_bytes, 0, offsets_at - lengths_bytes);
-  std::uint64_t const data_at = offsets_at + 8 * (splits + 1);
-  auto const* in = static_cast<const std::uint8_t*>(source.values) + (n == 0 ? 0 : source.offsets[0]);
-  auto* data = reinterpret_cast<std::uint8_t*>(body + data_at);
-  std::uint64_t at = 0;
-  detail::store_le(body + offsets_at, 0, 8);
-  for (std::uint64_t i = 0; i < splits; ++i) {
-    std::uint64_t const size = fsst::split_chars(chars, split, i);
-    // Encoded splits must be smaller than their characters; the rest are stored raw.
-    std::uint64_t stored = fsst::encode_split(*lookup, in + i * split, size, data + at, size - 1);
-    if (stored == fsst::no_fit) {
-      std::memcpy(data + at, in + i * split, size);
-      stored = size;
-    }
-    at += stored;
-    detail::store_le(body + offsets_at + 8 * (i + 1), at, 8);
-  }
-  store_encoder_fields(frame, codec_id::fsst, data_at + at);
-  fsst::store_codec_params(frame, split, lengths_bytes);
+  auto const* chars = static_cast<const std::uint8_t*>(source.values) + (n == 0 ? 0 : source.offsets[0]);
+  auto const w = fsst_strings::encode_section(*lookup, lengths, chars, source.chars_bytes,
+                                              frame + frame_header_bytes + body_offset());
+  store_encoder_fields(frame, codec_id::fsst, w.bytes);
+  fsst::store_codec_params(frame, fsst::default_split_bytes, w.lengths_bytes);
 }
 
 frame_status fsst_codec::decode_payload_host(const frame_header& header, const std::byte* payload,
@@ -107,46 +88,22 @@ frame_status fsst_codec::decode_payload_host(const frame_header& header, const s
   auto table = std::make_unique<fsst::decode_table>();
   if (!fsst::load_decode_table(payload + params_prefix_bytes, *table)) return frame_status::corrupt_payload;
   const std::byte* body = payload + body_offset();
+  std::vector<std::uint64_t> lengths;
   fsst::body_layout layout{};
-  if (!fsst::read_layout(header, header.payload_bytes - body_offset(), layout)) return frame_status::corrupt_payload;
-  std::uint64_t const chars = header.raw_bytes;
-  if (!fsst::check_split_offsets(body, layout, chars)) return frame_status::corrupt_payload;
-  // The lengths frame fills its section exactly.
-  if (load_header(body).payload_bytes != layout.lengths_bytes - frame_header_bytes) return frame_status::corrupt_payload;
+  if (!fsst_strings::check_section(*table, body, header.payload_bytes - body_offset(),
+                                   detail::load_le(header.params.data(), 8), detail::load_le(header.params.data() + 8, 8),
+                                   header.value_count, header.raw_bytes, lengths, layout)) {
+    return frame_status::corrupt_payload;
+  }
   std::uint64_t const n = header.value_count;
-  std::vector<std::uint64_t> lengths(std::max<std::uint64_t>(n, 1));
-  decode_target const unpacked{value_type::uint64, n, lengths.data()};
-  std::uint64_t const room[2] = {0, layout.lengths_bytes};
-  frame_status status = frame_status::not_decoded;
-  lengths_codec().decode_host({body, room, std::span(&unpacked, 1), &status, true});
-  if (status != frame_status::ok) return frame_status::corrupt_payload;
-  std::uint64_t sum = 0;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (add_overflows(sum, lengths[i])) return frame_status::corrupt_payload;
-    sum += lengths[i];
-  }
-  if (sum != chars) return frame_status::corrupt_payload;
-  auto const* data = reinterpret_cast<const std::uint8_t*>(body + layout.data_at);
-  auto split_at = [&](std::uint64_t i) { return detail::load_le(body + layout.offsets_at + 8 * i, 8); };
-  for (std::uint64_t i = 0; i < layout.splits; ++i) {
-    std::uint64_t const begin = split_at(i);
-    if (!fsst::check_split(*table, data + begin, split_at(i + 1) - begin, fsst::split_chars(chars, layout.split_bytes, i))) {
-      return frame_status::corrupt_payload;
-    }
-  }
-
   std::uint64_t offset = target.chars_begin;
   for (std::uint64_t i = 0; i < n; ++i) {
     target.offsets[i] = static_cast<std::int64_t>(offset);
     offset += lengths[i];
   }
   target.offsets[n] = static_cast<std::int64_t>(offset);
-  auto* out = static_cast<std::uint8_t*>(target.values) + target.chars_begin;
-  for (std::uint64_t i = 0; i < layout.splits; ++i) {
-    std::uint64_t const begin = split_at(i);
-    fsst::decode_split_wide(*table, data + begin, split_at(i + 1) - begin, out + i * layout.split_bytes,
-                       fsst::split_chars(chars, layout.split_bytes, i));
-  }
+  fsst_strings::decode_chars(*table, body, layout, header.raw_bytes,
+                             static_cast<std::uint8_t*>(target.values) + target.chars_begin);
   return frame_status::ok;
 }
 

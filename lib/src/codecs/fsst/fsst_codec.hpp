@@ -51,6 +51,8 @@ const codec& lengths_codec();
 encode_source lengths_source(std::uint64_t count, const std::uint64_t* lengths);
 /// Where a frame's body starts in its payload: after the parameter section of the table.
 std::uint64_t body_offset();
+/// prepare_params_host of fsst and fsst_dict: a table per column from its sample.
+void prepare_tables_host(const sample_batch& samples, std::byte* params, std::span<const std::uint64_t> params_offsets);
 
 }  // namespace fsst_detail
 
