@@ -362,7 +362,7 @@ template <typename Float>
 struct vector_view {
   const Float* values;
   std::uint32_t count;  // values in the vector
-  const std::uint8_t* keep;  // fill map as bytes per position (1 = taken out), or nullptr
+  const std::uint8_t* is_fill;  // 1 for a fill cell (taken out), per position; nullptr: none taken out
   std::uint32_t kept;        // count minus the fill cells
 };
 
@@ -379,7 +379,7 @@ ZS_HD inline vector_fields analyze_alp(const vector_view<Float>& view, int e, in
   std::uint32_t exceptions = 0;
   std::uint32_t corrections = 0;
   for (std::uint32_t i = 0; i < view.count; ++i) {
-    if (view.keep != nullptr && view.keep[i] != 0) continue;
+    if (view.is_fill != nullptr && view.is_fill[i] != 0) continue;
     std::int64_t d = 0;
     std::int32_t correction = 0;
     fit const how = fit_int(view.values[i], e, f, d, correction);
@@ -405,89 +405,112 @@ ZS_HD inline int dict_code(const vector_fields& v, std::uint64_t left) noexcept 
   return -1;
 }
 
-/// Distinct left parts a vector's ALP_RD analysis tracks; a vector with more has the rest as
-/// exceptions, which is exact, since only tracked ones enter its dictionary.
-inline constexpr std::uint32_t tracked_lefts = 64;
-
-/// The ALP_RD fields for a split at `right_bits` over the kept values: the dictionary of the
-/// most frequent left parts (ties: the smaller first), of the size that gives the fewest bytes.
+/// The top 16 bits of each kept value, sorted: the left parts at every split, at once.
+/// Shell sort in place (gaps 1, 4, 13, ...): no recursion and no scratch for a GPU thread.
 template <typename Float>
-ZS_HD inline vector_fields analyze_rd(const vector_view<Float>& view, int right_bits) noexcept {
+ZS_HD inline void sort_lefts(const vector_view<Float>& view, std::uint16_t* lefts) noexcept {
+  constexpr int shift = float_traits<Float>::width - max_left_bits;
+  std::uint32_t m = 0;
+  for (std::uint32_t i = 0; i < view.count; ++i) {
+    if (view.is_fill != nullptr && view.is_fill[i] != 0) continue;
+    lefts[m++] = static_cast<std::uint16_t>(static_cast<std::uint64_t>(bits_of(view.values[i])) >> shift);
+  }
+  std::uint32_t gap = 1;
+  while (gap < m / 3) gap = 3 * gap + 1;
+  for (; gap > 0; gap /= 3) {
+    for (std::uint32_t i = gap; i < m; ++i) {
+      std::uint16_t const x = lefts[i];
+      std::uint32_t j = i;
+      for (; j >= gap && lefts[j - gap] > x; j -= gap) lefts[j] = lefts[j - gap];
+      lefts[j] = x;
+    }
+  }
+}
+
+/// The ALP_RD fields for a split at `right_bits` over `kept` values whose sorted top 16 bits
+/// are `lefts`: the dictionary of the most frequent left parts (ties: the smaller first), of
+/// the size that gives the fewest bytes.
+template <typename Float>
+ZS_HD inline vector_fields analyze_rd(const std::uint16_t* lefts, std::uint32_t kept, int right_bits) noexcept {
+  using traits = float_traits<Float>;
   vector_fields v;
   v.mode = mode_rd;
   v.right_bits = right_bits;
-  std::uint16_t lefts[tracked_lefts];
-  std::uint32_t counts[tracked_lefts];
-  std::uint32_t kinds = 0;
-  for (std::uint32_t i = 0; i < view.count; ++i) {
-    if (view.keep != nullptr && view.keep[i] != 0) continue;
-    auto const left = static_cast<std::uint16_t>(static_cast<std::uint64_t>(bits_of(view.values[i])) >> right_bits);
-    std::uint32_t k = 0;
-    while (k < kinds && lefts[k] != left) ++k;
-    if (k == kinds) {
-      if (kinds == tracked_lefts) continue;
-      lefts[k] = left;
-      counts[k] = 0;
-      ++kinds;
+  int const shift = max_left_bits - (traits::width - right_bits);
+  // The runs of equal left parts come in increasing order, so a run that ties an entry's count
+  // goes after it.
+  std::uint16_t top[max_dict] = {};
+  std::uint32_t counts[max_dict] = {};
+  int kinds = 0;
+  for (std::uint32_t i = 0; i < kept;) {
+    auto const left = static_cast<std::uint16_t>(lefts[i] >> shift);
+    std::uint32_t run = 0;
+    while (i < kept && (lefts[i] >> shift) == left) {
+      ++run;
+      ++i;
     }
-    ++counts[k];
-  }
-  for (std::uint32_t a = 0; a < kinds && a < static_cast<std::uint32_t>(max_dict); ++a) {
-    std::uint32_t top = a;
-    for (std::uint32_t b = a + 1; b < kinds; ++b) {
-      if (counts[b] > counts[top] || (counts[b] == counts[top] && lefts[b] < lefts[top])) top = b;
+    if (kinds == max_dict && run <= counts[max_dict - 1]) continue;
+    int at = kinds < max_dict ? kinds++ : max_dict - 1;
+    for (; at > 0 && counts[at - 1] < run; --at) {
+      counts[at] = counts[at - 1];
+      top[at] = top[at - 1];
     }
-    std::uint16_t const l = lefts[a];
-    std::uint32_t const c = counts[a];
-    lefts[a] = lefts[top];
-    counts[a] = counts[top];
-    lefts[top] = l;
-    counts[top] = c;
+    counts[at] = run;
+    top[at] = left;
   }
-  std::uint32_t const rows = (view.kept + float_traits<Float>::lanes - 1) / float_traits<Float>::lanes;
+  std::uint32_t const rows = (kept + traits::lanes - 1) / traits::lanes;
   std::uint64_t best = ~std::uint64_t{0};
   std::uint32_t covered = 0;
   v.dict_size = 1;
   for (int size = 1; size <= max_dict; ++size) {
-    if (static_cast<std::uint32_t>(size) <= kinds) covered += counts[size - 1];
-    if (size > 1 && static_cast<std::uint32_t>(size) > kinds) break;
+    if (size > 1 && size > kinds) break;
+    if (size <= kinds) covered += counts[size - 1];
     int const code_bits = bit_length(static_cast<std::uint64_t>(size - 1));
-    std::uint64_t const bytes = packed_bytes(float_traits<Float>::lanes, float_traits<Float>::width, rows, code_bits) +
-                                2 * pad8(2 * std::uint64_t{view.kept - covered});
+    std::uint64_t const bytes =
+        packed_bytes(traits::lanes, traits::width, rows, code_bits) + 2 * pad8(2 * std::uint64_t{kept - covered});
     if (bytes < best) {
       best = bytes;
       v.dict_size = size;
       v.bits = code_bits;
-      v.exceptions = view.kept - covered;
+      v.exceptions = kept - covered;
     }
   }
-  for (int i = 0; i < max_dict; ++i) v.dict[i] = i < v.dict_size && static_cast<std::uint32_t>(i) < kinds ? lefts[i] : 0;
+  for (int i = 0; i < max_dict; ++i) v.dict[i] = i < v.dict_size ? top[i] : 0;
   return v;
 }
+
+/// What a thread needs beside its registers to choose and write a vector.
+struct vector_scratch {
+  std::uint8_t is_fill[vector_values];  // 1 for a cell that holds the column's fill value
+  std::uint16_t lefts[vector_values];   // the kept values' top 16 bits, sorted
+};
 
 /// The encoding of one vector, by exact size: the smallest of ALP with each of the column's
 /// candidates, ALP_RD at every split and raw, each with and without the fill cells taken out
 /// (when the column has a fill value and the vector holds it); ties go to the first tried.
-/// Sets `bytes` to its size; `keep` is scratch of vector_values bytes (the fill cells).
+/// Sets `bytes` to its size; leaves the fill cells in scratch.is_fill for write_vector.
 template <typename Float>
 ZS_HD inline vector_fields choose_vector(const Float* values, std::uint32_t count, const column_params& p,
-                                         std::uint8_t* keep, std::uint64_t& bytes) noexcept {
+                                         vector_scratch& scratch, std::uint64_t& bytes) noexcept {
+  std::uint8_t* is_fill = scratch.is_fill;
   std::uint32_t fills = 0;
   if (p.has_fill) {
     for (std::uint32_t i = 0; i < count; ++i) {
-      keep[i] = bits_of(values[i]) == p.fill ? 1 : 0;
-      fills += keep[i];
+      is_fill[i] = bits_of(values[i]) == p.fill ? 1 : 0;
+      fills += is_fill[i];
     }
   }
   vector_fields best;
   best.mode = mode_raw;
   bytes = vector_bytes<Float>(best, count);
   for (int with_fill = 0; with_fill < (fills != 0 ? 2 : 1); ++with_fill) {
-    vector_view<Float> const view{values, count, with_fill != 0 ? keep : nullptr, count - (with_fill != 0 ? fills : 0)};
+    vector_view<Float> const view{values, count, with_fill != 0 ? is_fill : nullptr, count - (with_fill != 0 ? fills : 0)};
+    sort_lefts(view, scratch.lefts);
     // Every ALP candidate of the column, then ALP_RD at every split, by exact size.
     for (int c = 0; c < p.candidates + max_left_bits; ++c) {
       int const right_bits = float_traits<Float>::width - max_left_bits + c - p.candidates;
-      vector_fields option = c < p.candidates ? analyze_alp(view, p.exponent[c], p.factor[c]) : analyze_rd(view, right_bits);
+      vector_fields option = c < p.candidates ? analyze_alp(view, p.exponent[c], p.factor[c])
+                                              : analyze_rd<Float>(scratch.lefts, view.kept, right_bits);
       option.fill = with_fill != 0;
       option.fills = with_fill != 0 ? fills : 0;
       std::uint64_t const b = vector_bytes<Float>(option, count);
@@ -503,10 +526,10 @@ ZS_HD inline vector_fields choose_vector(const Float* values, std::uint32_t coun
 // --- encoding and decoding one vector ---------------------------------------------------------
 
 /// Writes the vector `fields` describes (choose_vector's choice) at `out`, which is 8-byte
-/// aligned and has vector_bytes of room; `keep` as choose_vector left it. Returns its bytes.
+/// aligned and has vector_bytes of room; `is_fill` as choose_vector left it. Returns its bytes.
 template <typename Float>
 ZS_HD inline std::uint64_t write_vector(const Float* values, std::uint32_t count, const vector_fields& fields,
-                                        const std::uint8_t* keep, std::byte* out) noexcept {
+                                        const std::uint8_t* is_fill, std::byte* out) noexcept {
   using traits = float_traits<Float>;
   using word_t = typename traits::bits_t;
   std::uint64_t const total = vector_bytes<Float>(fields, count);
@@ -515,7 +538,7 @@ ZS_HD inline std::uint64_t write_vector(const Float* values, std::uint32_t count
   std::byte* at = out + vector_header_bytes;
   if (fields.fill) {
     for (std::uint32_t i = 0; i < count; ++i) {
-      if (keep[i] != 0) at[i / 8] |= static_cast<std::byte>(1U << (i % 8));
+      if (is_fill[i] != 0) at[i / 8] |= static_cast<std::byte>(1U << (i % 8));
     }
     at += fill_map_bytes;
   }
@@ -525,7 +548,7 @@ ZS_HD inline std::uint64_t write_vector(const Float* values, std::uint32_t count
   }
   std::uint32_t const m = count - fields.fills;
   std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
-  auto kept = [&](std::uint32_t i) { return !(fields.fill && keep[i] != 0); };
+  auto kept = [&](std::uint32_t i) { return !(fields.fill && is_fill[i] != 0); };
   if (fields.mode == mode_raw) {
     std::uint32_t j = 0;
     for (std::uint32_t i = 0; i < count; ++i) {

@@ -38,10 +38,10 @@ template <typename Float>
 __device__ void size_vector(const encode_source& s, std::uint64_t v, std::uint64_t* size) {
   fmt::column_params p;
   fmt::load_params<Float>(s.params, p);
-  std::uint8_t keep[fmt::vector_values];
+  fmt::vector_scratch scratch;
   std::uint32_t const count = fmt::values_in_vector(s.count, v);
   std::uint64_t bytes = 0;
-  fmt::choose_vector(static_cast<const Float*>(s.values) + v * fmt::vector_values, count, p, keep, bytes);
+  fmt::choose_vector(static_cast<const Float*>(s.values) + v * fmt::vector_values, count, p, scratch, bytes);
   *size = bytes;
 }
 
@@ -49,13 +49,13 @@ template <typename Float>
 __device__ void write_vector(const encode_source& s, std::uint64_t v, std::byte* body, std::uint64_t start) {
   fmt::column_params p;
   fmt::load_params<Float>(s.params, p);
-  std::uint8_t keep[fmt::vector_values];
+  fmt::vector_scratch scratch;
   std::uint32_t const count = fmt::values_in_vector(s.count, v);
   const Float* first = static_cast<const Float*>(s.values) + v * fmt::vector_values;
   std::uint64_t bytes = 0;
-  fmt::vector_fields const fields = fmt::choose_vector(first, count, p, keep, bytes);
+  fmt::vector_fields const fields = fmt::choose_vector(first, count, p, scratch, bytes);
   std::uint64_t const vectors = fmt::vector_count(s.count);
-  std::uint64_t const end = start + fmt::write_vector(first, count, fields, keep, body + 8 * vectors + start);
+  std::uint64_t const end = start + fmt::write_vector(first, count, fields, scratch.is_fill, body + 8 * vectors + start);
   detail::store_le(body + 8 * v, end, 8);
 }
 

@@ -26,14 +26,14 @@ void encode_body(const encode_source& source, const alp::column_params& p, std::
   std::uint64_t const vectors = alp::vector_count(source.count);
   std::byte* data = body + 8 * vectors;
   std::uint64_t end = 0;
-  std::uint8_t keep[alp::vector_values];
+  alp::vector_scratch scratch;
   const auto* values = static_cast<const Float*>(source.values);
   for (std::uint64_t v = 0; v < vectors; ++v) {
     std::uint32_t const count = alp::values_in_vector(source.count, v);
     const Float* first = values + v * alp::vector_values;
     std::uint64_t bytes = 0;
-    alp::vector_fields const fields = alp::choose_vector(first, count, p, keep, bytes);
-    end += alp::write_vector(first, count, fields, keep, data + end);
+    alp::vector_fields const fields = alp::choose_vector(first, count, p, scratch, bytes);
+    end += alp::write_vector(first, count, fields, scratch.is_fill, data + end);
     detail::store_le(body + 8 * v, end, 8);
   }
   body_bytes = 8 * vectors + end;
