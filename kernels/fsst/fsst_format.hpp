@@ -177,24 +177,56 @@ inline constexpr std::uint32_t escape_match = 1U << 16;
 /// The greedy longest match at `p` with `remaining` (at least 1) bytes left: the long symbol in
 /// the slot of the next three bytes if it matches, else a 2-byte symbol, else a 1-byte one.
 /// Returns length << 8 | code, or escape_match.
-ZS_HD inline std::uint32_t match(const encode_table& t, const std::uint8_t* p, std::uint64_t remaining) noexcept {
+ZS_HD inline std::uint32_t match_word(const encode_table& t, std::uint64_t next, std::uint64_t remaining) noexcept {
   if (remaining >= 3) {
-    std::uint64_t const head = load_symbol(p, 3);
-    std::uint32_t const slot = long_slot(head);
+    std::uint32_t const slot = long_slot(next);
     std::uint32_t const info = t.long_info[slot];
     std::uint32_t const length = info >> 8;
-    if (info != 0 && length <= remaining && load_symbol(p, length) == t.long_bytes[slot]) return info;
+    if (info != 0 && length <= remaining && (next & symbol_mask(length)) == t.long_bytes[slot]) return info;
   }
   if (remaining >= 2) {
-    std::uint32_t const key = p[0] | static_cast<std::uint32_t>(p[1]) << 8;
+    auto const key = static_cast<std::uint32_t>(next & 0xffff);
     for (std::uint32_t s = pair_slot(key);; s = (s + 1) & (pair_slots - 1)) {
       std::uint32_t const e = t.pair[s];
       if (e == 0) break;
       if ((e >> 16) == key) return 2U << 8 | ((e >> 8) & 0xff);
     }
   }
-  std::uint32_t const single = t.single[p[0]];
+  std::uint32_t const single = t.single[next & 0xff];
   return single == no_code ? escape_match : (1U << 8 | single);
+}
+
+/// match_word on the bytes at p.
+ZS_HD inline std::uint32_t match(const encode_table& t, const std::uint8_t* p, std::uint64_t remaining) noexcept {
+  return match_word(t, load_symbol(p, remaining < 8 ? static_cast<std::uint32_t>(remaining) : 8), remaining);
+}
+
+/// The `k` (at most 8) bytes at p, little-endian. On the GPU from the aligned 8-byte words that
+/// hold them (one or two loads instead of k), which lie inside any allocation that holds the
+/// bytes themselves; on the CPU byte by byte.
+ZS_HD inline std::uint64_t load_bytes(const std::uint8_t* p, std::uint32_t k) noexcept {
+#if defined(__CUDA_ARCH__)
+  if (k == 0) return 0;
+  auto const address = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t const skew = static_cast<std::uint32_t>(address & 7);
+  const auto* words = reinterpret_cast<const std::uint64_t*>(address - skew);
+  std::uint64_t v = words[0] >> (8 * skew);
+  if (skew + k > 8) v |= words[1] << (64 - 8 * skew);
+  return v & symbol_mask(k);
+#else
+  return load_symbol(p, k);
+#endif
+}
+
+/// Stores the 8 bytes of `w` at p: one store where p is 8-byte aligned on the GPU.
+ZS_HD inline void store_bytes8(std::uint8_t* p, std::uint64_t w) noexcept {
+#if defined(__CUDA_ARCH__)
+  if ((reinterpret_cast<std::uintptr_t>(p) & 7) == 0) {
+    *reinterpret_cast<std::uint64_t*>(p) = w;
+    return;
+  }
+#endif
+  for (int k = 0; k < 8; ++k) p[k] = static_cast<std::uint8_t>(w >> (8 * k));
 }
 
 inline constexpr std::uint64_t no_fit = UINT64_MAX;
@@ -202,23 +234,64 @@ inline constexpr std::uint64_t no_fit = UINT64_MAX;
 /// Encodes `n` characters into at most `capacity` bytes of `out`: greedy longest matches, an
 /// escape and the byte where no symbol matches. Returns the bytes written, or no_fit when they
 /// would exceed `capacity` (the caller then stores the split raw).
+///
+/// The input is read through a 16-byte window of two words refilled 8 bytes at a time, and the
+/// output gathered 8 bytes at a time: on the GPU a thread per split then loads and stores words,
+/// not single bytes (what the greedy match reads ahead, up to 8 bytes, comes from registers).
+/// The same codes as matching at every position of the input (match).
 ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_t* in, std::uint64_t n,
                                         std::uint8_t* out, std::uint64_t capacity) noexcept {
-  std::uint64_t o = 0;
+  auto take = [](std::uint64_t left) { return left < 8 ? static_cast<std::uint32_t>(left) : 8U; };
+  std::uint64_t lo = load_bytes(in, take(n));
+  std::uint64_t hi = n > 8 ? load_bytes(in + 8, take(n - 8)) : 0;
+  std::uint64_t fetched = n < 16 ? n : 16;  // bytes of the input read into the window so far
+  std::uint64_t o = 0, pending = 0;         // output bytes, and the unstored ones gathered
+  std::uint32_t gathered = 0;
+  auto put = [&](std::uint64_t byte) {
+    pending |= byte << (8 * gathered);
+    ++o;
+    if (++gathered == 8) {
+      store_bytes8(out + o - 8, pending);
+      pending = 0;
+      gathered = 0;
+    }
+  };
   for (std::uint64_t p = 0; p < n;) {
-    std::uint32_t const m = match(t, in + p, n - p);
+    std::uint32_t const m = match_word(t, lo, n - p);
+    std::uint32_t length;
     if (m == escape_match) {
       if (capacity - o < 2) return no_fit;
-      out[o] = escape_code;
-      out[o + 1] = in[p];
-      o += 2;
-      p += 1;
+      put(escape_code);
+      put(lo & 0xff);
+      length = 1;
     } else {
       if (capacity - o < 1) return no_fit;
-      out[o++] = static_cast<std::uint8_t>(m & 0xff);
-      p += m >> 8;
+      put(m & 0xff);
+      length = m >> 8;
+    }
+    // Slide the window past the match, and refill it to at least 8 bytes ahead.
+    if (length == 8) {
+      lo = hi;
+      hi = 0;
+    } else {
+      lo = lo >> (8 * length) | hi << (64 - 8 * length);
+      hi >>= 8 * length;
+    }
+    p += length;
+    std::uint64_t const ahead = fetched - p;
+    if (ahead < 8 && fetched < n) {
+      std::uint32_t const k = take(n - fetched);
+      std::uint64_t const word = load_bytes(in + fetched, k);
+      if (ahead == 0) {
+        lo = word;
+      } else {
+        lo |= word << (8 * ahead);
+        hi |= word >> (64 - 8 * ahead);
+      }
+      fetched += k;
     }
   }
+  for (std::uint32_t k = 0; k < gathered; ++k) out[o - gathered + k] = static_cast<std::uint8_t>(pending >> (8 * k));
   return o;
 }
 

@@ -77,7 +77,7 @@ __global__ void encode_splits_kernel(device_encode_batch batch, batch_plan plan,
     if (i >= splits) continue;
     std::uint64_t const n = split_chars(src.chars_bytes, default_split_bytes, i);
     auto const* in = static_cast<const std::uint8_t*>(src.values) + src.offsets[0] + i * default_split_bytes;
-    std::uint8_t* out = s.split_data + s.chars_begin[f] + i * default_split_bytes;
+    std::uint8_t* out = s.split_data + (plan.split_begin[f] + i) * default_split_bytes;
     std::uint64_t const stored = encode_split(lookup, in, n, out, n - 1);
     s.split_sizes[plan.split_begin[f] + i] = stored == no_fit ? n : stored;
   }
@@ -122,7 +122,7 @@ __global__ void encode_place_kernel(device_encode_batch batch, batch_plan plan, 
     std::uint64_t const c = batch.num_frames + g;
     s.copy_src[c] = size == n ? static_cast<const void*>(static_cast<const std::uint8_t*>(src.values) + src.offsets[0] +
                                                         i * default_split_bytes)
-                              : static_cast<const void*>(s.split_data + s.chars_begin[f] + i * default_split_bytes);
+                              : static_cast<const void*>(s.split_data + g * default_split_bytes);
     s.copy_dst[c] = body + data_at + at;
     s.copy_size[c] = size;
   }

@@ -45,8 +45,7 @@ struct batch_plan {
 
 /// Encode scratch besides the plan's.
 struct encode_scratch {
-  const std::uint64_t* chars_begin;          // num_frames + 1: each frame's characters in split_data
-  std::uint8_t* split_data;                  // encoded splits, each at its characters' place
+  std::uint8_t* split_data;                  // encoded splits: split g at g x split bytes (8-byte aligned)
   std::uint64_t* split_sizes;                // num_splits + 1: stored bytes of each split (the last 0)
   std::uint64_t* split_prefix;               // num_splits + 1
   const std::byte* lengths_frames;           // the embedded lengths frames as bitpack wrote them

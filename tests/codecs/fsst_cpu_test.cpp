@@ -289,7 +289,9 @@ TEST(FsstSplits, WideStoresWriteTheSameBytesAtEveryAlignment) {
       zs::fsst::decode_split_wide(t, coded.data(), stored, out + shift, n);
       EXPECT_EQ(std::memcmp(out + shift, in, n), 0) << n << " bytes at alignment " << shift;
       EXPECT_EQ(out[shift + n], 0xAB) << "wrote past the split, " << n << " bytes at alignment " << shift;
-      if (shift > 0) EXPECT_EQ(out[shift - 1], 0xAB) << "wrote before the split";
+      if (shift > 0) {
+        EXPECT_EQ(out[shift - 1], 0xAB) << "wrote before the split";
+      }
     }
   }
 }
@@ -412,4 +414,46 @@ TEST(FsstDict, RefusesFramesThatBreakItsRules) {
   EXPECT_TRUE(refused([&](zs::frame_header&, std::byte* payload) {
     zs::detail::store_le(payload + body_at, zs::detail::load_le(payload + body_at, 8) + 16, 8);
   }));
+}
+
+// The encoder reads through a window of words and gathers its output in words (what the GPU
+// runs): the same codes as the greedy match taken at every position, for every length and
+// alignment of input and output.
+TEST(FsstSplits, WindowedEncoderGivesTheGreedyCodes) {
+  std::string text;
+  std::mt19937_64 rng(17);
+  while (text.size() < 3000) {
+    text += (rng() % 3 == 0) ? std::string(1, static_cast<char>(rng())) : std::string("abcdefgh ijklmnop qrstuvwx ");
+  }
+  auto const block = table_of({text});
+  zs::fsst::decode_table t{};
+  ASSERT_TRUE(zs::fsst::load_decode_table(block.data(), t));
+  zs::fsst::encode_table e{};
+  zs::fsst::build_encode_table(t, e);
+  auto const* in = reinterpret_cast<const std::uint8_t*>(text.data());
+  for (std::size_t skew : {0, 1, 5}) {
+    for (std::size_t n = 0; n < 300; n += (n < 40 ? 1 : 37)) {
+      std::vector<std::uint8_t> expected;
+      for (std::size_t p = 0; p < n;) {
+        std::uint32_t const m = zs::fsst::match(e, in + skew + p, n - p);
+        if (m == zs::fsst::escape_match) {
+          expected.push_back(zs::fsst::escape_code);
+          expected.push_back(in[skew + p]);
+          p += 1;
+        } else {
+          expected.push_back(static_cast<std::uint8_t>(m & 0xff));
+          p += m >> 8;
+        }
+      }
+      std::vector<std::uint8_t> out(2 * n + 8 + skew, 0xCD);
+      std::uint64_t const got = zs::fsst::encode_split(e, in + skew, n, out.data() + skew, 2 * n);
+      ASSERT_EQ(got, expected.size()) << n << " bytes, skew " << skew;
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin() + skew)) << n << " bytes, skew " << skew;
+      EXPECT_EQ(out[skew + got], 0xCD) << "wrote past the codes";
+      // A capacity one short of the codes is no fit.
+      if (!expected.empty()) {
+        EXPECT_EQ(zs::fsst::encode_split(e, in + skew, n, out.data(), expected.size() - 1), zs::fsst::no_fit);
+      }
+    }
+  }
 }

@@ -62,7 +62,7 @@ namespace {
 
 // What the host knows of a batch: per frame its strings, characters and splits, as prefixes.
 struct host_plan {
-  std::vector<std::uint64_t> string_begin, split_begin, group_begin, chars_begin;
+  std::vector<std::uint64_t> string_begin, split_begin, group_begin;
   unsigned group_splits = 0;
 };
 
@@ -74,13 +74,11 @@ host_plan plan_batch(std::span<const Descriptor> frames, unsigned group_splits) 
   p.string_begin.assign(n + 1, 0);
   p.split_begin.assign(n + 1, 0);
   p.group_begin.assign(n + 1, 0);
-  p.chars_begin.assign(n + 1, 0);
   for (std::size_t f = 0; f < n; ++f) {
     std::uint64_t const splits = fsst::split_count(frames[f].chars_bytes, fsst::default_split_bytes);
     p.string_begin[f + 1] = p.string_begin[f] + frames[f].count;
     p.split_begin[f + 1] = p.split_begin[f] + splits;
     p.group_begin[f + 1] = p.group_begin[f] + (splits + group_splits - 1) / group_splits;
-    p.chars_begin[f + 1] = p.chars_begin[f] + frames[f].chars_bytes;
   }
   return p;
 }
@@ -112,7 +110,6 @@ struct encode_carve {
   std::uint64_t* string_begin;
   std::uint64_t* split_begin;
   std::uint64_t* group_begin;
-  std::uint64_t* chars_begin;
   std::uint64_t* lengths_frame_at;
   std::uint64_t* lengths_frame_bytes;
   std::byte* lengths_frames;
@@ -130,14 +127,12 @@ encode_carve carve_encode(detail::temp_layout& layout, std::span<const encode_so
   c.string_begin = layout.take<std::uint64_t>(n + 1);
   c.split_begin = layout.take<std::uint64_t>(n + 1);
   c.group_begin = layout.take<std::uint64_t>(n + 1);
-  c.chars_begin = layout.take<std::uint64_t>(n + 1);
   c.lengths_frame_at = layout.take<std::uint64_t>(n);
   c.lengths_frame_bytes = layout.take<std::uint64_t>(n);
   c.plan = {c.string_begin, c.split_begin, c.group_begin, strings, splits, p.group_begin.back(), p.group_splits,
             layout.take<std::uint64_t>(strings + 1), nullptr};
   c.lengths_frames = layout.take<std::byte>(lengths_offsets.back());
-  c.s.chars_begin = c.chars_begin;
-  c.s.split_data = layout.take<std::uint8_t>(p.chars_begin.back());
+  c.s.split_data = layout.take<std::uint8_t>(splits * fsst::default_split_bytes);
   c.s.split_sizes = layout.take<std::uint64_t>(splits + 1);
   c.s.split_prefix = layout.take<std::uint64_t>(splits + 1);
   c.s.lengths_frames = c.lengths_frames;
@@ -180,7 +175,6 @@ void fsst_codec::encode_payloads_async(const device_encode_batch& batch, const e
   uploads.put<std::uint64_t>(c.string_begin, p.string_begin);
   uploads.put<std::uint64_t>(c.split_begin, p.split_begin);
   uploads.put<std::uint64_t>(c.group_begin, p.group_begin);
-  uploads.put<std::uint64_t>(c.chars_begin, p.chars_begin);
   uploads.put<std::uint64_t>(c.lengths_frame_at, frame_at);
   uploads.send(stream);
 
