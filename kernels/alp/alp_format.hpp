@@ -705,76 +705,127 @@ ZS_HD inline bool check_vector(const std::byte* in, std::uint64_t available, std
   return true;
 }
 
-/// Decodes a vector that check_vector accepted into out[0 .. count).
+/// Where the sections of a vector that check_vector accepted lie.
+struct vector_sections {
+  const std::byte* map;        // the fill map (with the fill flag)
+  const std::byte* packed;     // ALP offsets, ALP_RD codes, raw values
+  const std::byte* right;      // ALP_RD right parts
+  const std::byte* positions;  // exception words
+  const std::byte* patches;    // exception patches
+};
+
+template <typename Float>
+ZS_HD inline vector_sections sections_of(const std::byte* in, std::uint32_t count, const vector_fields& v) noexcept {
+  using traits = float_traits<Float>;
+  vector_sections s{};
+  const std::byte* at = in + vector_header_bytes;
+  s.map = at;
+  if (v.fill) at += fill_map_bytes;
+  if (v.mode == mode_rd) at += dict_bytes;  // check_vector read the dictionary into v
+  std::uint32_t const rows = (count - v.fills + traits::lanes - 1) / traits::lanes;
+  s.packed = at;
+  if (v.mode == mode_raw) return s;
+  s.right = at + packed_bytes(traits::lanes, traits::width, rows, v.bits);
+  s.positions = s.right + (v.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, v.right_bits) : 0);
+  s.patches = s.positions + pad8(2 * std::uint64_t{v.exceptions});
+  return s;
+}
+
+ZS_HD inline bool fill_cell(const vector_sections& s, const vector_fields& v, std::uint32_t i) noexcept {
+  return v.fill && (static_cast<unsigned>(s.map[i / 8]) >> (i % 8) & 1U) != 0;
+}
+
+/// Kept value j as the vector's main section gives it, before any exception is patched.
+template <typename Float>
+ZS_HD inline Float unpatched(const vector_sections& s, const vector_fields& v, std::uint32_t j) noexcept {
+  using traits = float_traits<Float>;
+  using word_t = typename traits::bits_t;
+  const auto* packed = reinterpret_cast<const word_t*>(s.packed);
+  if (v.mode == mode_raw) return from_bits<Float>(packed[j]);
+  if (v.mode == mode_alp) {
+    word_t const offset = get_field<word_t>(packed, traits::lanes, j, v.bits);
+    return decode_int<Float>(static_cast<std::int64_t>(v.base + static_cast<std::uint64_t>(offset)), v.exponent, v.factor);
+  }
+  word_t const left = v.dict[get_field<word_t>(packed, traits::lanes, j, v.bits) & 7U];
+  word_t const r = get_field<word_t>(reinterpret_cast<const word_t*>(s.right), traits::lanes, j, v.right_bits);
+  return from_bits<Float>(static_cast<word_t>((left << v.right_bits) | r));
+}
+
+/// Decoding a vector that check_vector accepted is two phases, each split over `stride`
+/// workers (the lanes of a warp on the GPU; one worker on the CPU), worker w taking items
+/// w, w + stride, ...: decode_cells writes every cell (the fill value, or the kept value as
+/// the main section gives it); then, after every worker's decode_cells, patch_cells writes the
+/// exceptions' cells. Each item is written by one worker, so any split gives the same bytes.
+template <typename Float>
+ZS_HD inline void decode_cells(const std::byte* in, std::uint32_t count, const column_params& p, const vector_fields& v,
+                               Float* out, std::uint32_t first, std::uint32_t stride) noexcept {
+  using word_t = typename float_traits<Float>::bits_t;
+  vector_sections const s = sections_of<Float>(in, count, v);
+  Float const fill = from_bits<Float>(static_cast<word_t>(p.fill));
+  // j: the kept values before cell i (the cells before it that are not fill cells).
+  std::uint32_t i = 0;
+  std::uint32_t j = 0;
+  for (std::uint32_t cell = first; cell < count; cell += stride) {
+    if (!v.fill) {
+      out[cell] = unpatched<Float>(s, v, cell);
+      continue;
+    }
+    for (; i < cell; ++i) j += fill_cell(s, v, i) ? 0 : 1;
+    out[cell] = fill_cell(s, v, cell) ? fill : unpatched<Float>(s, v, j);
+  }
+}
+
+template <typename Float>
+ZS_HD inline void patch_cells(const std::byte* in, std::uint32_t count, const vector_fields& v, Float* out,
+                              std::uint32_t first, std::uint32_t stride) noexcept {
+  using traits = float_traits<Float>;
+  using word_t = typename traits::bits_t;
+  if (v.mode == mode_raw) return;
+  vector_sections const s = sections_of<Float>(in, count, v);
+  std::uint32_t const mask = v.mode == mode_alp ? position_mask : 0xffffU;
+  // ALP patches have two sizes: the bytes of exceptions [0, k) give patch k's place.
+  std::uint64_t patch = 0;
+  std::uint32_t sized = 0;
+  // The cell of kept value j: i, with `kept` kept cells before it.
+  std::uint32_t i = 0;
+  std::uint32_t kept = 0;
+  for (std::uint32_t k = first; k < v.exceptions; k += stride) {
+    for (; sized < k; ++sized) {
+      bool const corrected = (detail::load_le(s.positions + 2 * sized, 2) & correction_flag) != 0;
+      patch += v.mode == mode_alp && !corrected ? sizeof(Float) : 2;
+    }
+    auto const word = static_cast<std::uint32_t>(detail::load_le(s.positions + 2 * k, 2));
+    std::uint32_t const j = word & mask;
+    if (!v.fill) i = j;
+    while (v.fill) {
+      if (!fill_cell(s, v, i)) {
+        if (kept == j) break;
+        ++kept;
+      }
+      ++i;
+    }
+    Float value;
+    if (v.mode == mode_rd) {
+      word_t const left = static_cast<word_t>(detail::load_le(s.patches + patch, 2));
+      word_t const r = get_field<word_t>(reinterpret_cast<const word_t*>(s.right), traits::lanes, j, v.right_bits);
+      value = from_bits<Float>(static_cast<word_t>((left << v.right_bits) | r));
+    } else if ((word & correction_flag) != 0) {
+      auto const correction = static_cast<std::int16_t>(static_cast<std::uint16_t>(detail::load_le(s.patches + patch, 2)));
+      value = from_bits<Float>(static_cast<word_t>(bits_of(unpatched<Float>(s, v, j)) +
+                                                   static_cast<word_t>(static_cast<std::int64_t>(correction))));
+    } else {
+      value = from_bits<Float>(static_cast<word_t>(detail::load_le(s.patches + patch, sizeof(Float))));
+    }
+    out[i] = value;
+  }
+}
+
+/// Decodes a vector that check_vector accepted into out[0 .. count), as one worker.
 template <typename Float>
 ZS_HD inline void read_vector(const std::byte* in, std::uint32_t count, const column_params& p, const vector_fields& v,
                               Float* out) noexcept {
-  using traits = float_traits<Float>;
-  using word_t = typename traits::bits_t;
-  const std::byte* at = in + vector_header_bytes;
-  const std::byte* map = at;
-  if (v.fill) at += fill_map_bytes;
-  if (v.mode == mode_rd) at += dict_bytes;  // check_vector read the dictionary into v
-  std::uint32_t const m = count - v.fills;
-  std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
-  Float const fill = from_bits<Float>(static_cast<word_t>(p.fill));
-  auto filled = [&](std::uint32_t i) { return v.fill && (static_cast<unsigned>(map[i / 8]) >> (i % 8) & 1U) != 0; };
-  if (v.mode == mode_raw) {
-    std::uint32_t j = 0;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      out[i] = filled(i) ? fill
-                         : from_bits<Float>(static_cast<word_t>(detail::load_le(at + std::uint64_t{j++} * sizeof(Float),
-                                                                                 sizeof(Float))));
-    }
-    return;
-  }
-  const word_t* packed = reinterpret_cast<const word_t*>(at);
-  std::uint64_t const packed_size = packed_bytes(traits::lanes, traits::width, rows, v.bits);
-  const word_t* right = reinterpret_cast<const word_t*>(at + packed_size);
-  std::uint64_t const right_size = v.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, v.right_bits) : 0;
-  const std::byte* positions = at + packed_size + right_size;
-  const std::byte* patches = positions + pad8(2 * std::uint64_t{v.exceptions});
-  const std::byte* patch_at = patches;
-  std::uint32_t const mask = v.mode == mode_alp ? position_mask : 0xffffU;
-  std::uint32_t j = 0;
-  std::uint32_t x = 0;
-  // The next exception's position word; its position is vector_values (past every kept value)
-  // when none is left.
-  std::uint32_t word = v.exceptions != 0 ? static_cast<std::uint32_t>(detail::load_le(positions, 2)) : vector_values;
-  std::uint32_t next = v.exceptions != 0 ? (word & mask) : vector_values;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (filled(i)) {
-      out[i] = fill;
-      continue;
-    }
-    bool const patched = j == next;
-    if (v.mode == mode_alp) {
-      word_t const offset = get_field<word_t>(packed, traits::lanes, j, v.bits);
-      auto const d = static_cast<std::int64_t>(v.base + static_cast<std::uint64_t>(offset));
-      Float const decoded = decode_int<Float>(d, v.exponent, v.factor);
-      if (!patched) {
-        out[i] = decoded;
-      } else if ((word & correction_flag) != 0) {
-        auto const correction = static_cast<std::int16_t>(static_cast<std::uint16_t>(detail::load_le(patch_at, 2)));
-        out[i] = from_bits<Float>(static_cast<word_t>(bits_of(decoded) + static_cast<word_t>(static_cast<std::int64_t>(correction))));
-        patch_at += 2;
-      } else {
-        out[i] = from_bits<Float>(static_cast<word_t>(detail::load_le(patch_at, sizeof(Float))));
-        patch_at += sizeof(Float);
-      }
-    } else {
-      std::uint64_t const left = patched ? detail::load_le(patches + 2 * x, 2)
-                                         : v.dict[get_field<word_t>(packed, traits::lanes, j, v.bits) & 7U];
-      word_t const r = get_field<word_t>(right, traits::lanes, j, v.right_bits);
-      out[i] = from_bits<Float>(static_cast<word_t>((static_cast<word_t>(left) << v.right_bits) | r));
-    }
-    if (patched) {
-      ++x;
-      word = x < v.exceptions ? static_cast<std::uint32_t>(detail::load_le(positions + 2 * x, 2)) : 0;
-      next = x < v.exceptions ? (word & mask) : vector_values;
-    }
-    ++j;
-  }
+  decode_cells<Float>(in, count, p, v, out, 0, 1);
+  patch_cells<Float>(in, count, v, out, 0, 1);
 }
 
 // --- frames ------------------------------------------------------------------------------------

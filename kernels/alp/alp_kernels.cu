@@ -130,8 +130,11 @@ __global__ void check_kernel(device_decode_batch batch) {
   }
 }
 
+// A warp decodes a vector: every lane checks it (the same reads, the same answer, so the warp
+// stays converged), then the two decode phases are split over the lanes, cell i by lane i mod
+// 32, so a warp's stores of a row of cells are one coalesced line.
 template <typename Float>
-__device__ bool decode_vector(const std::byte* frame, const decode_target& t, std::uint64_t v) {
+__device__ bool decode_vector(const std::byte* frame, const decode_target& t, std::uint64_t v, unsigned lane) {
   const std::byte* payload = frame + frame_header_bytes;
   fmt::column_params p;
   fmt::load_params<Float>(payload + params_prefix_bytes, p);
@@ -141,20 +144,31 @@ __device__ bool decode_vector(const std::byte* frame, const decode_target& t, st
   std::uint32_t const count = fmt::values_in_vector(t.count, v);
   fmt::vector_fields fields;
   if (!fmt::check_vector<Float>(vector, fmt::vector_end(body, v) - start, count, p, fields)) return false;
-  fmt::read_vector<Float>(vector, count, p, fields, static_cast<Float*>(t.values) + v * fmt::vector_values);
+  Float* out = static_cast<Float*>(t.values) + v * fmt::vector_values;
+  fmt::decode_cells<Float>(vector, count, p, fields, out, lane, 32);
+  __syncwarp();
+  fmt::patch_cells<Float>(vector, count, fields, out, lane, 32);
+  __syncwarp();
   return true;
 }
 
 __global__ void decode_kernel(device_decode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors) {
-  for (std::uint64_t g = first_item(); g < num_vectors; g += item_stride()) {
+  unsigned const lane = threadIdx.x % 32;
+  std::uint64_t const first_warp = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32;
+  std::uint64_t const warps = std::uint64_t{gridDim.x} * blockDim.x / 32;
+  for (std::uint64_t g = first_warp; g < num_vectors; g += warps) {
     std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
-    if (batch.status[f] != frame_status::ok) continue;
+    // One read of the status for the warp: another warp may mark the frame corrupt meanwhile,
+    // and the lanes must agree on whether to decode.
+    int const ok = __shfl_sync(0xffffffffU, lane == 0 && batch.status[f] == frame_status::ok ? 1 : 0, 0);
+    if (ok == 0) continue;
     decode_target const& t = batch.targets[f];
     const std::byte* frame = batch.frames + batch.frame_offsets[f];
     std::uint64_t const v = g - vector_begin[f];
-    bool const ok = t.type == value_type::float64 ? decode_vector<double>(frame, t, v) : decode_vector<float>(frame, t, v);
-    // Every failing vector writes the same status; the race between them is benign.
-    if (!ok) batch.status[f] = frame_status::corrupt_payload;
+    bool const decoded = t.type == value_type::float64 ? decode_vector<double>(frame, t, v, lane)
+                                                       : decode_vector<float>(frame, t, v, lane);
+    // Every failing vector writes the same status; the race between warps is benign.
+    if (!decoded && lane == 0) batch.status[f] = frame_status::corrupt_payload;
   }
 }
 
@@ -171,6 +185,17 @@ __global__ void prepare_kernel(const encode_source* pieces, const std::uint64_t*
       fmt::store_params<float>(fmt::prepare_column<float>(pieces + first, n), out);
     }
   }
+}
+
+// A launch of a warp kernel: a warp per unit, whole warps per block.
+template <class Kernel, class... Args>
+void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t units, cudaStream_t stream, Args... args) {
+  if (units == 0) return;
+  unsigned const threads = choice.params.threads;
+  ZS_EXPECTS(threads % 32 == 0 && threads > 0, "warp kernels take whole warps");
+  std::uint64_t const per_block = threads / 32;
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, (units + per_block - 1) / per_block);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
 }
 
 template <class Kernel, class... Args>
@@ -208,7 +233,7 @@ void decode(const device_decode_batch& batch, const std::uint64_t* vector_begin,
             const launch_choice& choice, cudaStream_t stream) {
   expect_launch_of("alp_decode", choice);
   launch_items(check_kernel, frame_ops_choice(), batch.num_frames, stream, batch);
-  launch_items(decode_kernel, choice, num_vectors, stream, batch, vector_begin, num_vectors);
+  launch_warps(decode_kernel, choice, num_vectors, stream, batch, vector_begin, num_vectors);
 }
 
 void prepare(const encode_source* pieces, const std::uint64_t* piece_begin, std::size_t num_columns,

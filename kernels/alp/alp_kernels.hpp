@@ -1,7 +1,7 @@
 // Batched GPU kernels of the alp codec (alp_format.hpp gives the format and the per-vector
-// coders they run). Work is mapped one thread per 1024-value vector over the whole batch:
-// a vector's encoding depends only on its values and its column's parameters, so every vector
-// is coded independently, and a device-wide scan of the vector sizes places them.
+// coders they run). Every vector of 1024 values is coded independently: the encoder maps a
+// thread to a vector (it chooses the vector's encoding, then a device-wide scan of the vector
+// sizes places them), the decoder a warp (the vector's cells split over the lanes).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,7 +26,7 @@ void encode(const device_encode_batch& batch, const std::uint64_t* vector_begin,
 /// Decodes every frame whose status is ok: a pass over frames checks their parameters and
 /// vector table, a pass over vectors checks and decodes each vector. Frames that break the
 /// format get corrupt_payload (their targets' contents are then unspecified). Arguments as
-/// encode's; choice: kernel "alp_decode".
+/// encode's; choice: kernel "alp_decode" (whole warps per block).
 void decode(const device_decode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
             const launch_choice& choice, cudaStream_t stream);
 

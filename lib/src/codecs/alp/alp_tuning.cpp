@@ -23,13 +23,13 @@ const kernel_spec& alp_encode_spec = register_kernel({
 
 const kernel_spec& alp_decode_spec = register_kernel({
     .name = "alp_decode",
-    .defaults = {64, default_launch_waves, 0},
+    .defaults = {128, default_launch_waves, 0},
     .threads = vector_kernel_threads,
     .items = {},
     .max_waves = max_launch_waves,
     .swept = true,
     .tune = {.codec = "alp", .calls = tune_calls::decode, .types = tuned_types::each, .compares = {.decoded_values = true}},
-    .what = "alp decode, a thread per 1024-value vector",
+    .what = "alp decode, a warp per 1024-value vector",
 });
 
 }  // namespace zs::codecs
