@@ -352,9 +352,33 @@ ZS_HD inline void store16(std::uint8_t* dst, std::uint64_t lo, std::uint64_t hi)
 #endif
 }
 
+/// Reads a split's codes a word at a time (load_bytes: on the GPU one load per 8 code bytes).
+struct code_reader {
+  const std::uint8_t* in;
+  std::uint64_t stored;
+  std::uint64_t fetched = 0;  // bytes read into the window so far
+  std::uint64_t window = 0;
+  std::uint32_t have = 0;     // unread bytes in the window
+
+  ZS_HD bool more() const noexcept { return have != 0 || fetched < stored; }
+  ZS_HD std::uint32_t next() noexcept {
+    if (have == 0) {
+      std::uint64_t const left = stored - fetched;
+      have = left < 8 ? static_cast<std::uint32_t>(left) : 8U;
+      window = load_bytes(in + fetched, have);
+      fetched += have;
+    }
+    auto const byte = static_cast<std::uint32_t>(window & 0xff);
+    window >>= 8;
+    --have;
+    return byte;
+  }
+};
+
 /// decode_split with 16-byte aligned stores: the bytes before out's first 16-byte boundary one
 /// at a time, then whole aligned 16-byte groups gathered in registers, then the tail one byte at
-/// a time. The same bytes as decode_split; what both the CPU reference and the GPU run.
+/// a time; the codes read a word at a time. The same bytes as decode_split; what both the CPU
+/// reference and the GPU run.
 ZS_HD inline void decode_split_wide(const decode_table& t, const std::uint8_t* in, std::uint64_t stored,
                                     std::uint8_t* out, std::uint64_t n) noexcept {
   std::uint64_t const head_room = (16 - (reinterpret_cast<std::uintptr_t>(out) & 15)) & 15;
@@ -362,23 +386,25 @@ ZS_HD inline void decode_split_wide(const decode_table& t, const std::uint8_t* i
   if (stored == n) {
     std::uint64_t k = 0;
     for (; k < head; ++k) out[k] = in[k];
-    for (; k + 16 <= n; k += 16) store16(out + k, load_symbol(in + k, 8), load_symbol(in + k + 8, 8));
+    for (; k + 16 <= n; k += 16) store16(out + k, load_bytes(in + k, 8), load_bytes(in + k + 8, 8));
     for (; k < n; ++k) out[k] = in[k];
     return;
   }
+  code_reader codes{in, stored};
+  auto symbol_of = [&](std::uint32_t code, std::uint32_t& length) -> std::uint64_t {
+    if (code == escape_code) {
+      length = 1;
+      return codes.next();
+    }
+    length = t.length[code];
+    return t.symbol[code];
+  };
   // Codes until the head is written, byte by byte; the symbol that crosses it is written whole.
-  std::uint64_t i = 0, o = 0;
+  std::uint64_t o = 0;
   std::uint64_t last = 0;  // the last symbol written, and its length
   std::uint32_t last_length = 0;
   while (o < head) {
-    std::uint8_t const code = in[i++];
-    if (code == escape_code) {
-      last = in[i++];
-      last_length = 1;
-    } else {
-      last = t.symbol[code];
-      last_length = t.length[code];
-    }
+    last = symbol_of(codes.next(), last_length);
     for (std::uint32_t k = 0; k < last_length; ++k) out[o + k] = static_cast<std::uint8_t>(last >> (8 * k));
     o += last_length;
   }
@@ -386,17 +412,9 @@ ZS_HD inline void decode_split_wide(const decode_table& t, const std::uint8_t* i
   std::uint8_t* dst = out + head;
   std::uint32_t fill = static_cast<std::uint32_t>(o - head);
   std::uint64_t lo = fill == 0 ? 0 : last >> (8 * (last_length - fill)), hi = 0;
-  while (i < stored) {
-    std::uint8_t const code = in[i++];
-    std::uint64_t symbol;
+  while (codes.more()) {
     std::uint32_t length;
-    if (code == escape_code) {
-      symbol = in[i++];
-      length = 1;
-    } else {
-      symbol = t.symbol[code];
-      length = t.length[code];
-    }
+    std::uint64_t const symbol = symbol_of(codes.next(), length);
     std::uint64_t carry = 0;
     if (fill < 8) {
       lo |= symbol << (8 * fill);
