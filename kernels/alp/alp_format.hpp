@@ -174,6 +174,14 @@ ZS_HD inline std::uint64_t exception_bits(fit how) noexcept {
   return how == fit::corrected ? 32 : 16 + float_traits<Float>::width;
 }
 
+ZS_HD inline std::uint32_t popcount8(unsigned byte) noexcept {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__popc(byte));
+#else
+  return static_cast<std::uint32_t>(__builtin_popcount(byte));
+#endif
+}
+
 ZS_HD inline int bit_length(std::uint64_t x) noexcept {
   int n = 0;
   while (x != 0) {
@@ -668,10 +676,11 @@ ZS_HD inline bool check_vector(const std::byte* in, std::uint64_t available, std
   if (v.fill) {
     // The map marks exactly `fills` cells, none past the vector's count.
     std::uint32_t marked = 0;
-    for (std::uint32_t i = 0; i < vector_values; ++i) {
-      bool const set = (static_cast<unsigned>(at[i / 8]) >> (i % 8) & 1U) != 0;
-      if (set && i >= count) return false;
-      marked += set ? 1 : 0;
+    for (std::uint32_t b = 0; b < fill_map_bytes; ++b) {
+      auto const byte = static_cast<unsigned>(at[b]);
+      std::uint32_t const cells = count > 8 * b ? count - 8 * b : 0;  // cells of the vector in this byte
+      if (cells < 8 && (byte >> cells) != 0) return false;
+      marked += popcount8(byte);
     }
     if (marked != v.fills) return false;
     at += fill_map_bytes;

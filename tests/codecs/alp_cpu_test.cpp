@@ -390,6 +390,27 @@ TYPED_TEST(AlpCpu, DecoderRefusesUnorderedExceptionsAndBadEnds) {
             zs::frame_status::corrupt_payload);
 }
 
+template <typename T>
+std::byte* second_vector(encoded& e) {
+  std::byte* body = e.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
+  return body + 8 * zs::alp::vector_count(e.sources[0].count) + zs::alp::vector_start(body, 1);
+}
+
+TYPED_TEST(AlpCpu, DecoderRefusesBadFillMaps) {
+  using T = TypeParam;
+  std::vector<T> values(1500);  // the second vector holds 476 cells
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = (i / 20) % 2 == 0 ? T(-1e34) : T(i % 100) / T(4);
+  encoded const e = encode_host(values);
+  ASSERT_NE(static_cast<std::uint8_t>(second_vector<T>(const_cast<encoded&>(e))[0]) & zs::alp::fill_flag, 0);
+  // A fill cell past the vector's 476 cells; one fill cell (cell 16) fewer than the header's count.
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { second_vector<T>(x)[zs::alp::vector_header_bytes + 500 / 8] |= std::byte{1}; }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after<T>(e, [](encoded& x) { second_vector<T>(x)[zs::alp::vector_header_bytes + 2] &= std::byte{0xfe}; }),
+            zs::frame_status::corrupt_payload);
+  std::vector<T> out(values.size());
+  EXPECT_EQ(decode_host(e, out)[0], zs::frame_status::ok);
+}
+
 TYPED_TEST(AlpCpu, DecoderRefusesBadColumnParameters) {
   using T = TypeParam;
   encoded const e = encode_host(with_exceptions<T>());
