@@ -930,100 +930,142 @@ ZS_HD inline std::uint64_t alp_cost(const Float* values, std::uint32_t n, int e,
          exceptions;
 }
 
-/// The column parameters of a column whose pieces are `pieces`, from a sample of it: the ALP
-/// candidates each sampled stretch votes for (the most voted first, at most max_candidates),
-/// the ALP_RD split and dictionary of least cost on the sample, and a fill value when one bit
-/// pattern makes at least a 32nd of the sample. Deterministic: the CPU and a GPU thread write
-/// the same bytes.
-template <typename Float>
-ZS_HD inline column_params prepare_column(const encode_source* pieces, std::uint64_t num_pieces) noexcept {
-  using traits = float_traits<Float>;
-  Float sample[sample_values];
-  std::uint32_t stretches = 0;
-  std::uint32_t n = read_sample(pieces, num_pieces, sample, stretches);
-  column_params p;
-  p.candidates = 1;
-  if (n == 0) return p;
+// Preparing a column's parameters is three steps over a sample of it, each a ZS_HD function:
+// take_sample reads the sample; then for each sampled value its count (fill detection), and
+// for each (stretch, exponent/factor combination) its cost, each independent of the others
+// (the GPU spreads them over a block's threads); then choose_params picks, scanning them in
+// order, so any split of the middle step gives the same bytes. prepare_column runs all three
+// as one worker (the CPU).
 
-  // A fill value: the most frequent bit pattern, when frequent enough to be worth a map.
+template <typename Float>
+struct column_sample {
+  Float values[sample_values];
+  std::uint32_t n = 0;
+  std::uint32_t stretches = 0;
+  std::uint32_t ends[sample_vectors] = {};  // stretch s: values [ends[s - 1] (0 for s = 0), ends[s])
+};
+
+/// The (exponent, factor) pairs ALP tries, numbered exponent-major: (0,0), (1,0), (1,1), ...
+template <typename Float>
+ZS_HD constexpr int combinations() noexcept {
+  return (float_traits<Float>::max_exponent + 1) * (float_traits<Float>::max_exponent + 2) / 2;
+}
+ZS_HD inline void combination(int c, int& e, int& f) noexcept {
+  e = 0;
+  while (c > e) {
+    c -= e + 1;
+    ++e;
+  }
+  f = c;
+}
+
+template <typename Float>
+ZS_HD inline void take_sample(const encode_source* pieces, std::uint64_t num_pieces, column_sample<Float>& s) noexcept {
+  s.n = read_sample(pieces, num_pieces, s.values, s.stretches);
+  for (std::uint32_t k = 0; k < s.stretches; ++k) s.ends[k] = (k + 1) * sample_run < s.n ? (k + 1) * sample_run : s.n;
+}
+
+/// How many sampled values have the bits of value i.
+template <typename Float>
+ZS_HD inline std::uint32_t occurrences(const column_sample<Float>& s, std::uint32_t i) noexcept {
+  std::uint32_t c = 0;
+  for (std::uint32_t k = 0; k < s.n; ++k) c += bits_of(s.values[k]) == bits_of(s.values[i]) ? 1 : 0;
+  return c;
+}
+
+/// The fill value: the most frequent bit pattern (ties: the smaller), when it makes at least a
+/// 32nd of the sample; then the fill cells leave the sample, stretch by stretch.
+template <typename Float>
+ZS_HD inline void choose_fill(column_sample<Float>& s, const std::uint32_t* counts, column_params& p) noexcept {
   std::uint32_t best_count = 0;
   std::uint64_t best_bits = 0;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    std::uint64_t const b = bits_of(sample[i]);
-    std::uint32_t c = 0;
-    for (std::uint32_t k = 0; k < n; ++k) c += static_cast<std::uint64_t>(bits_of(sample[k])) == b ? 1 : 0;
-    if (c > best_count || (c == best_count && b < best_bits)) {
-      best_count = c;
+  for (std::uint32_t i = 0; i < s.n; ++i) {
+    std::uint64_t const b = bits_of(s.values[i]);
+    if (counts[i] > best_count || (counts[i] == best_count && b < best_bits)) {
+      best_count = counts[i];
       best_bits = b;
     }
   }
-  if (best_count >= 2 && best_count * 32 >= n) {
-    p.has_fill = true;
-    p.fill = best_bits;
-  }
-  // The rest of the parameters are for the values the fill path leaves: drop the fill cells
-  // from the sample, keeping stretch boundaries.
-  std::uint32_t ends[sample_vectors] = {};
-  if (p.has_fill) {
-    std::uint32_t kept = 0;
-    for (std::uint32_t s = 0; s < stretches; ++s) {
-      std::uint32_t const begin = s * sample_run;
-      std::uint32_t const end = n - begin < sample_run ? n : begin + sample_run;
-      for (std::uint32_t i = begin; i < end; ++i) {
-        if (static_cast<std::uint64_t>(bits_of(sample[i])) != p.fill) sample[kept++] = sample[i];
-      }
-      ends[s] = kept;
+  if (best_count < 2 || best_count * 32 < s.n) return;
+  p.has_fill = true;
+  p.fill = best_bits;
+  std::uint32_t kept = 0;
+  std::uint32_t begin = 0;
+  for (std::uint32_t k = 0; k < s.stretches; ++k) {
+    for (std::uint32_t i = begin; i < s.ends[k]; ++i) {
+      if (static_cast<std::uint64_t>(bits_of(s.values[i])) != p.fill) s.values[kept++] = s.values[i];
     }
-    n = kept;
-  } else {
-    for (std::uint32_t s = 0; s < stretches; ++s) ends[s] = (s + 1) * sample_run < n ? (s + 1) * sample_run : n;
+    begin = s.ends[k];
+    s.ends[k] = kept;
   }
-  if (n == 0) return p;
+  s.n = kept;
+}
 
-  // ALP: each stretch's best (exponent, factor), then the most voted.
-  std::uint8_t voted_e[sample_vectors] = {};
-  std::uint8_t voted_f[sample_vectors] = {};
+/// The cost of combination c on stretch k (bits, alp_cost); 0 for an empty stretch.
+template <typename Float>
+ZS_HD inline std::uint64_t stretch_cost(const column_sample<Float>& s, std::uint32_t k, int c) noexcept {
+  std::uint32_t const begin = k == 0 ? 0 : s.ends[k - 1];
+  int e = 0;
+  int f = 0;
+  combination(c, e, f);
+  return alp_cost(s.values + begin, s.ends[k] - begin, e, f);
+}
+
+/// The ALP candidates: each non-empty stretch votes for its cheapest combination (the first of
+/// equal cost); the most voted first (ties: the first voted), at most max_candidates.
+/// costs[k * combinations + c] is stretch_cost(s, k, c).
+template <typename Float>
+ZS_HD inline void choose_candidates(const column_sample<Float>& s, const std::uint64_t* costs, column_params& p) noexcept {
+  int voted[sample_vectors] = {};
   std::uint32_t votes[sample_vectors] = {};
   int distinct = 0;
-  for (std::uint32_t s = 0; s < stretches; ++s) {
-    std::uint32_t const begin = s == 0 ? 0 : ends[s - 1];
-    std::uint32_t const len = ends[s] - begin;
-    if (len == 0) continue;
-    std::uint64_t best_cost = ~std::uint64_t{0};
-    int best_e = 0;
-    int best_f = 0;
-    for (int e = 0; e <= traits::max_exponent; ++e) {
-      for (int f = 0; f <= e; ++f) {
-        std::uint64_t const cost = alp_cost(sample + begin, len, e, f);
-        if (cost < best_cost) {
-          best_cost = cost;
-          best_e = e;
-          best_f = f;
-        }
-      }
+  for (std::uint32_t k = 0; k < s.stretches; ++k) {
+    if (s.ends[k] == (k == 0 ? 0 : s.ends[k - 1])) continue;
+    int best = 0;
+    for (int c = 1; c < combinations<Float>(); ++c) {
+      if (costs[k * combinations<Float>() + c] < costs[k * combinations<Float>() + best]) best = c;
     }
-    int k = 0;
-    while (k < distinct && (voted_e[k] != best_e || voted_f[k] != best_f)) ++k;
-    if (k == distinct) {
-      voted_e[k] = static_cast<std::uint8_t>(best_e);
-      voted_f[k] = static_cast<std::uint8_t>(best_f);
-      ++distinct;
-    }
-    ++votes[k];
+    int v = 0;
+    while (v < distinct && voted[v] != best) ++v;
+    if (v == distinct) voted[distinct++] = best;
+    ++votes[v];
   }
   p.candidates = 0;
   bool used[sample_vectors] = {};
   while (p.candidates < max_candidates && p.candidates < distinct) {
     int top = -1;
-    for (int k = 0; k < distinct; ++k) {
-      if (!used[k] && (top < 0 || votes[k] > votes[top])) top = k;  // ties: the first voted
+    for (int v = 0; v < distinct; ++v) {
+      if (!used[v] && (top < 0 || votes[v] > votes[top])) top = v;
     }
     used[top] = true;
-    p.exponent[p.candidates] = voted_e[top];
-    p.factor[p.candidates] = voted_f[top];
+    int e = 0;
+    int f = 0;
+    combination(voted[top], e, f);
+    p.exponent[p.candidates] = static_cast<std::uint8_t>(e);
+    p.factor[p.candidates] = static_cast<std::uint8_t>(f);
     ++p.candidates;
   }
+  if (p.candidates == 0) {  // no value left beside the fill cells: any candidate will do
+    p.candidates = 1;
+    p.exponent[0] = 0;
+    p.factor[0] = 0;
+  }
+}
 
+/// The column parameters of a column whose pieces are `pieces`, from a sample of it (the three
+/// steps above as one worker). `s`, `counts` (sample_values) and `costs` (sample_vectors x
+/// combinations) are scratch.
+template <typename Float>
+ZS_HD inline column_params prepare_column(const encode_source* pieces, std::uint64_t num_pieces, column_sample<Float>& s,
+                                          std::uint32_t* counts, std::uint64_t* costs) noexcept {
+  column_params p;
+  take_sample(pieces, num_pieces, s);
+  for (std::uint32_t i = 0; i < s.n; ++i) counts[i] = occurrences(s, i);
+  choose_fill(s, counts, p);
+  for (std::uint32_t k = 0; k < s.stretches; ++k) {
+    for (int c = 0; c < combinations<Float>(); ++c) costs[k * combinations<Float>() + c] = stretch_cost(s, k, c);
+  }
+  choose_candidates(s, costs, p);
   return p;
 }
 

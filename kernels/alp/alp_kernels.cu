@@ -1,5 +1,7 @@
 #include <cub/device/device_scan.cuh>
 
+#include <new>
+
 #include "alp/alp_format.hpp"
 #include "alp/alp_kernels.hpp"
 #include "common/launch.hpp"
@@ -172,17 +174,51 @@ __global__ void decode_kernel(device_decode_batch batch, const std::uint64_t* ve
   }
 }
 
+// A block prepares a column: thread 0 reads the sample, the block counts each sampled value's
+// occurrences and costs every (stretch, exponent/factor) pair, thread 0 chooses from them in
+// the CPU's order, so the bytes are the CPU's.
+template <typename Float>
+__device__ void prepare_column(const encode_source* pieces, std::uint64_t n, std::byte* out) {
+  // Raw shared memory, constructed by thread 0: __shared__ variables take no initializers.
+  __shared__ alignas(16) unsigned char sample_bytes[sizeof(fmt::column_sample<Float>)];
+  __shared__ alignas(16) unsigned char params_bytes[sizeof(fmt::column_params)];
+  __shared__ std::uint32_t counts[fmt::sample_values];
+  __shared__ std::uint64_t costs[fmt::sample_vectors * fmt::combinations<Float>()];
+  auto& s = *reinterpret_cast<fmt::column_sample<Float>*>(sample_bytes);
+  auto& p = *reinterpret_cast<fmt::column_params*>(params_bytes);
+  if (threadIdx.x == 0) {
+    new (sample_bytes) fmt::column_sample<Float>();
+    new (params_bytes) fmt::column_params();
+    fmt::take_sample(pieces, n, s);
+  }
+  __syncthreads();
+  for (std::uint32_t i = threadIdx.x; i < s.n; i += blockDim.x) counts[i] = fmt::occurrences(s, i);
+  __syncthreads();
+  if (threadIdx.x == 0) fmt::choose_fill(s, counts, p);
+  __syncthreads();
+  std::uint32_t const pairs = s.stretches * static_cast<std::uint32_t>(fmt::combinations<Float>());
+  for (std::uint32_t k = threadIdx.x; k < pairs; k += blockDim.x) {
+    costs[k] = fmt::stretch_cost(s, k / fmt::combinations<Float>(), static_cast<int>(k % fmt::combinations<Float>()));
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    fmt::choose_candidates(s, costs, p);
+    fmt::store_params<Float>(p, out);
+  }
+  __syncthreads();
+}
+
 __global__ void prepare_kernel(const encode_source* pieces, const std::uint64_t* piece_begin, std::size_t num_columns,
                                std::byte* params, const std::uint64_t* params_offsets) {
-  for (std::uint64_t c = first_item(); c < num_columns; c += item_stride()) {
+  for (std::uint64_t c = blockIdx.x; c < num_columns; c += gridDim.x) {
     std::uint64_t const first = piece_begin[c];
     std::uint64_t const n = piece_begin[c + 1] - first;
     if (n == 0) continue;
     std::byte* out = params + params_offsets[c];
     if (pieces[first].type == value_type::float64) {
-      fmt::store_params<double>(fmt::prepare_column<double>(pieces + first, n), out);
+      prepare_column<double>(pieces + first, n, out);
     } else {
-      fmt::store_params<float>(fmt::prepare_column<float>(pieces + first, n), out);
+      prepare_column<float>(pieces + first, n, out);
     }
   }
 }
@@ -238,8 +274,13 @@ void decode(const device_decode_batch& batch, const std::uint64_t* vector_begin,
 
 void prepare(const encode_source* pieces, const std::uint64_t* piece_begin, std::size_t num_columns,
              std::byte* params, const std::uint64_t* params_offsets, cudaStream_t stream) {
-  launch_items(prepare_kernel, frame_ops_choice(), num_columns, stream, pieces, piece_begin, num_columns, params,
-               params_offsets);
+  // A block per column (frame_ops' block size), its threads over the sample's values and costs.
+  if (num_columns == 0) return;
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(prepare_kernel), frame_ops_choice(), num_columns);
+  observed_launch(r, stream, [&] {
+    prepare_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(pieces, piece_begin, num_columns, params,
+                                                                       params_offsets);
+  });
 }
 
 }  // namespace zs::kernels::alp

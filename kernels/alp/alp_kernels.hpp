@@ -31,8 +31,8 @@ void decode(const device_decode_batch& batch, const std::uint64_t* vector_begin,
             const launch_choice& choice, cudaStream_t stream);
 
 /// Column parameters of every column of a sample batch: pieces and piece_begin (columns + 1
-/// entries) in device memory, column c's block at params + params_offsets[c]. One thread per
-/// column runs the CPU reference's sampling, so both write the same bytes.
+/// entries) in device memory, column c's block at params + params_offsets[c]. A block per
+/// column runs the CPU reference's sampling steps (alp_format.hpp), so both write the same bytes.
 void prepare(const encode_source* pieces, const std::uint64_t* piece_begin, std::size_t num_columns,
              std::byte* params, const std::uint64_t* params_offsets, cudaStream_t stream);
 

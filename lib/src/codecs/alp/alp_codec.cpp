@@ -4,6 +4,7 @@
 #include "codecs/registry.hpp"
 
 #include <bit>
+#include <memory>
 #include <vector>
 
 #include "alp/alp_format.hpp"
@@ -66,6 +67,14 @@ frame_status decode_body(const std::byte* params, const std::byte* body, std::ui
   return frame_status::ok;
 }
 
+template <typename Float>
+alp::column_params prepare_one(std::span<const encode_source> pieces) {
+  auto sample = std::make_unique<alp::column_sample<Float>>();
+  std::vector<std::uint32_t> counts(alp::sample_values);
+  std::vector<std::uint64_t> costs(alp::sample_vectors * alp::combinations<Float>());
+  return alp::prepare_column<Float>(pieces.data(), pieces.size(), *sample, counts.data(), costs.data());
+}
+
 }  // namespace
 
 std::uint64_t alp_codec::params_bytes(value_type type) const noexcept {
@@ -116,9 +125,9 @@ void alp_codec::prepare_params_host(const sample_batch& samples, std::byte* para
     if (pieces.empty()) continue;
     std::byte* out = params + params_offsets[c];
     if (pieces.front().type == value_type::float64) {
-      alp::store_params<double>(alp::prepare_column<double>(pieces.data(), pieces.size()), out);
+      alp::store_params<double>(prepare_one<double>(pieces), out);
     } else {
-      alp::store_params<float>(alp::prepare_column<float>(pieces.data(), pieces.size()), out);
+      alp::store_params<float>(prepare_one<float>(pieces), out);
     }
   }
 }
