@@ -1,7 +1,7 @@
 // zshuffle bench shuffle: compressed all-to-all vs the raw all-to-all of the same bytes, over
 // the same transport, in the same run.
 //
-// Each rank tiles the real integer columns to --bytes in total, hash-partitions the rows by
+// Each rank tiles the real fixed-width columns (integers and floats) to --bytes in total, hash-partitions the rows by
 // value across ranks (as a join or group-by shuffle would), and then times, after a warm-up,
 // the median of --repeat runs of:
 //   plain       the reference a user would write: the same bytes per peer in cudaMalloc
@@ -93,6 +93,8 @@ struct measurement {
   std::uint64_t raw_bytes = 0, wire_bytes = 0;  // this rank's, sent
   std::uint64_t rounds = 0;
   std::vector<std::string> geometry;  // the launch geometry of each kernel of the compressed run
+  std::optional<zs::transfer_plan> plan;  // this rank's plan of the last compressed run
+  std::uint64_t compressed_links = 0, links = 0;  // (column, destination) pairs of this rank
 };
 
 // Device memory of its own (cudaMalloc, not the pool), as a plain NCCL program holds it.
@@ -237,6 +239,11 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
   });
   m.wire_bytes = stats.wire_bytes;
   m.rounds = stats.rounds;
+  m.plan = stats.plan;
+  if (m.plan) {
+    for (auto how : m.plan->choice) m.compressed_links += how == zs::carriage::compressed;
+    m.links = m.plan->choice.size();
+  }
   zs::cli::record_geometry(m.geometry, stream, [&] {
     auto out = zs::shuffle(device, inputs, options, stream);
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -252,17 +259,19 @@ int run_bench_shuffle(int argc, char** argv) {
   bool const lead = me == 0;
 
   std::string data, label = "default", json_path;
-  std::vector<std::string> names{"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32"};
+  std::vector<std::string> names{"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32",
+                                 "airport_lat.f64",   "levitus_temp.f32", "navy_wind_u.f32"};
   std::uint64_t bytes = std::uint64_t{1} << 30;
   int repeat = 5;
-  bool mpi_too = false;
+  bool mpi_too = false, explain = false;
+  std::string codec_name, plan_name = "auto";
   zs::shuffle_options options;
   CLI::App app{"Compressed all-to-all (zs::shuffle) against the raw all-to-all of the same partitions, over the "
                "same transport, in the same run.",
                "zshuffle bench shuffle"};
   app.footer("Run it under mpirun with a GPU per rank: mpirun -np N zshuffle bench shuffle --data DIR");
   app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
-  app.add_option("--columns", names, "integer column files, comma separated")->delimiter(',')->capture_default_str();
+  app.add_option("--columns", names, "fixed-width column files, comma separated")->delimiter(',')->capture_default_str();
   zs::cli::add_size_option(app, "--bytes", bytes, "uncompressed bytes per rank, over all columns", 1);
   app.add_option("--repeat", repeat, "timed repetitions after one warm-up")
       ->check(CLI::Range(1, 1000000))
@@ -271,11 +280,30 @@ int run_bench_shuffle(int argc, char** argv) {
   app.add_option("--label", label, "names the link setting in the output (e.g. nvlink, no-p2p, socket)")
       ->capture_default_str();
   app.add_flag("--mpi", mpi_too, "also measure MPI staged through pinned host memory (raw and compressed)");
+  app.add_option("--codec", codec_name,
+                 "compress every column with this codec on every link (a name `zshuffle info` lists); "
+                 "default: the planner chooses per column and link")
+      ->check([](const std::string& name) -> std::string {
+        try {
+          zs::get_codec(name);
+          return "";
+        } catch (const zs::error& e) {
+          return e.what();
+        }
+      });
+  app.add_option("--plan", plan_name, "auto: the planner chooses raw or compressed per column and link; "
+                                      "compress: every column compressed on every link")
+      ->check(CLI::IsMember({"auto", "compress"}))
+      ->capture_default_str();
+  app.add_flag("--explain", explain, "print rank 0's plan: per column and link the estimate, speeds, predicted "
+                                     "times and the choice");
   app.add_option("--json", json_path, "write the results as JSON to this file (rank 0 writes it)");
   zs::cli::progress_flags progress_flags;
   zs::cli::add_progress_options(app, progress_flags);
   std::optional<zs::cli::output_file> json;
   if (!zs::cli::parse_on_every_rank(comm, app, argc, argv, "bench shuffle", json_path, json)) return 0;  // --help
+  if (!codec_name.empty()) options.codec = zs::get_codec(codec_name).id();
+  if (plan_name == "compress") options.plan = zs::shuffle_options::planning::compress;
 
   int devices = 0;
   bool const gpu = zs::cuda_device_available() && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
@@ -327,7 +355,7 @@ int run_bench_shuffle(int argc, char** argv) {
 
   if (lead) {
     auto const gpu_name = zs::query_device(device).name;
-    std::printf("zshuffle bench shuffle: %d ranks on %s, link setting '%s', %.2f GiB per rank of %zu integer columns, "
+    std::printf("zshuffle bench shuffle: %d ranks on %s, link setting '%s', %.2f GiB per rank of %zu fixed-width columns, "
                 "median of %d after a warm-up\n",
                 ranks, gpu_name.c_str(), label.c_str(), static_cast<double>(bytes) / (1 << 30), names.size(), repeat);
     // The speedup is against the faster of the two raw all-to-alls: the shuffle's own transport
@@ -344,6 +372,13 @@ int run_bench_shuffle(int argc, char** argv) {
       ratio = static_cast<double>(comm.allreduce_sum(m.raw_bytes)) /
               static_cast<double>(std::max<std::uint64_t>(1, comm.allreduce_sum(m.wire_bytes)));
     });
+    // The plan over all ranks: links compressed, and the slowest rank's predicted time.
+    std::uint64_t compressed_links = 0, links = 0, predicted_ns = 0;
+    zs::cli::together([&] {
+      compressed_links = comm.allreduce_sum(m.compressed_links);
+      links = comm.allreduce_sum(m.links);
+      predicted_ns = comm.allreduce_max(m.plan ? static_cast<std::uint64_t>(m.plan->predicted.total * 1e9) : 0);
+    });
     double const raw_bw = raw_bytes / m.raw_s / 1e9, zs_bw = raw_bytes / m.compressed_s / 1e9;
     double const best_raw_s = m.plain_s ? std::min(*m.plain_s, m.raw_s) : m.raw_s;
     double const speedup = best_raw_s / m.compressed_s;
@@ -357,6 +392,12 @@ int run_bench_shuffle(int argc, char** argv) {
                   m.raw_s * 1e3, m.compressed_s * 1e3, ratio, plain_gbs, raw_bw, zs_bw, speedup,
                   static_cast<unsigned long long>(m.rounds));
       for (auto const& g : m.geometry) std::printf("    geometry: %s\n", g.c_str());
+      if (links > 0) {
+        std::printf("    plan: %llu of %llu (column, link) pairs compressed; predicted %.2f ms, measured %.2f ms\n",
+                    static_cast<unsigned long long>(compressed_links), static_cast<unsigned long long>(links),
+                    static_cast<double>(predicted_ns) / 1e6, m.compressed_s * 1e3);
+        if (explain && m.plan) std::printf("%s", m.plan->explain().c_str());
+      }
     }
     nlohmann::json row{{"transport", m.transport},
                        {"raw_s", m.raw_s},
@@ -368,6 +409,11 @@ int run_bench_shuffle(int argc, char** argv) {
                        {"speedup_against", m.plain_s && *m.plain_s < m.raw_s ? "plain" : "raw"},
                        {"rounds", m.rounds},
                        {"geometry", m.geometry}};
+    if (links > 0) {
+      row["predicted_s"] = static_cast<double>(predicted_ns) / 1e9;
+      row["compressed_links"] = compressed_links;
+      row["links"] = links;
+    }
     if (m.plain_s) {
       row["plain_s"] = *m.plain_s;
       row["plain_algbw_gbs"] = raw_bytes / *m.plain_s / 1e9;
@@ -376,8 +422,13 @@ int run_bench_shuffle(int argc, char** argv) {
   }
   zs::cli::agreed_step(comm, "bench shuffle", "writing the results", [&] {
     if (json) {
-      json->write_json(nlohmann::json{
-          {"label", label}, {"ranks", ranks}, {"bytes_per_rank", bytes}, {"results", std::move(rows)}});
+      json->write_json(nlohmann::json{{"label", label},
+                                      {"ranks", ranks},
+                                      {"bytes_per_rank", bytes},
+                                      {"columns", names},
+                                      {"codec", codec_name.empty() ? "default" : codec_name},
+                                      {"plan", plan_name},
+                                      {"results", std::move(rows)}});
     }
   });
   return 0;

@@ -29,31 +29,44 @@ class codec_groups {
 
   /// `forced` for every column, else default_codec(type). Throws unsupported, naming the
   /// column, where the codec does not encode the column's type. Types must be valid.
-  codec_groups(std::span<const value_type> types, std::optional<codec_id> forced, std::string_view operation) {
+  codec_groups(std::span<const value_type> types, std::optional<codec_id> forced, std::string_view operation)
+      : codec_groups(types, std::vector<std::optional<codec_id>>(types.size(), forced), operation) {}
+
+  /// The same with a choice per column (`forced[c]`, else default_codec(type)).
+  codec_groups(std::span<const value_type> types, std::span<const std::optional<codec_id>> forced,
+               std::string_view operation) {
     for (std::size_t c = 0; c < types.size(); ++c) {
-      const codec* chosen = forced ? &get_codec(*forced) : &default_codec(types[c]);
+      const codec* chosen = forced[c] ? &get_codec(*forced[c]) : &default_codec(types[c]);
       if (!chosen->supports(types[c])) {
         ZS_FAIL(error_code::unsupported, std::string(operation) + ": codec '" + std::string(chosen->name()) +
                                              "' does not encode " + std::string(to_string(types[c])) + " (column " +
                                              std::to_string(c) + ")");
       }
       codec_of_.push_back(chosen);
-      std::size_t g = 0;
-      while (g < groups_.size() && groups_[g].c != chosen) ++g;
-      if (g == groups_.size()) groups_.push_back({chosen, {}});
-      groups_[g].columns.push_back(c);
+      add(chosen, c);
     }
   }
 
   /// What every rank must pass alike, for agree_on_shape: "3 column(s) [int32 for, string raw,
   /// float64 raw]". Types must be valid; codec ids are named whether or not they are registered.
   static std::string describe(std::span<const value_type> types, std::optional<codec_id> forced) {
+    return describe(types, std::vector<std::optional<codec_id>>(types.size(), forced));
+  }
+  static std::string describe(std::span<const value_type> types, std::span<const std::optional<codec_id>> forced) {
     std::string text = std::to_string(types.size()) + " column(s) [";
     for (std::size_t c = 0; c < types.size(); ++c) {
-      codec_id const id = forced ? *forced : default_codec(types[c]).id();
+      codec_id const id = forced[c] ? *forced[c] : default_codec(types[c]).id();
       text += (c == 0 ? "" : ", ") + std::string(to_string(types[c])) + " " + std::string(to_string(id));
     }
     return text + "]";
+  }
+
+  /// Adds `column` to the group of `c` (a new group at the end if `c` has none yet).
+  void add(const codec* c, std::size_t column) {
+    std::size_t g = 0;
+    while (g < groups_.size() && groups_[g].c != c) ++g;
+    if (g == groups_.size()) groups_.push_back({c, {}});
+    groups_[g].columns.push_back(column);
   }
 
   const codec& of(std::size_t column) const { return *codec_of_[column]; }
@@ -74,18 +87,17 @@ struct encoded_groups {
   std::vector<std::vector<std::uint64_t>> layouts;
 };
 
-/// Encodes sources[g] with groups.groups()[g].c for every group; column_of[g][j] is the column
+/// Encodes sources[g] with all[g].c for every group; column_of[g][j] is the column
 /// of sources[g][j], column_types[c] the type of column c. A codec with column parameters first
 /// prepares each column's from that column's frames in the batch (one call per group, batched
 /// over its columns), and every frame of the column points at them. `Ops` is host_ops or
 /// device_ops (collective_engines.hpp).
 template <typename Ops>
-encoded_groups<typename Ops::buffer> encode_groups(const Ops& ops, const codec_groups& groups,
+encoded_groups<typename Ops::buffer> encode_groups(const Ops& ops, std::span<const codec_groups::group> all,
                                                    std::span<const value_type> column_types,
                                                    std::vector<std::vector<encode_source>>& sources,
                                                    const std::vector<std::vector<std::size_t>>& column_of) {
   encoded_groups<typename Ops::buffer> out;
-  auto const all = groups.groups();
   for (std::size_t g = 0; g < all.size(); ++g) {
     auto const& columns = all[g].columns;
     std::vector<value_type> types;

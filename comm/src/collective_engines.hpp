@@ -43,6 +43,26 @@ struct frame_copy {
   std::uint64_t bytes;
 };
 
+/// Device copies in one batched launch, ordered on `stream`: with many columns and ranks, one
+/// copy launch per piece would cost more than the copies. The three lists (sources,
+/// destinations, sizes) travel in one upload.
+inline void copy_batch(std::span<const frame_copy> copies, cudaStream_t stream) {
+  std::size_t const n = copies.size();
+  if (n == 0) return;
+  std::vector<std::uint64_t> lists(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    lists[i] = reinterpret_cast<std::uintptr_t>(copies[i].src);
+    lists[n + i] = reinterpret_cast<std::uintptr_t>(copies[i].dst);
+    lists[2 * n + i] = copies[i].bytes;
+  }
+  device_buffer d_lists(lists.size() * sizeof(std::uint64_t), stream);
+  copy_async(d_lists.data(), lists.data(), lists.size() * sizeof(std::uint64_t), stream);
+  device_buffer temp(kernels::copy_buffers_temp_bytes(n), stream);
+  auto* const words = d_lists.as<std::uint64_t>();
+  kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + n),
+                        words + 2 * n, n, temp.data(), temp.size(), stream);
+}
+
 /// The bytes of a host_buffer or a device_buffer.
 template <typename Buffer>
 std::byte* bytes_of(Buffer& b) {
@@ -162,25 +182,7 @@ class device_ops {
     c.decode_async({frames, offsets, targets, status}, temp.data(), temp.size(), stream_);
   }
 
-  void pack(std::span<const frame_copy> copies) const {
-    std::size_t const n = copies.size();
-    if (n == 0) return;
-    // One batched copy for all frames: with many columns and ranks, one copy launch per frame
-    // would cost more than the copies. The three lists (sources, destinations, sizes) travel in
-    // one upload.
-    std::vector<std::uint64_t> lists(3 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-      lists[i] = reinterpret_cast<std::uintptr_t>(copies[i].src);
-      lists[n + i] = reinterpret_cast<std::uintptr_t>(copies[i].dst);
-      lists[2 * n + i] = copies[i].bytes;
-    }
-    device_buffer d_lists(lists.size() * sizeof(std::uint64_t), stream_);
-    copy_async(d_lists.data(), lists.data(), lists.size() * sizeof(std::uint64_t), stream_);
-    device_buffer temp(kernels::copy_buffers_temp_bytes(n), stream_);
-    auto* const words = d_lists.as<std::uint64_t>();
-    kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + n),
-                          words + 2 * n, n, temp.data(), temp.size(), stream_);
-  }
+  void pack(std::span<const frame_copy> copies) const { copy_batch(copies, stream_); }
 
   /// As host_ops::allocate_output, ordered on this stream.
   column allocate_output(value_type type, std::uint64_t rows, std::uint64_t chars) const {

@@ -291,7 +291,7 @@ class column_collective {
         column_of[g].push_back(c);
       }
     }
-    auto encoded = detail::encode_groups(static_cast<const Engine&>(engine_), codecs_, types(), sources, column_of);
+    auto encoded = detail::encode_groups(static_cast<const Engine&>(engine_), codecs_.groups(), types(), sources, column_of);
     auto const in_group_order =
         engine_.template read_array<std::uint64_t>(encoded.frame_bytes, C, "the sizes of the encoded frames");
 

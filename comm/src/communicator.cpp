@@ -11,6 +11,7 @@
 #include <system_error>
 #include <vector>
 
+#include "link_bandwidth.hpp"
 #include "zs/error.hpp"
 
 namespace zs {
@@ -337,6 +338,24 @@ std::vector<std::uint64_t> communicator::exchange_counts(
     ZS_FAIL(error_code::invalid_argument, message);
   }
   return incoming;
+}
+
+const std::vector<double>& communicator::link_bandwidth() {
+  if (!link_bps_.empty()) return link_bps_;
+  constexpr std::uint64_t probe = std::uint64_t{256} << 10, largest = std::uint64_t{16} << 20;
+  auto const ranks = static_cast<std::size_t>(size());
+  std::vector<std::byte> out(largest), in(largest);
+  link_bps_ = detail::measure_links(*this, probe, largest, 2e-3, [&](int to, int from, std::uint64_t bytes) {
+    std::vector<std::uint64_t> send_counts(ranks, 0), recv_counts(ranks, 0);
+    send_counts[static_cast<std::size_t>(to)] = bytes;
+    recv_counts[static_cast<std::size_t>(from)] = bytes;
+    alltoallv(std::span(out).first(bytes), send_counts, std::span(in).first(bytes), recv_counts);
+  });
+  return link_bps_;
+}
+
+void communicator::set_link_bandwidth(std::vector<double> bytes_per_second) {
+  link_bps_ = detail::checked_link_bandwidth(std::move(bytes_per_second), size());
 }
 
 }  // namespace zs

@@ -2,9 +2,12 @@
 // backend.
 #include "zs/comm/device_communicator.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "collective_engines.hpp"
+#include "link_bandwidth.hpp"
 #include "polling.hpp"
 #include "zs/comm/agreement.hpp"
 #include "zs/error.hpp"
@@ -176,6 +179,100 @@ void device_communicator::synchronize(cudaStream_t stream, std::string_view wait
                                        " (a peer stopped answering, or the GPU hangs)");
   }
   if (status != cudaSuccess) detail::throw_cuda_error(status, "cudaStreamQuery (synchronize)", __FILE__, __LINE__);
+}
+
+void device_communicator::alltoallv_pieces(std::span<const send_piece> sends, std::span<const recv_piece> recvs,
+                                           cudaStream_t stream) {
+  auto const check = [&](const char* list, int peer, const void* data, std::uint64_t bytes) {
+    if (peer < 0 || peer >= size()) {
+      ZS_FAIL(error_code::invalid_argument, std::string(list) + ": peer " + std::to_string(peer) + " is not a rank of " +
+                                                std::to_string(size()));
+    }
+    check_buffer(list, data, bytes);
+  };
+  for (auto const& p : sends) check("a send piece", p.peer, p.data, p.bytes);
+  for (auto const& p : recvs) check("a receive piece", p.peer, p.data, p.bytes);
+  // Pieces to this rank itself are device copies, whatever the transport (NCCL without P2P
+  // would move them through host memory).
+  std::vector<send_piece> to_peers;
+  std::vector<recv_piece> from_peers;
+  std::vector<detail::frame_copy> local;  // this rank's pieces to itself
+  std::size_t next_self = 0;
+  auto const self_piece = [&](const recv_piece& p) { return p.peer == rank() && p.bytes > 0; };
+  for (auto const& p : recvs) {
+    if (p.peer != rank()) from_peers.push_back(p);
+  }
+  for (auto const& p : sends) {
+    if (p.peer != rank()) {
+      to_peers.push_back(p);
+      continue;
+    }
+    if (p.bytes == 0) continue;
+    while (next_self < recvs.size() && !self_piece(recvs[next_self])) ++next_self;
+    if (next_self == recvs.size() || recvs[next_self].bytes != p.bytes) {
+      ZS_FAIL(error_code::invalid_argument, "alltoallv_pieces: the pieces this rank sends itself do not match, piece "
+                                            "for piece, those it receives from itself");
+    }
+    local.push_back({p.data, recvs[next_self++].data, p.bytes});
+  }
+  while (next_self < recvs.size() && !self_piece(recvs[next_self])) ++next_self;
+  if (next_self != recvs.size()) {
+    ZS_FAIL(error_code::invalid_argument, "alltoallv_pieces: this rank receives more pieces from itself than it sends");
+  }
+  // Few and large (a column's rows per round): one copy each runs at the memory's speed.
+  for (auto const& c : local) copy_async(c.dst, c.src, c.bytes, stream);
+  do_alltoallv_pieces(to_peers, from_peers, stream);
+}
+
+void device_communicator::do_alltoallv_pieces(std::span<const send_piece> sends, std::span<const recv_piece> recvs,
+                                              cudaStream_t stream) {
+  auto const ranks = static_cast<std::size_t>(size());
+  std::vector<std::uint64_t> send_counts(ranks, 0), recv_counts(ranks, 0);
+  for (auto const& p : sends) send_counts[static_cast<std::size_t>(p.peer)] += p.bytes;
+  for (auto const& p : recvs) recv_counts[static_cast<std::size_t>(p.peer)] += p.bytes;
+  // Each peer's block starts where the blocks of the peers before it end; within a block the
+  // pieces follow in list order.
+  auto const starts = [&](const std::vector<std::uint64_t>& counts) {
+    std::vector<std::uint64_t> at(ranks + 1, 0);
+    for (std::size_t p = 0; p < ranks; ++p) at[p + 1] = at[p] + counts[p];
+    return at;
+  };
+  auto send_at = starts(send_counts), recv_at = starts(recv_counts);
+  device_buffer packed(std::max<std::uint64_t>(send_at[ranks], 1), stream);
+  device_buffer landed(std::max<std::uint64_t>(recv_at[ranks], 1), stream);
+  std::vector<detail::frame_copy> copies;
+  for (auto const& p : sends) {
+    auto& at = send_at[static_cast<std::size_t>(p.peer)];
+    copies.push_back({p.data, packed.as<std::byte>() + at, p.bytes});
+    at += p.bytes;
+  }
+  detail::copy_batch(copies, stream);
+  do_alltoallv(packed.as<std::byte>(), send_counts, landed.as<std::byte>(), recv_counts, stream);
+  copies.clear();
+  for (auto const& p : recvs) {
+    auto& at = recv_at[static_cast<std::size_t>(p.peer)];
+    copies.push_back({landed.as<std::byte>() + at, p.data, p.bytes});
+    at += p.bytes;
+  }
+  detail::copy_batch(copies, stream);
+}
+
+const std::vector<double>& device_communicator::link_bandwidth(cudaStream_t stream) {
+  if (!link_bps_.empty()) return link_bps_;
+  // NVLink reaches its bandwidth only with tens of MiB per transfer.
+  constexpr std::uint64_t probe = std::uint64_t{4} << 20, largest = std::uint64_t{256} << 20;
+  device_buffer out(largest, stream), in(largest, stream);
+  link_bps_ = detail::measure_links(host(), probe, largest, 2e-3, [&](int to, int from, std::uint64_t bytes) {
+    send_piece const s{to, out.as<std::byte>(), bytes};
+    recv_piece const r{from, in.as<std::byte>(), bytes};
+    alltoallv_pieces(std::span(&s, 1), std::span(&r, 1), stream);
+    synchronize(stream, "measuring the link to rank " + std::to_string(to));
+  });
+  return link_bps_;
+}
+
+void device_communicator::set_link_bandwidth(std::vector<double> bytes_per_second) {
+  link_bps_ = detail::checked_link_bandwidth(std::move(bytes_per_second), size());
 }
 
 }  // namespace zs

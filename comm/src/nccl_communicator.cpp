@@ -132,4 +132,19 @@ void nccl_communicator::do_recv(std::byte* bytes, std::uint64_t count, int peer,
   ZS_NCCL_TRY(ncclRecv(bytes, count, ncclChar, peer, comm, stream));
 }
 
+void nccl_communicator::do_alltoallv_pieces(std::span<const send_piece> sends, std::span<const recv_piece> recvs,
+                                            cudaStream_t stream) {
+  // NCCL matches the sends and receives between two ranks in the order they are posted, so
+  // each piece lands in its place without packing.
+  ncclComm_t const comm = live();
+  ZS_NCCL_TRY(ncclGroupStart());
+  for (auto const& p : sends) {
+    if (p.bytes > 0) ZS_NCCL_TRY(ncclSend(p.data, p.bytes, ncclChar, p.peer, comm, stream));
+  }
+  for (auto const& p : recvs) {
+    if (p.bytes > 0) ZS_NCCL_TRY(ncclRecv(p.data, p.bytes, ncclChar, p.peer, comm, stream));
+  }
+  ZS_NCCL_TRY(ncclGroupEnd());
+}
+
 }  // namespace zs

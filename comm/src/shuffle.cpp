@@ -8,15 +8,20 @@
 #include "zs/comm/shuffle.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <string_view>
 
 #include "codec_groups.hpp"
 #include "collective_engines.hpp"
 #include "common/batch_ops.hpp"
+#include "link_bandwidth.hpp"
 #include "shuffle_manifest.hpp"
 #include "shuffle_plan.hpp"
 #include "zs/error.hpp"
@@ -78,17 +83,47 @@ class host_engine {
     return detail::host_ops::allocate_output(type, rows, chars);
   }
 
+  // What the planner measures.
+  const std::vector<double>& link_bandwidth() { return comm_.link_bandwidth(); }
+  static std::vector<codec_estimate> estimate(const codec& c, const sample_batch& samples) {
+    return c.estimate_host(samples);
+  }
+  static int speed_key() { return -1; }  // CPU codec speeds are remembered apart from any GPU's
+  static constexpr std::uint64_t speed_sample_bytes = std::uint64_t{4} << 20;
+  template <typename Work>
+  static double seconds_of(Work work) {
+    auto const start = clock_type::now();
+    work();
+    return std::chrono::duration<double>(clock_type::now() - start).count();
+  }
+
   void encoded(round_sync&) {}
   std::vector<std::uint64_t> read_sizes(round_sync&, buffer& sizes, std::size_t n, std::string_view what) {
     return detail::host_ops::read_array<std::uint64_t>(sizes, n, what);
   }
-  void exchange(round_sync&, buffer& send, std::span<const std::uint64_t> send_counts, buffer& recv,
-                std::span<const std::uint64_t> recv_counts) {
-    std::uint64_t out = 0, in = 0;
-    for (auto c : send_counts) out += c;
-    for (auto c : recv_counts) in += c;
-    comm_.alltoallv(std::span(send.as<const std::byte>(), out), send_counts, std::span(recv.as<std::byte>(), in),
-                    recv_counts);
+  // Pieces are packed by peer, exchanged with one alltoallv and unpacked.
+  void exchange(round_sync&, buffer&, buffer&, std::span<const device_communicator::send_piece> sends,
+                std::span<const device_communicator::recv_piece> recvs) {
+    auto const ranks = static_cast<std::size_t>(comm_.size());
+    std::vector<std::uint64_t> send_counts(ranks, 0), recv_counts(ranks, 0);
+    for (auto const& p : sends) send_counts[static_cast<std::size_t>(p.peer)] += p.bytes;
+    for (auto const& p : recvs) recv_counts[static_cast<std::size_t>(p.peer)] += p.bytes;
+    auto const starts = [&](const std::vector<std::uint64_t>& counts) {
+      std::vector<std::uint64_t> at(ranks + 1, 0);
+      for (std::size_t p = 0; p < ranks; ++p) at[p + 1] = at[p] + counts[p];
+      return at;
+    };
+    auto send_at = starts(send_counts), recv_at = starts(recv_counts);
+    std::vector<std::byte> packed(send_at[ranks]), landed(recv_at[ranks]);
+    for (auto const& p : sends) {
+      if (p.bytes > 0) std::memcpy(packed.data() + send_at[static_cast<std::size_t>(p.peer)], p.data, p.bytes);
+      send_at[static_cast<std::size_t>(p.peer)] += p.bytes;
+    }
+    comm_.alltoallv(packed, send_counts, landed, recv_counts);
+    for (auto const& p : recvs) {
+      if (p.bytes > 0) std::memcpy(p.data, landed.data() + recv_at[static_cast<std::size_t>(p.peer)], p.bytes);
+      recv_at[static_cast<std::size_t>(p.peer)] += p.bytes;
+    }
   }
   void finish() {}
 
@@ -102,7 +137,6 @@ class device_engine {
   static constexpr memory_kind memory = detail::device_ops::memory;
   struct round_sync {
     cuda_event encoded, exchanged;
-    pinned_buffer sizes;
   };
   enum class stage { encode, exchange, decode };
 
@@ -143,24 +177,53 @@ class device_engine {
     column c = detail::device_ops(caller_, comm_).allocate_output(type, rows, chars);
     cuda_event ready;
     ready.record(caller_);
+    // Raw partitions land in the outputs from the exchange stream, frames from the decode one.
+    ZS_CUDA_TRY(cudaStreamWaitEvent(exchange_, ready.get(), 0));
     ZS_CUDA_TRY(cudaStreamWaitEvent(decode_, ready.get(), 0));
     return c;
   }
 
-  void encoded(round_sync& sync) { sync.encoded.record(encode_); }
-  // The exchange stream carries the previous round's frames: a peer that stops answering shows
-  // here first, and the wait is bounded by the communicator's timeout.
-  std::vector<std::uint64_t> read_sizes(round_sync& sync, buffer& sizes, std::size_t n, std::string_view what) {
-    sync.sizes = pinned_buffer(std::max<std::size_t>(n * 8, 8));
-    ZS_CUDA_TRY(cudaStreamWaitEvent(exchange_, sync.encoded.get(), 0));
-    copy_async(sync.sizes.data(), sizes.data(), n * 8, exchange_);
-    comm_.synchronize(exchange_, what);
-    return {sync.sizes.as<std::uint64_t>(), sync.sizes.as<std::uint64_t>() + n};
+  // What the planner measures, before the pipeline starts.
+  const std::vector<double>& link_bandwidth() { return comm_.link_bandwidth(caller_); }
+  std::vector<codec_estimate> estimate(const codec& c, const sample_batch& samples) const {
+    return c.estimate(samples, caller_);
   }
-  void exchange(round_sync& sync, buffer& send, std::span<const std::uint64_t> send_counts, buffer& recv,
-                std::span<const std::uint64_t> recv_counts) {
-    comm_.alltoallv(send.as<std::byte>(), send_counts, recv.as<std::byte>(), recv_counts, exchange_,
-                    device_communicator::sizes::agreed);
+  int speed_key() const {
+    int device = 0;
+    ZS_CUDA_TRY(cudaGetDevice(&device));
+    return device;
+  }
+  static constexpr std::uint64_t speed_sample_bytes = std::uint64_t{64} << 20;
+  // Seconds of the work `work` enqueues on the encode stream.
+  template <typename Work>
+  double seconds_of(Work work) {
+    cuda_event start, stop;
+    start.record(encode_);
+    work();
+    stop.record(encode_);
+    comm_.synchronize(encode_, "measuring a codec's speed");
+    float ms = 0;
+    ZS_CUDA_TRY(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    return static_cast<double>(ms) / 1e3;
+  }
+
+  void encoded(round_sync& sync) { sync.encoded.record(encode_); }
+  // On a stream of their own, so that reading round k's sizes waits for round k's encode alone,
+  // not for round k - 1's transfer on the exchange stream: the host agrees on the sizes and
+  // packs round k while round k - 1 is on the wire.
+  std::vector<std::uint64_t> read_sizes(round_sync& sync, buffer& sizes, std::size_t n, std::string_view what) {
+    // One pinned buffer for every round, grown when needed: pinning memory costs far more
+    // than a round's copy, and each read is done before the next begins.
+    if (sizes_host_.size() < n * 8) sizes_host_ = pinned_buffer(std::max<std::size_t>(n * 8, 4096));
+    ZS_CUDA_TRY(cudaStreamWaitEvent(sizes_, sync.encoded.get(), 0));
+    ZS_CUDA_TRY(cudaStreamWaitEvent(exchange_, sync.encoded.get(), 0));  // packing reads the frames
+    copy_async(sizes_host_.data(), sizes.data(), n * 8, sizes_);
+    comm_.synchronize(sizes_, what);
+    return {sizes_host_.as<std::uint64_t>(), sizes_host_.as<std::uint64_t>() + n};
+  }
+  void exchange(round_sync& sync, buffer& send, buffer& recv, std::span<const device_communicator::send_piece> sends,
+                std::span<const device_communicator::recv_piece> recvs) {
+    comm_.alltoallv_pieces(sends, recvs, exchange_);
     send.set_stream(exchange_);
     sync.exchanged.record(exchange_);
     ZS_CUDA_TRY(cudaStreamWaitEvent(decode_, sync.exchanged.get(), 0));
@@ -177,7 +240,8 @@ class device_engine {
  private:
   device_communicator& comm_;
   cudaStream_t caller_;
-  cuda_stream encode_, exchange_, decode_;
+  cuda_stream encode_, exchange_, decode_, sizes_;
+  pinned_buffer sizes_host_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -196,13 +260,12 @@ class shuffle_driver {
     make_plan();
     progress_.rounds = plan_.rounds;
     progress_.raw_bytes_total = stats_.raw_bytes;
-    std::size_t const frames_per_round = static_cast<std::size_t>(plan_.ranks) * plan_.columns;
     agree(attempt([&] {
             for (std::size_t c = 0; c < plan_.columns; ++c) {
               outputs_.push_back(
                   engine_.allocate_output(plan_.types[c], plan_.out_rows_total[c], plan_.out_chars_total[c]));
             }
-            std::uint64_t const statuses = plan_.rounds * frames_per_round;
+            std::uint64_t const statuses = plan_.rounds * plan_.frames_in_per_round;
             statuses_ = engine_.at(Engine::stage::decode).allocate(statuses * sizeof(frame_status));
           }),
           "allocating the outputs");
@@ -225,7 +288,7 @@ class shuffle_driver {
         in_flight.pop_front();
       }
     }
-    check_statuses(frames_per_round);
+    check_statuses();
     engine_.finish();
     if (stats != nullptr) {
       *stats = stats_;
@@ -245,6 +308,8 @@ class shuffle_driver {
     buffer send, recv;
     std::vector<std::size_t> order;                      // frame index f = d * C + c, in group order
     std::vector<std::uint64_t> recv_sizes;               // [s * C + c]
+    std::vector<device_communicator::send_piece> sends;  // what the exchange moves (plan_pieces)
+    std::vector<device_communicator::recv_piece> receives;
     std::uint64_t raw_bytes = 0;                         // uncompressed bytes of its frames
     std::optional<failure> failed;                       // this rank's error in a local stage
   };
@@ -262,6 +327,12 @@ class shuffle_driver {
     if (options_.round_bytes == 0) {
       ZS_FAIL(error_code::invalid_argument, "options.round_bytes is 0; a round must hold at least one byte");
     }
+    if (!options_.column_codecs.empty() && options_.column_codecs.size() != columns_.size()) {
+      ZS_FAIL(error_code::invalid_argument, "options.column_codecs has " +
+                                                std::to_string(options_.column_codecs.size()) +
+                                                " entries for " + std::to_string(columns_.size()) + " columns");
+    }
+    if (!options_.link_bandwidth.empty()) detail::checked_link_bandwidth(options_.link_bandwidth, comm_.size());
     for (std::size_t c = 0; c < columns_.size(); ++c) {
       auto const& v = columns_[c].column;
       auto const& off = columns_[c].row_offsets;
@@ -292,8 +363,29 @@ class shuffle_driver {
   std::string describe_call() const {
     std::vector<value_type> types;
     for (auto const& col : columns_) types.push_back(col.column.type);
-    return detail::codec_groups::describe(types, options_.codec) + ", round_bytes " +
-           std::to_string(options_.round_bytes);
+    std::string text = detail::codec_groups::describe(types, column_codecs()) + ", round_bytes " +
+                       std::to_string(options_.round_bytes) + ", forced [";
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      auto const how = forced_carriage(c);
+      text += how ? (*how == carriage::raw ? "r" : "c") : "-";
+    }
+    return text + (options_.plan == shuffle_options::planning::automatic ? "], planned" : "], compress");
+  }
+
+  // Each column's codec: options.codec, else its entry in options.column_codecs, else none
+  // (default_codec). Checked to have one entry per column or none.
+  std::vector<std::optional<codec_id>> column_codecs() const {
+    std::vector<std::optional<codec_id>> out(columns_.size(), options_.codec);
+    if (!options_.codec && options_.column_codecs.size() == columns_.size()) out = options_.column_codecs;
+    return out;
+  }
+
+  // How column c travels on every link when the caller decided it; empty when the planner does.
+  std::optional<carriage> forced_carriage(std::size_t c) const {
+    auto const id = column_codecs()[c];
+    if (id) return *id == codec_id::raw ? carriage::raw : carriage::compressed;
+    if (options_.plan == shuffle_options::planning::compress) return carriage::compressed;
+    return std::nullopt;
   }
 
   void make_plan() {
@@ -304,7 +396,7 @@ class shuffle_driver {
     auto const P = static_cast<std::size_t>(p.ranks);
     // The ranks agreed on types and codecs, so this fails on every rank alike.
     for (auto const& col : columns_) p.types.push_back(col.column.type);
-    p.codecs = detail::codec_groups(p.types, options_.codec, "shuffle");
+    p.codecs = detail::codec_groups(p.types, column_codecs(), "shuffle");
     // Rounds: enough that no rank encodes more than round_bytes per round.
     std::uint64_t raw = 0;
     agree(attempt([&] {
@@ -332,8 +424,8 @@ class shuffle_driver {
 
     // Round boundaries of every (column, destination) partition, and what each destination
     // learns of them: rows and characters per (column, round), sealed per destination.
-    std::size_t const block_words = 2 * plan_product(C, R, "manifest") + 1;
-    std::vector<std::uint64_t> out, in;
+    std::size_t const manifest_words = 2 * plan_product(C, R, "manifest") + 1;
+    std::size_t const block_words = manifest_words + C + 1;  // the manifest, then the carriages
     agree(attempt([&] {
             fault::point("shuffle.plan");
             std::size_t const boundaries = plan_product(C * P, R + 1, "round boundaries");
@@ -355,9 +447,16 @@ class shuffle_driver {
                 std::copy(chars.begin(), chars.end(), p.char_at.begin() + first);
               }
             }
+          }),
+          "planning");
+    choose_carriages();
+
+    std::vector<std::uint64_t> out, in;
+    agree(attempt([&] {
             out.resize(plan_product(P, block_words, "manifest"));
             in.resize(out.size());
             std::vector<detail::slice_counts> slices(C * R);
+            std::vector<std::uint8_t> carriages(C);
             for (std::size_t d = 0; d < P; ++d) {
               for (std::size_t c = 0; c < C; ++c) {
                 for (std::uint64_t k = 0; k < R; ++k) {
@@ -365,12 +464,15 @@ class shuffle_driver {
                   slices[c * R + k] = {p.row_at[b + 1] - p.row_at[b],
                                        static_cast<std::uint64_t>(p.char_at[b + 1] - p.char_at[b])};
                 }
+                carriages[c] = p.out_carriage[p.link(c, static_cast<int>(d))];
               }
               auto const block = detail::seal_manifest(slices, comm_.rank(), static_cast<int>(d));
-              std::copy(block.begin(), block.end(), out.begin() + static_cast<std::ptrdiff_t>(d * block_words));
+              auto const ways = detail::seal_carriages(carriages, comm_.rank(), static_cast<int>(d));
+              auto const at = out.begin() + static_cast<std::ptrdiff_t>(d * block_words);
+              std::copy(ways.begin(), ways.end(), std::copy(block.begin(), block.end(), at));
             }
           }),
-          "planning");
+          "sealing the manifest");
     std::vector<std::uint64_t> const counts(P, block_words * 8);
     comm_.alltoallv(std::as_bytes(std::span(out)), counts, std::as_writable_bytes(std::span(in)), counts);
 
@@ -384,11 +486,15 @@ class shuffle_driver {
             p.out_char.assign(incoming, 0);
             p.out_rows_total.assign(C, 0);
             p.out_chars_total.assign(C, 0);
+            p.in_carriage.assign(C * P, 0);
             std::vector<std::uint64_t> out_bytes(C, 0);
             auto const all = std::as_bytes(std::span(in));
             for (std::size_t s = 0; s < P; ++s) {
-              auto const slices = detail::read_manifest(all.subspan(s * block_words * 8, block_words * 8),
+              auto const slices = detail::read_manifest(all.subspan(s * block_words * 8, manifest_words * 8),
                                                         static_cast<int>(s), comm_.rank(), p.types, R);
+              auto const ways = detail::read_carriages(
+                  all.subspan((s * block_words + manifest_words) * 8, (C + 1) * 8), static_cast<int>(s), comm_.rank(), C);
+              for (std::size_t c = 0; c < C; ++c) p.in_carriage[p.link(c, static_cast<int>(s))] = ways[c];
               for (std::size_t c = 0; c < C; ++c) {
                 std::string const what = "the rows " + describe_column(c, p.types[c]) + " receives";
                 for (std::uint64_t k = 0; k < R; ++k) {
@@ -411,7 +517,166 @@ class shuffle_driver {
             }
           }),
           "reading the manifest");
+    p.in_groups = frame_groups(p.in_carriage);
+    p.frames_in_per_round = 0;
+    for (auto const& g : p.in_groups) {
+      for (std::size_t c : g.columns) {
+        for (int s = 0; s < p.ranks; ++s) p.frames_in_per_round += p.frame_codec(c, p.in_carriage[p.link(c, s)]) == g.c;
+      }
+    }
+  }
 
+  // The batches of frames that `carriages` (out_carriage or in_carriage) make: per codec, the
+  // columns with a frame of that codec on some link.
+  std::vector<detail::codec_groups::group> frame_groups(const std::vector<std::uint8_t>& carriages) const {
+    std::vector<detail::codec_groups::group> groups;
+    for (std::size_t c = 0; c < plan_.columns; ++c) {
+      for (int r = 0; r < plan_.ranks; ++r) {
+        const codec* const chosen = plan_.frame_codec(c, carriages[plan_.link(c, r)]);
+        if (chosen == nullptr) continue;
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.c == chosen; });
+        if (g == groups.end()) g = groups.insert(groups.end(), {chosen, {}});
+        if (g->columns.empty() || g->columns.back() != c) g->columns.push_back(c);
+      }
+    }
+    return groups;
+  }
+
+  // Uncompressed bytes of (column c, destination d) over the whole call, as shuffle_stats counts.
+  std::uint64_t partition_bytes(std::size_t c, int d) const {
+    auto const first = plan_.boundary(c, d, 0), last = plan_.boundary(c, d, plan_.rounds);
+    std::uint64_t const rows = plan_.row_at[last] - plan_.row_at[first];
+    if (plan_.types[c] != value_type::string) return rows * value_width(plan_.types[c]);
+    return static_cast<std::uint64_t>(plan_.char_at[last] - plan_.char_at[first]) + 8 * rows;
+  }
+
+  // out_carriage: what the caller forced, and the planner's choice for the rest (stats_.plan).
+  // Measuring the links is collective; every rank gets there, since the ranks agreed on what
+  // is forced.
+  void choose_carriages() {
+    auto& p = plan_;
+    std::size_t const C = p.columns;
+    auto const P = static_cast<std::size_t>(p.ranks);
+    p.out_carriage.assign(C * P, 0);
+    bool planned = false;
+    for (std::size_t c = 0; c < C; ++c) {
+      auto const how = forced_carriage(c);
+      planned = planned || !how;
+      for (std::size_t d = 0; d < P; ++d) p.out_carriage[c * P + d] = static_cast<std::uint8_t>(how.value_or(carriage::raw));
+    }
+    if (planned) {
+      std::vector<double> links = options_.link_bandwidth;
+      if (links.empty()) links = engine_.link_bandwidth();
+      agree(attempt([&] {
+              auto plan = plan_transfers(planner_inputs_for(std::move(links)));
+              for (std::size_t i = 0; i < plan.choice.size(); ++i) {
+                p.out_carriage[i] = static_cast<std::uint8_t>(plan.choice[i]);
+              }
+              stats_.plan = std::move(plan);
+            }),
+            "planning the transfers");
+    }
+    p.out_groups = frame_groups(p.out_carriage);
+  }
+
+  planner_inputs planner_inputs_for(std::vector<double> links) {
+    auto const& p = plan_;
+    planner_inputs in;
+    in.rank = comm_.rank();
+    in.link_bps = std::move(links);
+    in.rounds = p.rounds;
+    // Ratios: one estimate per codec, batched over the columns it may compress, from their
+    // first round's partitions.
+    std::vector<double> ratio(p.columns, 1.0);
+    for (auto const& g : p.codecs.groups()) {
+      std::vector<encode_source> pieces;
+      std::vector<std::uint64_t> piece_begin{0};
+      std::vector<std::size_t> estimated;
+      for (std::size_t c : g.columns) {
+        if (forced_carriage(c)) continue;
+        for (int d = 0; d < p.ranks; ++d) pieces.push_back(source(c, d, 0));
+        piece_begin.push_back(pieces.size());
+        estimated.push_back(c);
+      }
+      if (estimated.empty()) continue;
+      auto const estimates = engine_.estimate(*g.c, sample_batch{pieces, piece_begin});
+      for (std::size_t i = 0; i < estimated.size(); ++i) {
+        // A column with no bytes here costs nothing either way; its frames are headers alone.
+        if (estimates[i].raw_bytes > 0) ratio[estimated[i]] = estimates[i].ratio();
+      }
+    }
+    for (std::size_t c = 0; c < p.columns; ++c) {
+      planner_column col;
+      col.name = describe_column(c, p.types[c]);
+      col.codec = std::string(p.codecs.of(c).name());
+      for (int d = 0; d < p.ranks; ++d) col.bytes.push_back(partition_bytes(c, d));
+      col.forced = forced_carriage(c);
+      col.ratio = ratio[c];
+      auto const speed = col.forced ? codec_speed{1, 1} : speed_of(p.codecs.of(c), c);
+      col.encode_bps = speed.encode_bps;
+      col.decode_bps = speed.decode_bps;
+      if (p.types[c] == value_type::string) {
+        // Raw strings travel in raw frames, whose copies cost time too.
+        auto const raw = speed_of(get_codec(codec_id::raw), c);
+        col.raw_encode_bps = raw.encode_bps;
+        col.raw_decode_bps = raw.decode_bps;
+      }
+      in.columns.push_back(std::move(col));
+    }
+    return in;
+  }
+
+  struct codec_speed {
+    double encode_bps = 0, decode_bps = 0;
+  };
+
+  // Codec c's speed on column `index`'s first rows (up to Engine::speed_sample_bytes), in
+  // uncompressed bytes per second: measured the first time this process meets the codec and
+  // the column's type on this device, then remembered.
+  codec_speed speed_of(const codec& c, std::size_t index) {
+    static std::mutex lock;
+    static std::map<std::tuple<int, codec_id, value_type>, codec_speed> measured;
+    auto const& v = columns_[index].column;
+    auto const key = std::make_tuple(engine_.speed_key(), c.id(), v.type);
+    {
+      std::lock_guard<std::mutex> const hold(lock);
+      if (auto const it = measured.find(key); it != measured.end()) return it->second;
+    }
+    std::uint64_t const raw = stats_.column_raw_bytes[index];
+    // An empty column moves nothing, whatever the codec's speed: not worth measuring.
+    if (v.count == 0 || raw == 0) return {std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
+    std::uint64_t const rows =
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>(v.count, Engine::speed_sample_bytes * v.count / raw));
+    std::uint64_t chars = 0;
+    if (v.type == value_type::string) {
+      auto const ends = engine_.read_offsets(v.offsets, {0, rows});
+      chars = static_cast<std::uint64_t>(ends[1] - ends[0]);
+    }
+    std::vector<std::vector<encode_source>> sources{{detail::source_rows(v, 0, rows, chars)}};
+    std::uint64_t const bytes = v.type == value_type::string ? chars + 8 * rows : rows * value_width(v.type);
+    auto const ops = engine_.at(Engine::stage::encode);
+    std::vector<detail::codec_groups::group> const group{{&c, {index}}};
+    std::vector<std::vector<std::size_t>> const column_of{{index}};
+    auto const encode = [&] { return detail::encode_groups(ops, group, plan_.types, sources, column_of); };
+    encode();  // warm-up
+    detail::encoded_groups<buffer> frames;
+    double const encode_s = engine_.seconds_of([&] { frames = encode(); });
+    std::uint64_t const frame_bytes = ops.template read_array<std::uint64_t>(frames.frame_bytes, 1, "a frame size")[0];
+    column out = ops.allocate_output(v.type, rows, chars);
+    std::vector<decode_target> const targets{detail::target_rows(out, 0, rows, 0, chars)};
+    std::vector<std::uint64_t> const offsets{0, frame_bytes};
+    buffer status = ops.allocate(sizeof(frame_status));
+    auto const decode = [&] {
+      ops.decode(c, bytes_of(frames.scratch), offsets, targets, status.template as<frame_status>());
+    };
+    decode();  // warm-up
+    double const decode_s = engine_.seconds_of(decode);
+    throw_if_failed(ops.template read_array<frame_status>(status, 1, "the status of a speed sample"));
+    codec_speed const speed{static_cast<double>(bytes) / std::max(encode_s, 1e-9),
+                            static_cast<double>(bytes) / std::max(decode_s, 1e-9)};
+    std::lock_guard<std::mutex> const hold(lock);
+    measured.emplace(key, speed);
+    return speed;
   }
 
   template <typename Step>
@@ -430,21 +695,26 @@ class shuffle_driver {
     guarded(r, [&] {
       auto const& p = plan_;
       std::size_t const C = p.columns;
-      auto const groups = p.codecs.groups();
+      for (std::size_t c = 0; c < C; ++c) {
+        for (int d = 0; d < p.ranks; ++d) {
+          auto const s = source(c, d, k);
+          r.raw_bytes += s.type == value_type::string ? s.chars_bytes + 8 * s.count : s.count * value_width(s.type);
+        }
+      }
+      auto const& groups = p.out_groups;
       std::vector<std::vector<encode_source>> sources(groups.size());
       std::vector<std::vector<std::size_t>> column_of(groups.size());
       for (std::size_t g = 0; g < groups.size(); ++g) {
         for (int d = 0; d < p.ranks; ++d) {
           for (std::size_t c : groups[g].columns) {
+            if (p.frame_codec(c, p.out_carriage[p.link(c, d)]) != groups[g].c) continue;
             sources[g].push_back(source(c, d, k));
             column_of[g].push_back(c);
             r.order.push_back(static_cast<std::size_t>(d) * C + c);
-            auto const& s = sources[g].back();
-            r.raw_bytes += s.type == value_type::string ? s.chars_bytes + 8 * s.count : s.count * value_width(s.type);
           }
         }
       }
-      r.encoded = detail::encode_groups(engine_.at(Engine::stage::encode), p.codecs, p.types, sources, column_of);
+      r.encoded = detail::encode_groups(engine_.at(Engine::stage::encode), groups, p.types, sources, column_of);
       engine_.encoded(r.sync);
     });
   }
@@ -531,10 +801,43 @@ class shuffle_driver {
       }
       exchanger.pack(copies);
       retire(r.encoded.scratch);
+      plan_pieces(r, send_counts, recv_counts);
     });
     agree(r);
-    engine_.exchange(r.sync, r.send, send_counts, r.recv, recv_counts);
+    engine_.exchange(r.sync, r.send, r.recv, r.sends, r.receives);
     report_progress(r);
+  }
+
+  // What round r moves: to and from each rank, its block of frames, then its raw fixed-width
+  // partitions straight from the columns and into the outputs, columns in order. Both ends
+  // list the pieces between two ranks alike, from the plan and the manifest.
+  void plan_pieces(round& r, std::span<const std::uint64_t> send_counts, std::span<const std::uint64_t> recv_counts) {
+    auto const& p = plan_;
+    r.sends.clear();
+    r.receives.clear();
+    std::uint64_t send_at = 0, recv_at = 0;
+    for (int q = 0; q < p.ranks; ++q) {
+      auto const rank = static_cast<std::size_t>(q);
+      r.sends.push_back({q, bytes_of(r.send) + send_at, send_counts[rank]});
+      r.receives.push_back({q, bytes_of(r.recv) + recv_at, recv_counts[rank]});
+      send_at += send_counts[rank];
+      recv_at += recv_counts[rank];
+      for (std::size_t c = 0; c < p.columns; ++c) {
+        std::size_t const width = value_width(p.types[c]);
+        if (p.frame_codec(c, p.out_carriage[p.link(c, q)]) == nullptr) {
+          auto const b = p.boundary(c, q, r.k);
+          std::uint64_t const bytes = (p.row_at[b + 1] - p.row_at[b]) * width;
+          r.sends.push_back({q, static_cast<const std::byte*>(columns_[c].column.data) + p.row_at[b] * width, bytes});
+          stats_.column_wire_bytes[c] += bytes;
+          stats_.wire_bytes += bytes;
+        }
+        if (p.frame_codec(c, p.in_carriage[p.link(c, q)]) == nullptr) {
+          auto const i = p.incoming(c, q, r.k);
+          r.receives.push_back(
+              {q, static_cast<std::byte*>(outputs_[c].mutable_view().data) + p.out_row[i] * width, p.in_rows[i] * width});
+        }
+      }
+    }
   }
 
   // The caller's progress callback, after round r's exchange. What it throws is this rank's
@@ -555,7 +858,9 @@ class shuffle_driver {
     auto const i = plan_.incoming(c, s, k);
     encode_source slice{plan_.types[c], plan_.in_rows[i], nullptr};
     slice.chars_bytes = plan_.in_chars[i];
-    std::uint64_t const largest = plan_.codecs.of(c).max_frame_bytes(slice);
+    const codec* const framed = plan_.frame_codec(c, plan_.in_carriage[plan_.link(c, s)]);
+    // A raw fixed-width partition comes as it is, with no frame.
+    std::uint64_t const largest = framed == nullptr ? 0 : framed->max_frame_bytes(slice);
     if (bytes > largest) {
       ZS_FAIL(error_code::corrupt_frame,
               "the frame sizes of round " + std::to_string(k) + " from rank " + std::to_string(s) + ": " +
@@ -581,13 +886,14 @@ class shuffle_driver {
         frame_at[f] = at;
         at += align_frame(r.recv_sizes[f]);
       }
-      std::size_t status_at = r.k * P * C;
-      for (auto const& g : p.codecs.groups()) {
+      std::size_t status_at = r.k * p.frames_in_per_round;
+      for (auto const& g : p.in_groups) {
         std::vector<decode_target> targets;
         std::vector<std::uint64_t> offsets;
         std::uint64_t last_end = 0;
         for (std::size_t s = 0; s < P; ++s) {
           for (std::size_t c : g.columns) {
+            if (p.frame_codec(c, p.in_carriage[p.link(c, static_cast<int>(s))]) != g.c) continue;
             targets.push_back(target(c, static_cast<int>(s), r.k));
             offsets.push_back(frame_at[s * C + c]);
             last_end = frame_at[s * C + c] + r.recv_sizes[s * C + c];
@@ -610,12 +916,12 @@ class shuffle_driver {
     return detail::target_rows(outputs_[c], plan_.out_row[i], plan_.in_rows[i], plan_.out_char[i], plan_.in_chars[i]);
   }
 
-  void check_statuses(std::size_t frames_per_round) {
+  void check_statuses() {
     std::optional<failure> bad = decode_failed_;
     if (!bad) {
       auto const decoder = engine_.at(Engine::stage::decode);
       bad = attempt([&] {
-        throw_if_failed(decoder.template read_array<frame_status>(statuses_, plan_.rounds * frames_per_round,
+        throw_if_failed(decoder.template read_array<frame_status>(statuses_, plan_.rounds * plan_.frames_in_per_round,
                                                                   "the statuses of the decoded frames"));
       });
     }

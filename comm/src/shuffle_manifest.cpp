@@ -93,6 +93,25 @@ std::vector<slice_counts> read_manifest(std::span<const std::byte> block, int so
   return out;
 }
 
+std::vector<std::uint64_t> seal_carriages(std::span<const std::uint8_t> carriages, int source, int destination) {
+  return sealed(std::vector<std::uint64_t>(carriages.begin(), carriages.end()), {"carriages", source, destination});
+}
+
+std::vector<std::uint8_t> read_carriages(std::span<const std::byte> block, int source, int destination,
+                                         std::size_t columns) {
+  block_route const route{"carriages", source, destination};
+  auto const words = unseal(block, columns, route);
+  std::vector<std::uint8_t> out(columns);
+  for (std::size_t c = 0; c < columns; ++c) {
+    if (words[c] > 1) {
+      ZS_FAIL(error_code::corrupt_frame, from(route) + ": column " + std::to_string(c) + " travels in way " +
+                                             std::to_string(words[c]) + ", neither raw (0) nor compressed (1)");
+    }
+    out[c] = static_cast<std::uint8_t>(words[c]);
+  }
+  return out;
+}
+
 std::vector<std::uint64_t> seal_frame_sizes(std::span<const std::uint64_t> sizes, int source, int destination,
                                             std::uint64_t round) {
   std::string const what = "frame sizes of round " + std::to_string(round);

@@ -17,7 +17,23 @@ struct shuffle_plan {
   std::size_t columns = 0;
   std::uint64_t rounds = 0;
   std::vector<value_type> types;  // per column
-  codec_groups codecs;            // per column, and the batches they form
+  codec_groups codecs;            // the codec that compresses each column
+
+  // How each partition travels (carriage: 0 raw, 1 compressed). Sender side per (column c,
+  // destination d), receiver side per (column c, source s); index c * ranks + rank.
+  std::vector<std::uint8_t> out_carriage, in_carriage;
+  // The frames this rank encodes, and those it decodes, batched by codec: a string column sent
+  // raw travels in raw frames, so its frames may belong to two batches.
+  std::vector<codec_groups::group> out_groups, in_groups;
+  std::uint64_t frames_in_per_round = 0;  // frames this rank decodes each round
+
+  // The codec whose frames carry column c when it travels `how`; nullptr when its rows travel
+  // as they are (raw fixed-width partitions).
+  const codec* frame_codec(std::size_t c, std::uint8_t how) const {
+    if (how != 0) return &codecs.of(c);
+    return types[c] == value_type::string ? &get_codec(codec_id::raw) : nullptr;
+  }
+  std::size_t link(std::size_t c, int rank) const { return c * static_cast<std::size_t>(ranks) + static_cast<std::size_t>(rank); }
 
   // Sender side: first row of (column c, destination d, round k) for k = 0..rounds, and for
   // strings the absolute character position of that row. Index: (c * ranks + d) * (rounds + 1) + k.

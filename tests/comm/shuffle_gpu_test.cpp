@@ -11,26 +11,87 @@ namespace {
 
 class ShuffleGpu : public zs::test::gpu_comm_test {};
 
+// Every plan: the planner's on the measured links, every partition compressed, and made-up
+// links that send each column raw to this rank and compressed to the others (raw fixed-width
+// partitions, raw string frames and compressed frames in the same rounds).
 TEST_P(ShuffleGpu, EveryTypeMatchesTheExpectedRows) {
   int const me = host_->rank(), ranks = host_->size();
-  for (std::uint64_t round_bytes : {std::uint64_t{256} << 20, std::uint64_t{16} << 10}) {
-    auto const device_columns = to_device(zs::test::columns_of(me, 2000));
-    std::vector<std::vector<std::uint64_t>> offsets;
-    for (std::size_t c = 0; c < device_columns.size(); ++c) {
-      offsets.push_back(zs::test::partition_of(me, c, device_columns[c].size(), ranks));
-    }
-    std::vector<zs::shuffle_column> in;
-    for (std::size_t c = 0; c < device_columns.size(); ++c) in.push_back({device_columns[c].view(), offsets[c]});
-    zs::shuffle_options options;
-    options.round_bytes = round_bytes;
-    zs::shuffle_stats stats;
-    auto const out = to_host(zs::shuffle(*device_, in, options, *stream_, &stats));
-    auto const expected = zs::test::expected_for(me, ranks, 2000);
-    zs::test::expect_columns(out, expected, "rounds " + std::to_string(stats.rounds));
-    if (round_bytes < (1 << 20)) {
-      EXPECT_GE(stats.rounds, 4u);
+  zs::shuffle_options planned, compressed, mixed;
+  compressed.plan = zs::shuffle_options::planning::compress;
+  mixed.link_bandwidth.assign(static_cast<std::size_t>(ranks), 1e3);
+  mixed.link_bandwidth[static_cast<std::size_t>(me)] = 1e15;
+  for (auto const& [name, options_for] : {std::pair{"planned", planned}, {"compressed", compressed}, {"mixed", mixed}}) {
+    for (std::uint64_t round_bytes : {std::uint64_t{256} << 20, std::uint64_t{16} << 10}) {
+      auto const device_columns = to_device(zs::test::columns_of(me, 2000));
+      std::vector<std::vector<std::uint64_t>> offsets;
+      for (std::size_t c = 0; c < device_columns.size(); ++c) {
+        offsets.push_back(zs::test::partition_of(me, c, device_columns[c].size(), ranks));
+      }
+      std::vector<zs::shuffle_column> in;
+      for (std::size_t c = 0; c < device_columns.size(); ++c) in.push_back({device_columns[c].view(), offsets[c]});
+      zs::shuffle_options options = options_for;
+      options.round_bytes = round_bytes;
+      zs::shuffle_stats stats;
+      auto const out = to_host(zs::shuffle(*device_, in, options, *stream_, &stats));
+      auto const expected = zs::test::expected_for(me, ranks, 2000);
+      zs::test::expect_columns(out, expected, std::string(name) + ", rounds " + std::to_string(stats.rounds));
+      EXPECT_EQ(stats.plan.has_value(), options.plan == zs::shuffle_options::planning::automatic) << name;
+      if (round_bytes < (1 << 20)) {
+        EXPECT_GE(stats.rounds, 4u);
+      }
     }
   }
+}
+
+// Scattered pieces: three per peer (one empty), sent from one buffer's scattered places and
+// landing in another order, piece for piece.
+TEST_P(ShuffleGpu, AlltoallvPiecesLandPieceForPiece) {
+  int const me = host_->rank(), ranks = host_->size();
+  auto const piece_bytes = [](int from, int to, int i) -> std::uint64_t {
+    return i == 1 ? 0 : 1000 + 77 * static_cast<std::uint64_t>(from) + 13 * static_cast<std::uint64_t>(to) + 5 * i;
+  };
+  std::vector<std::byte> send;
+  std::vector<std::uint64_t> send_at;
+  for (int p = ranks - 1; p >= 0; --p) {  // stored in reverse peer order
+    for (int i = 0; i < 3; ++i) {
+      send_at.push_back(send.size());
+      for (std::uint64_t b = 0; b < piece_bytes(me, p, i); ++b) send.push_back(zs::test::pattern_byte(me, p, b + 1000 * i));
+    }
+  }
+  std::uint64_t recv_total = 0;
+  for (int p = 0; p < ranks; ++p) {
+    for (int i = 0; i < 3; ++i) recv_total += piece_bytes(p, me, i);
+  }
+  zs::device_buffer d_send(send.size(), *stream_), d_recv(recv_total, *stream_);
+  zs::copy_async(d_send.data(), send.data(), send.size(), *stream_);
+  std::vector<zs::device_communicator::send_piece> sends;
+  std::vector<zs::device_communicator::recv_piece> recvs;
+  std::size_t j = 0;
+  for (int p = ranks - 1; p >= 0; --p) {
+    for (int i = 0; i < 3; ++i, ++j) sends.push_back({p, d_send.as<std::byte>() + send_at[j], piece_bytes(me, p, i)});
+  }
+  std::uint64_t at = 0;
+  for (int p = 0; p < ranks; ++p) {
+    for (int i = 0; i < 3; ++i) {
+      recvs.push_back({p, d_recv.as<std::byte>() + at, piece_bytes(p, me, i)});
+      at += piece_bytes(p, me, i);
+    }
+  }
+  device_->alltoallv_pieces(sends, recvs, *stream_);
+  std::vector<std::byte> recv(recv_total);
+  zs::copy_async(recv.data(), d_recv.data(), recv_total, *stream_);
+  stream_->synchronize();
+  at = 0;
+  for (int p = 0; p < ranks; ++p) {
+    for (int i = 0; i < 3; ++i) {
+      for (std::uint64_t b = 0; b < piece_bytes(p, me, i); ++b, ++at) {
+        ASSERT_EQ(recv[at], zs::test::pattern_byte(p, me, b + 1000 * i)) << "from rank " << p << ", piece " << i;
+      }
+    }
+  }
+  auto const& links = device_->link_bandwidth(*stream_);
+  ASSERT_EQ(links.size(), static_cast<std::size_t>(ranks));
+  for (double b : links) EXPECT_GT(b, 1e6) << "a link measured below 1 MB/s";
 }
 
 // A codec with column parameters and embedded frames of other codecs: the GPU shuffle's frames

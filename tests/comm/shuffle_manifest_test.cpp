@@ -34,6 +34,21 @@ TEST(shuffle_manifest, a_sealed_manifest_reads_back_as_sent) {
   }
 }
 
+TEST(shuffle_manifest, carriages_read_back_as_sent_and_nothing_else_is_accepted) {
+  std::vector<std::uint8_t> const ways{0, 1, 1};
+  auto block = zs::detail::seal_carriages(ways, 0, 1);
+  EXPECT_EQ(zs::detail::read_carriages(bytes_of(block), 0, 1, 3), ways);
+  EXPECT_ZS_ERROR(zs::detail::read_carriages(bytes_of(block), 0, 2, 3), zs::error_code::corrupt_frame);
+  EXPECT_ZS_ERROR(zs::detail::read_carriages(bytes_of(block), 0, 1, 2), zs::error_code::corrupt_frame);
+  block[1] ^= 1;
+  EXPECT_ZS_ERROR(zs::detail::read_carriages(bytes_of(block), 0, 1, 3), zs::error_code::corrupt_frame);
+  // A value that is neither raw nor compressed, even when sealed.
+  std::vector<std::uint8_t> const odd{0, 2};
+  auto const sealed_odd = zs::detail::seal_carriages(odd, 0, 1);
+  expect_error(thrown_error([&] { zs::detail::read_carriages(bytes_of(sealed_odd), 0, 1, 2); }),
+               zs::error_code::corrupt_frame, {"column 1 travels in way 2"});
+}
+
 TEST(shuffle_manifest, any_flipped_bit_fails_the_seal) {
   auto const good = zs::detail::seal_manifest(some_slices(), 1, 2);
   for (std::size_t bit = 0; bit < good.size() * 64; bit += 7) {

@@ -38,10 +38,18 @@ local_columns make_local(int me, int ranks, std::uint64_t scale) {
   return l;
 }
 
-void check_all_types(std::uint64_t scale, std::uint64_t round_bytes, std::uint64_t min_rounds) {
+// Every column compressed on every link: what the protocol tests below exercise, whatever a
+// planner would choose on this machine.
+zs::shuffle_options compress_everything() {
+  zs::shuffle_options options;
+  options.plan = zs::shuffle_options::planning::compress;
+  return options;
+}
+
+zs::shuffle_stats check_all_types(std::uint64_t scale, std::uint64_t round_bytes, std::uint64_t min_rounds,
+                                  zs::shuffle_options options = {}) {
   zs::mpi_communicator comm;
   auto const local = make_local(comm.rank(), comm.size(), scale);
-  zs::shuffle_options options;
   options.round_bytes = round_bytes;
   zs::shuffle_stats stats;
   auto const out = zs::shuffle(comm, local.inputs(), options, &stats);
@@ -49,11 +57,70 @@ void check_all_types(std::uint64_t scale, std::uint64_t round_bytes, std::uint64
   zs::test::expect_columns(out, expected, "shuffle");
   EXPECT_GE(stats.rounds, min_rounds);
   EXPECT_GT(stats.wire_bytes, 0u);
+  return stats;
 }
 
-TEST(ShuffleHost, EveryTypeWithUnevenAndEmptyPartitions) { check_all_types(300, std::uint64_t{256} << 20, 1); }
+TEST(ShuffleHost, EveryTypeWithUnevenAndEmptyPartitions) {
+  auto const stats = check_all_types(300, std::uint64_t{256} << 20, 1);
+  ASSERT_TRUE(stats.plan.has_value()) << "the planner decides by default";
+  EXPECT_GT(stats.plan->predicted.total, 0.0);
+}
 
 TEST(ShuffleHost, ManySmallRoundsGiveTheSameRows) { check_all_types(300, 4096, 8); }
+
+TEST(ShuffleHost, EveryColumnCompressedOnEveryLink) {
+  auto const stats = check_all_types(300, 4096, 8, compress_everything());
+  EXPECT_FALSE(stats.plan.has_value()) << "nothing was left to the planner";
+}
+
+// Made-up links: the local copy is free and every other link crawls, so each column goes raw to
+// this rank and compressed to the others, and string and fixed-width partitions of both kinds
+// meet in the same rounds.
+TEST(ShuffleHost, PlannedRawToItselfAndCompressedToOthers) {
+  zs::mpi_communicator comm;
+  zs::shuffle_options options;
+  options.link_bandwidth.assign(static_cast<std::size_t>(comm.size()), 1e3);
+  options.link_bandwidth[static_cast<std::size_t>(comm.rank())] = 1e15;
+  auto const stats = check_all_types(300, 4096, 8, options);
+  ASSERT_TRUE(stats.plan.has_value());
+  auto const& plan = *stats.plan;
+  for (std::size_t c = 0; c < plan.inputs.columns.size(); ++c) {
+    auto const& col = plan.inputs.columns[c];
+    EXPECT_EQ(plan.at(c, comm.rank()), zs::carriage::raw) << col.name;
+    for (int d = 0; d < comm.size(); ++d) {
+      if (d != comm.rank() && col.bytes[static_cast<std::size_t>(d)] > 4096 && col.ratio > 1.5) {
+        EXPECT_EQ(plan.at(c, d), zs::carriage::compressed) << col.name << " to rank " << d << "\n" << plan.explain();
+      }
+    }
+  }
+}
+
+// The caller forces some columns: raw everywhere, or a codec everywhere; the rest is planned.
+TEST(ShuffleHost, ColumnsForcedRawOrCompressedKeepTheirChoice) {
+  zs::mpi_communicator comm;
+  auto const local = make_local(comm.rank(), comm.size(), 300);
+  zs::shuffle_options options;
+  options.column_codecs.resize(local.columns.size());
+  options.column_codecs[0] = zs::codec_id::raw;
+  options.column_codecs[1] = zs::default_codec(local.columns[1].type()).id();
+  zs::shuffle_stats stats;
+  auto const out = zs::shuffle(comm, local.inputs(), options, &stats);
+  zs::test::expect_columns(out, zs::test::expected_for(comm.rank(), comm.size(), 300), "forced columns");
+  ASSERT_TRUE(stats.plan.has_value());
+  for (int d = 0; d < comm.size(); ++d) {
+    EXPECT_EQ(stats.plan->at(0, d), zs::carriage::raw);
+    EXPECT_EQ(stats.plan->at(1, d), zs::carriage::compressed);
+  }
+  EXPECT_EQ(stats.column_wire_bytes[0], stats.column_raw_bytes[0]) << "a raw fixed-width column travels as it is";
+}
+
+TEST(ShuffleHost, ColumnCodecsOfTheWrongLengthAreRefused) {
+  zs::mpi_communicator comm;
+  auto const local = make_local(comm.rank(), comm.size(), 10);
+  zs::shuffle_options options;
+  options.column_codecs.resize(1);
+  EXPECT_ZS_ERROR(zs::shuffle(comm, local.inputs(), options), zs::error_code::invalid_argument);
+}
 
 TEST(ShuffleHost, NoColumnsAndEmptyColumns) {
   zs::mpi_communicator comm;
@@ -245,7 +312,7 @@ TEST(ShuffleFailures, ManifestDamagedInTransitFailsEveryRankAsACorruptFrame) {
   int const victim = mpi.size() - 1;
   zs::test::tapped_communicator comm(mpi, victim, /*damaged_payload=*/0);  // the manifest comes first
   auto const local = make_local(comm.rank(), comm.size(), 20);
-  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), {}); }), zs::error_code::corrupt_frame,
+  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), compress_everything()); }), zs::error_code::corrupt_frame,
                {"reading the manifest failed on rank " + std::to_string(victim),
                 "the manifest from rank 0: the checksum does not match"});
   if (comm.rank() == victim) {
@@ -262,7 +329,7 @@ TEST(ShuffleFailures, FrameSizesDamagedInTransitFailEveryRankAsACorruptFrame) {
   int const victim = mpi.size() - 1;
   zs::test::tapped_communicator comm(mpi, victim, /*damaged_payload=*/1);  // round 0's frame sizes
   auto const local = make_local(comm.rank(), comm.size(), 20);
-  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), {}); }), zs::error_code::corrupt_frame,
+  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), compress_everything()); }), zs::error_code::corrupt_frame,
                {"round 0 failed on rank " + std::to_string(victim),
                 "the frame sizes of round 0 from rank 0: the checksum does not match"});
 }

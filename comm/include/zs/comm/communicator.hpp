@@ -158,6 +158,15 @@ class communicator {
   /// and no count equals UINT64_MAX (reserved to flag a rank with bad arguments).
   std::vector<std::uint64_t> exchange_counts(std::span<const std::uint64_t> send_counts);
 
+  /// Bytes per second this rank moves to each rank (to itself: the local copy), as measured
+  /// when every rank exchanges with one peer at a time (up to 16 MiB each way, sized to take about
+  /// 2 ms, best of 3). Measured on the first call, which is collective (every rank calls it
+  /// together), and remembered; set_link_bandwidth replaces the figures without a collective
+  /// (one positive figure per rank: a site's known values, or a test's made-up links).
+  /// The CPU shuffle's planner reads them; device_communicator has its own for device memory.
+  const std::vector<double>& link_bandwidth();
+  void set_link_bandwidth(std::vector<double> bytes_per_second);
+
  protected:
   enum class reduce_op { max, min, sum };
 
@@ -201,6 +210,7 @@ class communicator {
 
  private:
   std::chrono::milliseconds timeout_;
+  std::vector<double> link_bps_;
 };
 
 }  // namespace zs

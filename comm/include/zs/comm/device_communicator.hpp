@@ -31,6 +31,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "zs/comm/communicator.hpp"
 
@@ -67,6 +68,34 @@ class device_communicator {
   void send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream, sizes check = sizes::check);
   void recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream, sizes check = sizes::check);
 
+  /// One piece of a scattered all-to-all.
+  struct send_piece {
+    int peer;
+    const std::byte* data;
+    std::uint64_t bytes;
+  };
+  struct recv_piece {
+    int peer;
+    std::byte* data;
+    std::uint64_t bytes;
+  };
+  /// An all-to-all of pieces scattered over device memory, without packing them: the pieces
+  /// this rank sends peer p, in the order listed, land in the pieces p lists to receive from
+  /// this rank, in its order. The two lists must match piece for piece (count and sizes): the
+  /// callers agree on them beforehand, as with sizes::agreed; pieces of 0 bytes are skipped on
+  /// both sides. NCCL moves each piece where it belongs; the MPI backends pack, exchange and
+  /// unpack.
+  void alltoallv_pieces(std::span<const send_piece> sends, std::span<const recv_piece> recvs, cudaStream_t stream);
+
+  /// Bytes per second this rank moves to each rank (to itself: the local copy), as measured
+  /// when every rank exchanges with one peer at a time (4 to 256 MiB each way, sized to take about
+  /// 2 ms, best of 3). Measured on the first call, which is collective (every rank calls it
+  /// together), and remembered; set_link_bandwidth replaces the figures without a collective
+  /// (one positive figure per rank: a site's known values, or a test's made-up links).
+  /// The shuffle's planner reads them (shuffle_planner.hpp).
+  const std::vector<double>& link_bandwidth(cudaStream_t stream);
+  void set_link_bandwidth(std::vector<double> bytes_per_second);
+
   /// Waits on the host until the work enqueued on `stream` so far is done: polls
   /// cudaStreamQuery and the transport's asynchronous error (NCCL: ncclCommGetAsyncError) with
   /// a short backoff, for at most host().timeout() (0: no limit). Not a collective.
@@ -92,6 +121,10 @@ class device_communicator {
   virtual void do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) = 0;
   virtual void do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) = 0;
   virtual void do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) = 0;
+  /// By default the pieces are packed by peer into pool buffers, moved with do_alltoallv and
+  /// unpacked, each with one batched copy.
+  virtual void do_alltoallv_pieces(std::span<const send_piece> sends, std::span<const recv_piece> recvs,
+                                   cudaStream_t stream);
 
   /// What synchronize watches besides the stream: the transport's asynchronous error, if any,
   /// as text for the message. None by default (a transport that only copies on streams).
@@ -102,6 +135,7 @@ class device_communicator {
 
  private:
   communicator* host_;
+  std::vector<double> link_bps_;
 };
 
 }  // namespace zs

@@ -43,6 +43,8 @@ class nccl_communicator final : public device_communicator {
   void do_bcast(std::byte* buffer, std::uint64_t bytes, int root, cudaStream_t stream) override;
   void do_send(const std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override;
   void do_recv(std::byte* bytes, std::uint64_t count, int peer, cudaStream_t stream) override;
+  void do_alltoallv_pieces(std::span<const send_piece> sends, std::span<const recv_piece> recvs,
+                           cudaStream_t stream) override;
   std::optional<std::string> transport_error() override;
   void abort_transport() noexcept override;
 

@@ -5,11 +5,16 @@
 // decodes them into one column per input column holding the rows every rank sent here,
 // concatenated in source rank order.
 //
-//   plan      agree on the number of rounds; tell every destination how many rows (and string
-//             characters) each round brings, so outputs are allocated once, up front
+//   plan      agree on the number of rounds; choose, per column and destination, raw or
+//             compressed (shuffle_planner.hpp); tell every destination how many rows (and string
+//             characters) each round brings and how they travel, so outputs are allocated once,
+//             up front
 //   round k   encode all frames of round k (batched: one launch per codec family for all columns
 //             and destinations), exchange frame sizes, pack frames by destination, exchange
-//             frames, decode them straight into the outputs
+//             frames and raw partitions, decode the frames straight into the outputs. A raw
+//             partition of a fixed-width column is no frame: it travels from the column
+//             straight into its place in the output (over NCCL without a copy), and, like any
+//             uncompressed transfer, carries no checksum of its own
 //
 // On the GPU, rounds overlap on three streams: round k + 1 encodes while round k is on the wire
 // and round k - 1 decodes, so memory stays bounded by about three rounds of frames
@@ -47,6 +52,7 @@
 #include "zs/column.hpp"
 #include "zs/comm/communicator.hpp"
 #include "zs/comm/device_communicator.hpp"
+#include "zs/comm/shuffle_planner.hpp"
 
 namespace zs {
 
@@ -76,8 +82,22 @@ struct shuffle_options {
   /// memory (about three rounds of frames are alive at once on the GPU) and sets the grain of
   /// the pipeline.
   std::uint64_t round_bytes = std::uint64_t{256} << 20;
-  /// One codec for every column; when empty, default_codec(type) for each.
+  /// One codec for every column, used on every link (codec_id::raw: every partition raw); no
+  /// planning. When empty, each column's own choice below.
   std::optional<codec_id> codec;
+  /// Per column (empty, or one entry per column): codec_id::raw sends the column raw on every
+  /// link, another id compresses it with that codec on every link, and an empty entry leaves
+  /// the column to `planning` with default_codec(type).
+  std::vector<std::optional<codec_id>> column_codecs;
+  /// For the columns nobody forced: `automatic` lets the planner choose raw or compressed per
+  /// destination link (shuffle_planner.hpp; it measures the links and the codecs' speeds the
+  /// first time, and estimates each column's ratio on a sample), `compress` compresses them
+  /// on every link.
+  enum class planning { automatic, compress };
+  planning plan = planning::automatic;
+  /// Bytes per second to each rank (one entry per rank) for the planner, in place of the
+  /// communicator's measured link_bandwidth. May differ between ranks.
+  std::vector<double> link_bandwidth;
   /// The communicator's timeout for this call only (0: no limit; see communicator::timeout);
   /// the communicator's own is back in place when the call returns or throws. For the device
   /// versions it is set on the device communicator's host communicator, whose timeout both
@@ -99,6 +119,9 @@ struct shuffle_stats {
   std::vector<std::uint64_t> column_wire_bytes;  // wire_bytes per column
   std::uint64_t rounds = 0;
   double seconds = 0;            // wall time of the call on this rank, until its outputs are ready
+  /// The planner's choices, inputs and predictions when it ran (options.plan automatic with a
+  /// column left to it): plan->predicted.total against `seconds` is how well the model did.
+  std::optional<transfer_plan> plan;
 };
 
 /// GPU shuffle. Collective over `comm`. Enqueues on `stream` and returns when the outputs are

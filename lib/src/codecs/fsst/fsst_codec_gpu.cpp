@@ -255,7 +255,10 @@ void fsst_codec::decode_payloads_async(const device_decode_batch& batch, const d
   std::vector<std::uint64_t> inner_offsets(n + 1);
   std::uint64_t const body_at = frame_header_bytes + body_offset();
   for (std::size_t f = 0; f < n; ++f) {
-    inner_offsets[f] = std::min(host.frame_offsets[f] + body_at, host.frame_offsets[f + 1]);
+    // A truncated frame may end off the alignment; its lengths frame then starts at the last
+    // aligned byte it has, and is refused as truncated.
+    std::uint64_t const room_end = host.frame_offsets[f + 1] / frame_alignment * frame_alignment;
+    inner_offsets[f] = std::min(host.frame_offsets[f] + body_at, std::max(room_end, host.frame_offsets[f]));
   }
   inner_offsets[n] = host.frame_offsets[n];
   auto const inner = length_targets(host.targets, p, c.plan.lengths);
