@@ -585,15 +585,26 @@ class shuffle_driver {
     in.rank = comm_.rank();
     in.link_bps = std::move(links);
     in.rounds = p.rounds;
-    // Ratios: one estimate per codec, batched over the columns it may compress, from their
-    // first round's partitions.
+    // Speeds first: a column whose codec could not pay on any link even if it compressed to
+    // nothing (encoding and decoding a byte take longer than sending it) is not worth an
+    // estimate, which encodes a sample.
+    std::vector<codec_speed> speeds(p.columns, codec_speed{1, 1});
+    std::vector<bool> worth(p.columns, false);
+    for (std::size_t c = 0; c < p.columns; ++c) {
+      if (forced_carriage(c)) continue;
+      speeds[c] = speed_of(p.codecs.of(c), c);
+      double const compute = 1 / speeds[c].encode_bps + 1 / speeds[c].decode_bps;
+      for (double link : in.link_bps) worth[c] = worth[c] || 1 / link > compute;
+    }
+    // Ratios: one estimate per codec, batched over the columns worth it, from their first
+    // round's partitions.
     std::vector<double> ratio(p.columns, 1.0);
     for (auto const& g : p.codecs.groups()) {
       std::vector<encode_source> pieces;
       std::vector<std::uint64_t> piece_begin{0};
       std::vector<std::size_t> estimated;
       for (std::size_t c : g.columns) {
-        if (forced_carriage(c)) continue;
+        if (!worth[c]) continue;
         for (int d = 0; d < p.ranks; ++d) pieces.push_back(source(c, d, 0));
         piece_begin.push_back(pieces.size());
         estimated.push_back(c);
@@ -612,9 +623,8 @@ class shuffle_driver {
       for (int d = 0; d < p.ranks; ++d) col.bytes.push_back(partition_bytes(c, d));
       col.forced = forced_carriage(c);
       col.ratio = ratio[c];
-      auto const speed = col.forced ? codec_speed{1, 1} : speed_of(p.codecs.of(c), c);
-      col.encode_bps = speed.encode_bps;
-      col.decode_bps = speed.decode_bps;
+      col.encode_bps = speeds[c].encode_bps;
+      col.decode_bps = speeds[c].decode_bps;
       if (p.types[c] == value_type::string) {
         // Raw strings travel in raw frames, whose copies cost time too.
         auto const raw = speed_of(get_codec(codec_id::raw), c);
