@@ -1,4 +1,4 @@
-// The alp codec's format (docs/FORMAT-alp.md): column parameters, the vector layout, and the
+// The alp codec's format (docs/FORMAT.md, codec 4): column parameters, the vector layout, and the
 // per-vector encoder and decoder. Everything here is ZS_HD: the CPU reference runs these very
 // functions, and the GPU kernels (alp_kernels.cu) run them one vector per thread, so the CPU
 // tests exercise the code the kernels run and both sides write the same bytes.
@@ -26,7 +26,7 @@
 namespace zs::alp {
 
 inline constexpr std::uint32_t vector_values = 1024;
-/// Column parameters: a fixed block per column (docs/FORMAT-alp.md, "Column parameters").
+/// Column parameters: a fixed block per column (docs/FORMAT.md, "Column parameters (alp)").
 inline constexpr std::uint64_t params_bytes = 32;
 inline constexpr int max_candidates = 5;
 inline constexpr int max_dict = 8;
@@ -193,7 +193,7 @@ ZS_HD inline int bit_length(std::uint64_t x) noexcept {
 
 // --- column parameters -------------------------------------------------------------------------
 
-/// The column parameter block, decoded (docs/FORMAT-alp.md, "Column parameters"):
+/// The column parameter block, decoded (docs/FORMAT.md, "Column parameters (alp)"):
 ///   0      u8  candidate count k, 1..5
 ///   1..10  k (exponent, factor) byte pairs, the rest zero
 ///   11     zero
@@ -616,8 +616,8 @@ ZS_HD inline std::uint64_t write_vector(const Float* values, std::uint32_t count
 }
 
 /// Checks a vector of `count` values at `in` that must take exactly `available` bytes, and
-/// fills `fields`; false when it breaks any rule of docs/FORMAT-alp.md. Reads only inside
-/// [in, in + available).
+/// fills `fields`; false when it breaks any rule of docs/FORMAT.md, "Codec 4: alp". Reads only
+/// inside [in, in + available).
 template <typename Float>
 ZS_HD inline bool check_vector(const std::byte* in, std::uint64_t available, std::uint32_t count,
                                const column_params& p, vector_fields& v) noexcept {

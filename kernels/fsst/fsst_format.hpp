@@ -1,4 +1,4 @@
-// The fsst codec's format (docs/FORMAT-fsst.md, "Codec 5: fsst"): the symbol table, its lookup
+// The fsst codec's format (docs/FORMAT.md, "Codec 5: fsst"): the symbol table, its lookup
 // structures, one split's encoder and decoder, and the body's layout rules. Every function here
 // is ZS_HD: the CPU reference (lib/src/codecs/fsst) and the GPU kernels (kernels/fsst) call the
 // same code, so that both write the same bytes and refuse the same frames.

@@ -6,8 +6,8 @@
 // dictionary and bit-packed right parts) or raw, whichever is smallest, after taking out the
 // column's fill value where that pays. Column parameters (ALP exponent/factor candidates, the
 // ALP_RD split and dictionary, the fill value) are prepared per column from a sample. The
-// format is docs/FORMAT-alp.md; kernels/alp/alp_format.hpp holds the per-vector coders that
-// the CPU reference and the GPU kernels share.
+// format is docs/FORMAT.md, "Codec 4: alp"; kernels/alp/alp_format.hpp holds the per-vector
+// coders that the CPU reference and the GPU kernels share.
 #pragma once
 
 #include "zs/codec.hpp"

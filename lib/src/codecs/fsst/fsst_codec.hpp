@@ -3,7 +3,7 @@
 // decode independently, one GPU thread each (after GSST). The string lengths go through the
 // bitpack integer codec as an embedded frame.
 //
-// Format: docs/FORMAT-fsst.md, "Codec 5: fsst"; the rules, the lookup structures and the
+// Format: docs/FORMAT.md, "Codec 5: fsst"; the rules, the lookup structures and the
 // per-split encoder and decoder are in kernels/fsst/fsst_format.hpp, shared by the CPU reference
 // (fsst_codec.cpp) and the kernels (kernels/fsst, launched from fsst_codec_gpu.cpp). The column
 // parameters are the symbol table, built from a sample of the column (fsst_table_builder.hpp).

@@ -20,7 +20,7 @@ namespace {
 
 using fsst_detail::body_offset;
 
-// The body's first bytes (docs/FORMAT-fsst.md, "Codec 7: fsst_dict"): codes frame bytes Lc,
+// The body's first bytes (docs/FORMAT.md, "Codec 7: fsst_dict"): codes frame bytes Lc,
 // dictionary characters Cd, dictionary lengths frame bytes Ld, zero.
 constexpr std::uint64_t dict_header_bytes = 32;
 

@@ -3,7 +3,7 @@
 // coded with the column's FSST symbol table, and one code per row (the index of its value in the
 // dictionary), bit-packed by the bitpack integer codec as an embedded frame.
 //
-// Format: docs/FORMAT-fsst.md, "Codec 7: fsst_dict". The column parameters are the fsst codec's
+// Format: docs/FORMAT.md, "Codec 7: fsst_dict". The column parameters are the fsst codec's
 // symbol table, built the same way. A planner picks it over fsst by the codecs' estimates: it
 // wins on low-cardinality columns (deb_maintainers: 2,247 distinct values in 63,440 rows) and
 // loses where most values are distinct.

@@ -1,4 +1,4 @@
-// A strings section on the CPU (docs/FORMAT-fsst.md): strings as a lengths frame (bitpack, uint64)
+// A strings section on the CPU (docs/FORMAT.md, fsst): strings as a lengths frame (bitpack, uint64)
 // then their characters in FSST splits. The body of an fsst frame is one; an fsst_dict frame's
 // dictionary is another.
 #pragma once
