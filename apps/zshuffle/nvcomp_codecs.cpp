@@ -152,8 +152,18 @@ class algorithm_of final : public algorithm {
   void decompress(const void* const* in, const std::size_t* in_bytes, const std::size_t* out_buffer_bytes,
                   std::size_t* out_bytes, std::size_t chunks, void* temp, std::size_t temp_bytes, void* const* out,
                   nvcompStatus_t* statuses, cudaStream_t stream) const override {
-    ZS_NVCOMP_TRY(Traits::decompress(in, in_bytes, out_buffer_bytes, out_bytes, chunks, temp, temp_bytes, out,
-                                     Traits::decompress_opts(), statuses, stream));
+    nvcompStatus_t const result = Traits::decompress(in, in_bytes, out_buffer_bytes, out_bytes, chunks, temp,
+                                                     temp_bytes, out, Traits::decompress_opts(), statuses, stream);
+    if (result == nvcompErrorCannotDecompress) {
+      // Some chunk is damaged, and the call says so for all of them at once (it may not have
+      // written the per-chunk statuses): every chunk of the batch is refused, so every frame
+      // gets a failed status rather than the call an exception.
+      std::vector<nvcompStatus_t> const failed(chunks, nvcompErrorCannotDecompress);
+      copy_async(statuses, failed.data(), chunks * sizeof(nvcompStatus_t), stream);
+      ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+      return;
+    }
+    ZS_NVCOMP_TRY(result);
   }
 };
 

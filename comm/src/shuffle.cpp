@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -26,6 +27,7 @@
 #include "shuffle_plan.hpp"
 #include "zs/error.hpp"
 #include "zs/fault.hpp"
+#include "zs/log.hpp"
 #include "zs/memory.hpp"
 
 namespace zs {
@@ -257,6 +259,7 @@ class shuffle_driver {
     auto const start = clock_type::now();
     detail::call_timeout const timeout(comm_, options_.timeout);
     check_arguments();
+    mark("arguments");
     make_plan();
     progress_.rounds = plan_.rounds;
     progress_.raw_bytes_total = stats_.raw_bytes;
@@ -269,6 +272,7 @@ class shuffle_driver {
             statuses_ = engine_.at(Engine::stage::decode).allocate(statuses * sizeof(frame_status));
           }),
           "allocating the outputs");
+    mark("outputs");
 
     // Pipeline: encode round k while round k - 1 is exchanged and round k - 2 decoded. Each
     // stage of the host engine completes at once; the device engine's stages run on their own
@@ -288,8 +292,11 @@ class shuffle_driver {
         in_flight.pop_front();
       }
     }
+    mark("rounds");
     check_statuses();
     engine_.finish();
+    mark("statuses");
+    if (log::enabled(log::level::debug)) log::debug("shuffle: host time by phase:" + phases_);
     if (stats != nullptr) {
       *stats = stats_;
       stats->rounds = plan_.rounds;
@@ -449,7 +456,9 @@ class shuffle_driver {
             }
           }),
           "planning");
+    mark("boundaries");
     choose_carriages();
+    mark("carriages");
 
     std::vector<std::uint64_t> out, in;
     agree(attempt([&] {
@@ -517,6 +526,7 @@ class shuffle_driver {
             }
           }),
           "reading the manifest");
+    mark("manifest");
     p.in_groups = frame_groups(p.in_carriage);
     p.frames_in_per_round = 0;
     for (auto const& g : p.in_groups) {
@@ -687,6 +697,18 @@ class shuffle_driver {
     std::lock_guard<std::mutex> const hold(lock);
     measured.emplace(key, speed);
     return speed;
+  }
+
+  // At debug level (ZS_LOG_LEVEL=debug) the host time of each phase, logged at the end: where a
+  // call's fixed costs go.
+  void mark(const char* phase) {
+    if (!log::enabled(log::level::debug)) return;
+    auto const now = clock_type::now();
+    char text[64];
+    std::snprintf(text, sizeof text, " %s %.3f ms", phase,
+                  std::chrono::duration<double, std::milli>(now - last_mark_).count());
+    phases_ += text;
+    last_mark_ = now;
   }
 
   template <typename Step>
@@ -948,6 +970,8 @@ class shuffle_driver {
   std::optional<failure> decode_failed_;
   shuffle_stats stats_;
   shuffle_progress progress_;
+  clock_type::time_point last_mark_ = clock_type::now();
+  std::string phases_;
 };
 
 }  // namespace

@@ -201,19 +201,24 @@ ZS_HD inline std::uint32_t match(const encode_table& t, const std::uint8_t* p, s
   return match_word(t, load_symbol(p, remaining < 8 ? static_cast<std::uint32_t>(remaining) : 8), remaining);
 }
 
-/// The `k` (at most 8) bytes at p, little-endian. On the GPU from the aligned 8-byte words that
-/// hold them (one or two loads instead of k), which lie inside any allocation that holds the
-/// bytes themselves; on the CPU byte by byte.
-ZS_HD inline std::uint64_t load_bytes(const std::uint8_t* p, std::uint32_t k) noexcept {
+/// The `k` (at most 8) bytes at p, little-endian, of which `readable` (at least k) bytes from p
+/// on may be read. On the GPU from the aligned 8-byte words that hold them (one or two loads
+/// instead of k) when those words lie inside the readable bytes (the word before p's start is
+/// inside the same allocation, which starts 8-byte aligned); on the CPU, and at the end of the
+/// readable bytes, byte by byte, since an aligned word there may reach past the allocation.
+ZS_HD inline std::uint64_t load_bytes(const std::uint8_t* p, std::uint32_t k, std::uint64_t readable) noexcept {
 #if defined(__CUDA_ARCH__)
   if (k == 0) return 0;
   auto const address = reinterpret_cast<std::uintptr_t>(p);
   std::uint32_t const skew = static_cast<std::uint32_t>(address & 7);
+  std::uint64_t const words_end = (skew + k + 7) / 8 * 8 - skew;  // bytes from p the words cover
+  if (words_end > readable) return load_symbol(p, k);
   const auto* words = reinterpret_cast<const std::uint64_t*>(address - skew);
   std::uint64_t v = words[0] >> (8 * skew);
   if (skew + k > 8) v |= words[1] << (64 - 8 * skew);
   return v & symbol_mask(k);
 #else
+  (void)readable;
   return load_symbol(p, k);
 #endif
 }
@@ -242,8 +247,8 @@ inline constexpr std::uint64_t no_fit = UINT64_MAX;
 ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_t* in, std::uint64_t n,
                                         std::uint8_t* out, std::uint64_t capacity) noexcept {
   auto take = [](std::uint64_t left) { return left < 8 ? static_cast<std::uint32_t>(left) : 8U; };
-  std::uint64_t lo = load_bytes(in, take(n));
-  std::uint64_t hi = n > 8 ? load_bytes(in + 8, take(n - 8)) : 0;
+  std::uint64_t lo = load_bytes(in, take(n), n);
+  std::uint64_t hi = n > 8 ? load_bytes(in + 8, take(n - 8), n - 8) : 0;
   std::uint64_t fetched = n < 16 ? n : 16;  // bytes of the input read into the window so far
   std::uint64_t o = 0, pending = 0;         // output bytes, and the unstored ones gathered
   std::uint32_t gathered = 0;
@@ -281,7 +286,7 @@ ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_
     std::uint64_t const ahead = fetched - p;
     if (ahead < 8 && fetched < n) {
       std::uint32_t const k = take(n - fetched);
-      std::uint64_t const word = load_bytes(in + fetched, k);
+      std::uint64_t const word = load_bytes(in + fetched, k, n - fetched);
       if (ahead == 0) {
         lo = word;
       } else {
@@ -365,7 +370,7 @@ struct code_reader {
     if (have == 0) {
       std::uint64_t const left = stored - fetched;
       have = left < 8 ? static_cast<std::uint32_t>(left) : 8U;
-      window = load_bytes(in + fetched, have);
+      window = load_bytes(in + fetched, have, stored - fetched);
       fetched += have;
     }
     auto const byte = static_cast<std::uint32_t>(window & 0xff);
@@ -386,7 +391,9 @@ ZS_HD inline void decode_split_wide(const decode_table& t, const std::uint8_t* i
   if (stored == n) {
     std::uint64_t k = 0;
     for (; k < head; ++k) out[k] = in[k];
-    for (; k + 16 <= n; k += 16) store16(out + k, load_bytes(in + k, 8), load_bytes(in + k + 8, 8));
+    for (; k + 16 <= n; k += 16) {
+      store16(out + k, load_bytes(in + k, 8, n - k), load_bytes(in + k + 8, 8, n - k - 8));
+    }
     for (; k < n; ++k) out[k] = in[k];
     return;
   }
