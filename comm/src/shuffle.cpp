@@ -179,7 +179,9 @@ class device_engine {
     column c = detail::device_ops(caller_, comm_).allocate_output(type, rows, chars);
     cuda_event ready;
     ready.record(caller_);
-    // Raw partitions land in the outputs from the exchange stream, frames from the decode one.
+    // Raw partitions land in the outputs from the encode stream (the rows a rank keeps) and the
+    // exchange stream, frames and staged partitions from the decode one.
+    ZS_CUDA_TRY(cudaStreamWaitEvent(encode_, ready.get(), 0));
     ZS_CUDA_TRY(cudaStreamWaitEvent(exchange_, ready.get(), 0));
     ZS_CUDA_TRY(cudaStreamWaitEvent(decode_, ready.get(), 0));
     return c;
@@ -317,6 +319,9 @@ class shuffle_driver {
     std::vector<std::uint64_t> recv_sizes;               // [s * C + c]
     std::vector<device_communicator::send_piece> sends;  // what the exchange moves (plan_pieces)
     std::vector<device_communicator::recv_piece> receives;
+    buffer raw_out;                                      // staged raw partitions to peers
+    std::vector<std::uint64_t> raw_out_at;               // [d * C + c]: where in raw_out, or none
+    std::vector<detail::frame_copy> unstage;             // staged raw partitions received, to the outputs
     std::uint64_t raw_bytes = 0;                         // uncompressed bytes of its frames
     std::optional<failure> failed;                       // this rank's error in a local stage
   };
@@ -733,6 +738,7 @@ class shuffle_driver {
           r.raw_bytes += s.type == value_type::string ? s.chars_bytes + 8 * s.count : s.count * value_width(s.type);
         }
       }
+      stage_raw_partitions(r);
       auto const& groups = p.out_groups;
       std::vector<std::vector<encode_source>> sources(groups.size());
       std::vector<std::vector<std::size_t>> column_of(groups.size());
@@ -749,6 +755,63 @@ class shuffle_driver {
       r.encoded = detail::encode_groups(engine_.at(Engine::stage::encode), groups, p.types, sources, column_of);
       engine_.encoded(r.sync);
     });
+  }
+
+  // Raw fixed-width partitions, at encode time so that the copies overlap the previous round's
+  // transfer: the rows this rank keeps are copied into its output now, and the rows for a peer
+  // that do not start at a 16-byte boundary are staged into an aligned slot (NCCL moves
+  // unaligned pieces at about half speed; bench/RESULTS.md).
+  void stage_raw_partitions(round& r) {
+    auto const& p = plan_;
+    std::size_t const C = p.columns;
+    r.raw_out_at.assign(static_cast<std::size_t>(p.ranks) * C, not_staged);
+    std::vector<detail::frame_copy> copies;
+    std::uint64_t staged = 0;
+    for (int d = 0; d < p.ranks; ++d) {
+      for (std::size_t c = 0; c < C; ++c) {
+        if (p.frame_codec(c, p.out_carriage[p.link(c, d)]) != nullptr) continue;
+        auto const [from, bytes] = raw_rows_out(c, d, r.k);
+        if (bytes == 0) continue;
+        if (d == comm_.rank()) {
+          copies.push_back({from, raw_rows_in(c, d, r.k).first, bytes});
+        } else if (!aligned(from)) {
+          r.raw_out_at[static_cast<std::size_t>(d) * C + c] = staged;
+          staged += align_slot(bytes);
+        }
+      }
+    }
+    auto const encoder = engine_.at(Engine::stage::encode);
+    if (staged > 0) {
+      r.raw_out = encoder.allocate(staged);
+      for (int d = 0; d < p.ranks; ++d) {
+        for (std::size_t c = 0; c < C; ++c) {
+          auto const at = r.raw_out_at[static_cast<std::size_t>(d) * C + c];
+          if (at == not_staged) continue;
+          auto const [from, bytes] = raw_rows_out(c, d, r.k);
+          copies.push_back({from, bytes_of(r.raw_out) + at, bytes});
+        }
+      }
+    }
+    encoder.pack(copies);
+  }
+
+  static constexpr std::uint64_t not_staged = UINT64_MAX;
+  static bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+  static std::uint64_t align_slot(std::uint64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+  // The raw rows of (column c, destination d, round k) in the input, and their bytes.
+  std::pair<const std::byte*, std::uint64_t> raw_rows_out(std::size_t c, int d, std::uint64_t k) const {
+    auto const b = plan_.boundary(c, d, k);
+    std::size_t const width = value_width(plan_.types[c]);
+    return {static_cast<const std::byte*>(columns_[c].column.data) + plan_.row_at[b] * width,
+            (plan_.row_at[b + 1] - plan_.row_at[b]) * width};
+  }
+  // Where the raw rows of (column c, source s, round k) land in the output, and their bytes.
+  std::pair<std::byte*, std::uint64_t> raw_rows_in(std::size_t c, int s, std::uint64_t k) {
+    auto const i = plan_.incoming(c, s, k);
+    std::size_t const width = value_width(plan_.types[c]);
+    return {static_cast<std::byte*>(outputs_[c].mutable_view().data) + plan_.out_row[i] * width,
+            plan_.in_rows[i] * width};
   }
 
   encode_source source(std::size_t c, int d, std::uint64_t k) const {
@@ -812,8 +875,9 @@ class shuffle_driver {
       stats_.wire_bytes += send_total;
 
       auto const exchanger = engine_.at(Engine::stage::exchange);
+      std::uint64_t const staging_at = align_slot(recv_total);
       r.send = exchanger.allocate(send_total);
-      r.recv = exchanger.allocate(recv_total);
+      r.recv = exchanger.allocate(staging_at + receive_staging(r.k));
       // Pack: destination by destination, columns in order, each frame at a 16-byte boundary.
       std::vector<std::uint64_t> frame_at(P * C);
       std::uint64_t at = 0;
@@ -833,7 +897,8 @@ class shuffle_driver {
       }
       exchanger.pack(copies);
       retire(r.encoded.scratch);
-      plan_pieces(r, send_counts, recv_counts);
+      plan_pieces(r, send_counts, recv_counts, staging_at);
+      retire(r.raw_out);
     });
     agree(r);
     engine_.exchange(r.sync, r.send, r.recv, r.sends, r.receives);
@@ -841,12 +906,17 @@ class shuffle_driver {
   }
 
   // What round r moves: to and from each rank, its block of frames, then its raw fixed-width
-  // partitions straight from the columns and into the outputs, columns in order. Both ends
-  // list the pieces between two ranks alike, from the plan and the manifest.
-  void plan_pieces(round& r, std::span<const std::uint64_t> send_counts, std::span<const std::uint64_t> recv_counts) {
+  // partitions from the columns (or their staged copies) into the outputs (or aligned slots of
+  // the receive buffer after `staging_at`, unstaged by the decode stage), columns in order. Both
+  // ends list the pieces between two ranks alike, from the plan and the manifest; the rows a
+  // rank keeps were copied at encode time.
+  void plan_pieces(round& r, std::span<const std::uint64_t> send_counts, std::span<const std::uint64_t> recv_counts,
+                   std::uint64_t staging_at) {
     auto const& p = plan_;
+    std::size_t const C = p.columns;
     r.sends.clear();
     r.receives.clear();
+    r.unstage.clear();
     std::uint64_t send_at = 0, recv_at = 0;
     for (int q = 0; q < p.ranks; ++q) {
       auto const rank = static_cast<std::size_t>(q);
@@ -854,22 +924,39 @@ class shuffle_driver {
       r.receives.push_back({q, bytes_of(r.recv) + recv_at, recv_counts[rank]});
       send_at += send_counts[rank];
       recv_at += recv_counts[rank];
-      for (std::size_t c = 0; c < p.columns; ++c) {
-        std::size_t const width = value_width(p.types[c]);
+      for (std::size_t c = 0; c < C; ++c) {
         if (p.frame_codec(c, p.out_carriage[p.link(c, q)]) == nullptr) {
-          auto const b = p.boundary(c, q, r.k);
-          std::uint64_t const bytes = (p.row_at[b + 1] - p.row_at[b]) * width;
-          r.sends.push_back({q, static_cast<const std::byte*>(columns_[c].column.data) + p.row_at[b] * width, bytes});
+          auto const [from, bytes] = raw_rows_out(c, q, r.k);
           stats_.column_wire_bytes[c] += bytes;
           stats_.wire_bytes += bytes;
+          auto const at = r.raw_out_at[rank * C + c];
+          if (q != comm_.rank()) r.sends.push_back({q, at == not_staged ? from : bytes_of(r.raw_out) + at, bytes});
         }
-        if (p.frame_codec(c, p.in_carriage[p.link(c, q)]) == nullptr) {
-          auto const i = p.incoming(c, q, r.k);
-          r.receives.push_back(
-              {q, static_cast<std::byte*>(outputs_[c].mutable_view().data) + p.out_row[i] * width, p.in_rows[i] * width});
+        if (p.frame_codec(c, p.in_carriage[p.link(c, q)]) == nullptr && q != comm_.rank()) {
+          auto const [to, bytes] = raw_rows_in(c, q, r.k);
+          if (bytes == 0 || aligned(to)) {
+            r.receives.push_back({q, to, bytes});
+          } else {
+            r.receives.push_back({q, bytes_of(r.recv) + staging_at, bytes});
+            r.unstage.push_back({bytes_of(r.recv) + staging_at, to, bytes});
+            staging_at += align_slot(bytes);
+          }
         }
       }
     }
+  }
+
+  // Bytes of the aligned slots that round k's staged raw partitions need in the receive buffer.
+  std::uint64_t receive_staging(std::uint64_t k) {
+    std::uint64_t total = 0;
+    for (std::size_t c = 0; c < plan_.columns; ++c) {
+      for (int s = 0; s < plan_.ranks; ++s) {
+        if (s == comm_.rank() || plan_.frame_codec(c, plan_.in_carriage[plan_.link(c, s)]) != nullptr) continue;
+        auto const [to, bytes] = raw_rows_in(c, s, k);
+        if (bytes > 0 && !aligned(to)) total += align_slot(bytes);
+      }
+    }
+    return total;
   }
 
   // The caller's progress callback, after round r's exchange. What it throws is this rank's
@@ -908,6 +995,7 @@ class shuffle_driver {
 
   void decode_round(round& r) {
     guarded(r, [&] {
+      engine_.at(Engine::stage::decode).pack(r.unstage);
       auto const& p = plan_;
       std::size_t const C = p.columns;
       auto const P = static_cast<std::size_t>(p.ranks);
