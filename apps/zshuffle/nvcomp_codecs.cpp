@@ -107,7 +107,9 @@ class algorithm {
                         nvcompStatus_t* statuses, cudaStream_t stream) const = 0;
   virtual nvcompAlignmentRequirements_t decompress_alignment() const = 0;
   virtual std::size_t decompress_temp_bytes(std::size_t chunks, std::size_t total_bytes) const = 0;
-  virtual void decompress(const void* const* in, const std::size_t* in_bytes, const std::size_t* out_buffer_bytes,
+  /// False when nvCOMP refuses the whole batch as undecodable (a damaged chunk), in which case
+  /// it may have written neither statuses nor sizes.
+  virtual bool decompress(const void* const* in, const std::size_t* in_bytes, const std::size_t* out_buffer_bytes,
                           std::size_t* out_bytes, std::size_t chunks, void* temp, std::size_t temp_bytes,
                           void* const* out, nvcompStatus_t* statuses, cudaStream_t stream) const = 0;
 };
@@ -149,21 +151,14 @@ class algorithm_of final : public algorithm {
     ZS_NVCOMP_TRY(Traits::decompress_temp(chunks, chunk_bytes, Traits::decompress_opts(), &bytes, total_bytes, nullptr));
     return bytes;
   }
-  void decompress(const void* const* in, const std::size_t* in_bytes, const std::size_t* out_buffer_bytes,
+  bool decompress(const void* const* in, const std::size_t* in_bytes, const std::size_t* out_buffer_bytes,
                   std::size_t* out_bytes, std::size_t chunks, void* temp, std::size_t temp_bytes, void* const* out,
                   nvcompStatus_t* statuses, cudaStream_t stream) const override {
     nvcompStatus_t const result = Traits::decompress(in, in_bytes, out_buffer_bytes, out_bytes, chunks, temp,
                                                      temp_bytes, out, Traits::decompress_opts(), statuses, stream);
-    if (result == nvcompErrorCannotDecompress) {
-      // Some chunk is damaged, and the call says so for all of them at once (it may not have
-      // written the per-chunk statuses): every chunk of the batch is refused, so every frame
-      // gets a failed status rather than the call an exception.
-      std::vector<nvcompStatus_t> const failed(chunks, nvcompErrorCannotDecompress);
-      copy_async(statuses, failed.data(), chunks * sizeof(nvcompStatus_t), stream);
-      ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-      return;
-    }
+    if (result == nvcompErrorCannotDecompress) return false;
     ZS_NVCOMP_TRY(result);
+    return true;
   }
 };
 
@@ -541,8 +536,15 @@ class nvcomp_codec final : public codec {
     // The chunk tables are checked before nvCOMP reads a chunk; refused frames' chunks go nowhere.
     plan_chunks(batch, s.chunk_first, s.comp_ptrs, s.comp_bytes, s.out_ptrs, s.dummy_in, s.dummy_out, stream);
     if (p.chunks == 0) return;
-    algo_.decompress(s.comp_ptrs, s.comp_bytes, s.out_buffer_bytes, s.out_bytes, p.chunks, s.nvcomp_temp,
-                     p.nvcomp_temp_bytes, s.out_ptrs, s.statuses, stream);
+    if (!algo_.decompress(s.comp_ptrs, s.comp_bytes, s.out_buffer_bytes, s.out_bytes, p.chunks, s.nvcomp_temp,
+                          p.nvcomp_temp_bytes, s.out_ptrs, s.statuses, stream)) {
+      // Nothing says which frame holds the damage: every frame of the batch is refused, and no
+      // chunk is read back.
+      std::vector<frame_status> const refused(host.targets.size(), frame_status::corrupt_payload);
+      copy_async(batch.status, refused.data(), refused.size() * sizeof(frame_status), stream);
+      ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+      return;
+    }
     check_chunks(s.chunk_frame, p.chunks, s.statuses, s.out_bytes, s.out_buffer_bytes, batch.status, stream);
     copy_bytes(s.copies, copies.size(), batch.status, stream);
   }
