@@ -63,6 +63,31 @@ inline void copy_batch(std::span<const frame_copy> copies, cudaStream_t stream) 
                         words + 2 * n, n, temp.data(), temp.size(), stream);
 }
 
+/// Pieces of an all-to-all (device_communicator::send_piece or recv_piece) packed by peer into
+/// one buffer: each peer's block after the blocks of the peers before it, its pieces in list
+/// order. What a transport that moves one buffer per peer sends and receives.
+struct packed_pieces {
+  std::vector<std::uint64_t> counts;  // bytes per peer
+  std::vector<std::uint64_t> at;      // where each piece starts in the packed buffer
+  std::uint64_t total = 0;
+};
+template <typename Piece>
+packed_pieces pack_by_peer(std::span<const Piece> pieces, std::size_t ranks) {
+  packed_pieces out;
+  out.counts.assign(ranks, 0);
+  for (auto const& p : pieces) out.counts[static_cast<std::size_t>(p.peer)] += p.bytes;
+  std::vector<std::uint64_t> next(ranks, 0);
+  for (std::size_t q = 0; q < ranks; ++q) {
+    next[q] = out.total;
+    out.total += out.counts[q];
+  }
+  for (auto const& p : pieces) {
+    out.at.push_back(next[static_cast<std::size_t>(p.peer)]);
+    next[static_cast<std::size_t>(p.peer)] += p.bytes;
+  }
+  return out;
+}
+
 /// The bytes of a host_buffer or a device_buffer.
 template <typename Buffer>
 std::byte* bytes_of(Buffer& b) {

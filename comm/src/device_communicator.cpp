@@ -227,32 +227,18 @@ void device_communicator::alltoallv_pieces(std::span<const send_piece> sends, st
 void device_communicator::do_alltoallv_pieces(std::span<const send_piece> sends, std::span<const recv_piece> recvs,
                                               cudaStream_t stream) {
   auto const ranks = static_cast<std::size_t>(size());
-  std::vector<std::uint64_t> send_counts(ranks, 0), recv_counts(ranks, 0);
-  for (auto const& p : sends) send_counts[static_cast<std::size_t>(p.peer)] += p.bytes;
-  for (auto const& p : recvs) recv_counts[static_cast<std::size_t>(p.peer)] += p.bytes;
-  // Each peer's block starts where the blocks of the peers before it end; within a block the
-  // pieces follow in list order.
-  auto const starts = [&](const std::vector<std::uint64_t>& counts) {
-    std::vector<std::uint64_t> at(ranks + 1, 0);
-    for (std::size_t p = 0; p < ranks; ++p) at[p + 1] = at[p] + counts[p];
-    return at;
-  };
-  auto send_at = starts(send_counts), recv_at = starts(recv_counts);
-  device_buffer packed(std::max<std::uint64_t>(send_at[ranks], 1), stream);
-  device_buffer landed(std::max<std::uint64_t>(recv_at[ranks], 1), stream);
+  auto const out = detail::pack_by_peer(sends, ranks), in = detail::pack_by_peer(recvs, ranks);
+  device_buffer packed(std::max<std::uint64_t>(out.total, 1), stream);
+  device_buffer landed(std::max<std::uint64_t>(in.total, 1), stream);
   std::vector<detail::frame_copy> copies;
-  for (auto const& p : sends) {
-    auto& at = send_at[static_cast<std::size_t>(p.peer)];
-    copies.push_back({p.data, packed.as<std::byte>() + at, p.bytes});
-    at += p.bytes;
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    copies.push_back({sends[i].data, packed.as<std::byte>() + out.at[i], sends[i].bytes});
   }
   detail::copy_batch(copies, stream);
-  do_alltoallv(packed.as<std::byte>(), send_counts, landed.as<std::byte>(), recv_counts, stream);
+  do_alltoallv(packed.as<std::byte>(), out.counts, landed.as<std::byte>(), in.counts, stream);
   copies.clear();
-  for (auto const& p : recvs) {
-    auto& at = recv_at[static_cast<std::size_t>(p.peer)];
-    copies.push_back({landed.as<std::byte>() + at, p.data, p.bytes});
-    at += p.bytes;
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    copies.push_back({landed.as<std::byte>() + in.at[i], recvs[i].data, recvs[i].bytes});
   }
   detail::copy_batch(copies, stream);
 }

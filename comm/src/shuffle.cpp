@@ -107,24 +107,14 @@ class host_engine {
   void exchange(round_sync&, buffer&, buffer&, std::span<const device_communicator::send_piece> sends,
                 std::span<const device_communicator::recv_piece> recvs) {
     auto const ranks = static_cast<std::size_t>(comm_.size());
-    std::vector<std::uint64_t> send_counts(ranks, 0), recv_counts(ranks, 0);
-    for (auto const& p : sends) send_counts[static_cast<std::size_t>(p.peer)] += p.bytes;
-    for (auto const& p : recvs) recv_counts[static_cast<std::size_t>(p.peer)] += p.bytes;
-    auto const starts = [&](const std::vector<std::uint64_t>& counts) {
-      std::vector<std::uint64_t> at(ranks + 1, 0);
-      for (std::size_t p = 0; p < ranks; ++p) at[p + 1] = at[p] + counts[p];
-      return at;
-    };
-    auto send_at = starts(send_counts), recv_at = starts(recv_counts);
-    std::vector<std::byte> packed(send_at[ranks]), landed(recv_at[ranks]);
-    for (auto const& p : sends) {
-      if (p.bytes > 0) std::memcpy(packed.data() + send_at[static_cast<std::size_t>(p.peer)], p.data, p.bytes);
-      send_at[static_cast<std::size_t>(p.peer)] += p.bytes;
+    auto const out = detail::pack_by_peer(sends, ranks), in = detail::pack_by_peer(recvs, ranks);
+    std::vector<std::byte> packed(out.total), landed(in.total);
+    for (std::size_t i = 0; i < sends.size(); ++i) {
+      if (sends[i].bytes > 0) std::memcpy(packed.data() + out.at[i], sends[i].data, sends[i].bytes);
     }
-    comm_.alltoallv(packed, send_counts, landed, recv_counts);
-    for (auto const& p : recvs) {
-      if (p.bytes > 0) std::memcpy(p.data, landed.data() + recv_at[static_cast<std::size_t>(p.peer)], p.bytes);
-      recv_at[static_cast<std::size_t>(p.peer)] += p.bytes;
+    comm_.alltoallv(packed, out.counts, landed, in.counts);
+    for (std::size_t i = 0; i < recvs.size(); ++i) {
+      if (recvs[i].bytes > 0) std::memcpy(recvs[i].data, landed.data() + in.at[i], recvs[i].bytes);
     }
   }
   void finish() {}
