@@ -371,7 +371,9 @@ class shuffle_driver {
       auto const how = forced_carriage(c);
       text += how ? (*how == carriage::raw ? "r" : "c") : "-";
     }
-    return text + (options_.plan == shuffle_options::planning::automatic ? "], planned" : "], compress");
+    text += options_.plan == shuffle_options::planning::automatic ? "], planned" : "], compress";
+    // Measuring the links is collective: every rank measures, or every rank gives its figures.
+    return text + (options_.link_bandwidth.empty() ? ", links measured" : ", links given");
   }
 
   // Each column's codec: options.codec, else its entry in options.column_codecs, else none

@@ -279,6 +279,17 @@ TEST(ShuffleFailures, RanksPassingDifferentCodecsFailEveryRank) {
                {"rank 1 passes 1 column(s) [int64 raw]"});
 }
 
+// Link figures on one rank only would leave the others measuring (a collective) alone.
+TEST(ShuffleFailures, LinkFiguresOnSomeRanksOnlyFailEveryRank) {
+  zs::mpi_communicator comm;
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks to disagree";
+  auto const local = make_local(comm.rank(), comm.size(), 10);
+  zs::shuffle_options options;
+  if (comm.rank() == 1) options.link_bandwidth.assign(static_cast<std::size_t>(comm.size()), 1e9);
+  expect_error(thrown_error([&] { zs::shuffle(comm, local.inputs(), options); }), zs::error_code::invalid_argument,
+               {"links given"});
+}
+
 TEST(ShuffleFailures, OutOfMemoryWhilePlanningOnOneRankFailsEveryRank) {
   zs::mpi_communicator comm;
   int const culprit = culprit_of(comm);

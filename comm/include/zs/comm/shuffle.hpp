@@ -96,7 +96,8 @@ struct shuffle_options {
   enum class planning { automatic, compress };
   planning plan = planning::automatic;
   /// Bytes per second to each rank (one entry per rank) for the planner, in place of the
-  /// communicator's measured link_bandwidth. May differ between ranks.
+  /// communicator's measured link_bandwidth. The figures may differ between ranks, but every
+  /// rank gives them or none does (measuring is collective).
   std::vector<double> link_bandwidth;
   /// The communicator's timeout for this call only (0: no limit; see communicator::timeout);
   /// the communicator's own is back in place when the call returns or throws. For the device
