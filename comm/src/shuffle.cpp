@@ -594,13 +594,17 @@ class shuffle_driver {
     in.rounds = p.rounds;
     // Speeds first: a column whose codec could not pay on any link even if it compressed to
     // nothing (encoding and decoding a byte take longer than sending it) is not worth an
-    // estimate, which encodes a sample.
-    std::vector<codec_speed> speeds(p.columns, codec_speed{1, 1});
+    // estimate, which encodes a sample. Columns forced raw need neither; columns forced
+    // compressed need both, for the prediction.
+    constexpr double unused = std::numeric_limits<double>::max();
+    std::vector<codec_speed> speeds(p.columns, codec_speed{unused, unused});
     std::vector<bool> worth(p.columns, false);
     for (std::size_t c = 0; c < p.columns; ++c) {
-      if (forced_carriage(c)) continue;
+      auto const forced = forced_carriage(c);
+      if (forced == carriage::raw) continue;
       speeds[c] = speed_of(p.codecs.of(c), c);
       double const compute = 1 / speeds[c].encode_bps + 1 / speeds[c].decode_bps;
+      worth[c] = forced == carriage::compressed;
       for (double link : in.link_bps) worth[c] = worth[c] || 1 / link > compute;
     }
     // Ratios: one estimate per codec, batched over the columns worth it, from their first

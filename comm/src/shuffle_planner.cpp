@@ -144,6 +144,13 @@ std::string transfer_plan::explain() const {
       double const raw_s = x / inputs.link_bps[p] + cost(x, col.raw_encode_bps) + cost(x, col.raw_decode_bps);
       double const codec_s = x / col.ratio / inputs.link_bps[p] + cost(x, col.encode_bps) + cost(x, col.decode_bps);
       char const* what = at(c, static_cast<int>(p)) == carriage::compressed ? "compressed" : "raw";
+      if (col.forced == carriage::raw) {  // nothing measured of its codec
+        std::snprintf(line, sizeof line, "  %-22s %-8s %4zu %10.2f %9.1f %7s %9s %9s %9.3f %9s  raw (forced)\n",
+                      col.name.c_str(), col.codec.c_str(), p, x / (1 << 20), inputs.link_bps[p] / 1e9, "-", "-", "-",
+                      ms(raw_s), "-");
+        text += line;
+        continue;
+      }
       std::snprintf(line, sizeof line, "  %-22s %-8s %4zu %10.2f %9.1f %7.2f %9.1f %9.1f %9.3f %9.3f  %s%s\n",
                     col.name.c_str(), col.codec.c_str(), p, x / (1 << 20), inputs.link_bps[p] / 1e9, col.ratio,
                     col.encode_bps / 1e9, col.decode_bps / 1e9, ms(raw_s), ms(codec_s), what,

@@ -112,6 +112,9 @@ TEST(ShuffleHost, ColumnsForcedRawOrCompressedKeepTheirChoice) {
     EXPECT_EQ(stats.plan->at(1, d), zs::carriage::compressed);
   }
   EXPECT_EQ(stats.column_wire_bytes[0], stats.column_raw_bytes[0]) << "a raw fixed-width column travels as it is";
+  EXPECT_LT(stats.plan->predicted.total, 60.0) << "the forced codec's speeds are measured for the prediction\n"
+                                               << stats.plan->explain();
+  EXPECT_NE(stats.plan->explain().find("raw (forced)"), std::string::npos);
 }
 
 TEST(ShuffleHost, ColumnCodecsOfTheWrongLengthAreRefused) {
