@@ -49,8 +49,17 @@ std::vector<std::uint64_t> slice_rows(zs::value_type type) {
   return {0, 1, 3, 127, 129, 512, 700, 2000};
 }
 
-/// One frame of `source` encoded by `c`, exactly as long as the encoder made it.
-std::vector<std::byte> encode_one(const zs::codec& c, const zs::encode_source& source) {
+/// One frame of `source` encoded by `c`, exactly as long as the encoder made it; a codec with
+/// column parameters prepares them from the source first.
+std::vector<std::byte> encode_one(const zs::codec& c, zs::encode_source source) {
+  zs::value_type const types[] = {source.type};
+  std::vector<std::uint64_t> const params_at = zs::layout_params(c, types);
+  std::vector<std::byte> params(params_at.back());
+  if (!params.empty()) {
+    std::uint64_t const piece_begin[] = {0, 1};
+    c.prepare_host(zs::sample_batch{std::span(&source, 1), piece_begin}, params.data(), params_at);
+    source.params = params.data();
+  }
   std::vector<std::uint64_t> const offsets = zs::layout_frames(c, std::span(&source, 1));
   std::vector<std::byte> frame(offsets.back());
   std::uint64_t bytes = 0;
