@@ -1,0 +1,516 @@
+// The partitioner on the CPU (zs/partition.hpp): the hash checked against published
+// MurmurHash3_x86_32 values, then every output checked against an independent reference: each
+// row's partition computed here from the bytes of its keys, rows grouped by it in input order.
+#include "zs/partition.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "zs_test.hpp"
+
+namespace {
+
+using zs::value_type;
+
+// --- the reference ------------------------------------------------------------------------------
+
+// The bytes a key value is hashed over, written out here rather than taken from the library:
+// little-endian value bytes, floats normalised (-0.0 to 0.0, any NaN to the quiet NaN).
+std::string key_bytes(const zs::column_view& c, std::uint64_t row) {
+  if (c.type == value_type::string) {
+    auto const* chars = static_cast<const char*>(c.data);
+    return std::string(chars + c.offsets[row], static_cast<std::size_t>(c.offsets[row + 1] - c.offsets[row]));
+  }
+  std::size_t const width = zs::value_width(c.type);
+  std::string bytes(static_cast<const char*>(c.data) + row * width, width);
+  if (c.type == value_type::float32) {
+    float f = 0;
+    std::memcpy(&f, bytes.data(), 4);
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &f, 4);
+    if (std::isnan(f)) bits = 0x7fc00000u;
+    if (f == 0.0f) bits = 0;
+    std::memcpy(bytes.data(), &bits, 4);
+  } else if (c.type == value_type::float64) {
+    double d = 0;
+    std::memcpy(&d, bytes.data(), 8);
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &d, 8);
+    if (std::isnan(d)) bits = 0x7ff8000000000000ull;
+    if (d == 0.0) bits = 0;
+    std::memcpy(bytes.data(), &bits, 8);
+  }
+  return bytes;
+}
+
+std::uint32_t reference_row_hash(const zs::table& t, const std::vector<std::size_t>& keys, std::uint64_t row) {
+  std::uint32_t h = 0;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    std::string const bytes = key_bytes(t.columns[keys[k]].view(), row);
+    std::uint32_t const kh = zs::murmur3_x86_32(bytes.data(), bytes.size(), 0);
+    h = k == 0 ? kh : h ^ (kh + 0x9e3779b9u + (h << 6) + (h >> 2));
+  }
+  return h;
+}
+
+std::vector<std::uint32_t> reference_hash_ids(const zs::table& t, const std::vector<std::size_t>& keys,
+                                              std::uint32_t partitions) {
+  std::uint64_t const rows = t.columns.empty() ? 0 : t.columns[0].size();
+  std::vector<std::uint32_t> ids(rows);
+  for (std::uint64_t r = 0; r < rows; ++r) ids[r] = reference_row_hash(t, keys, r) % partitions;
+  return ids;
+}
+
+// Rows `order` of host column `c`, as a new host column.
+zs::column take_rows(const zs::column& c, const std::vector<std::uint64_t>& order) {
+  if (c.type() == value_type::string) {
+    auto const all = c.strings();
+    std::vector<std::string> picked;
+    for (auto r : order) picked.push_back(all[r]);
+    return zs::column::from_strings(picked);
+  }
+  std::size_t const width = zs::value_width(c.type());
+  zs::column out = zs::column::allocate(c.type(), order.size(), zs::memory_kind::host);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    std::memcpy(static_cast<char*>(out.mutable_view().data) + i * width,
+                static_cast<const char*>(c.view().data) + order[i] * width, width);
+  }
+  return out;
+}
+
+// The result `ids` must give: partitions in order, rows of each in input order.
+void expect_partitioned_as(const zs::table& input, const std::vector<std::uint32_t>& ids, std::uint32_t partitions,
+                           const zs::partitioned_table& got) {
+  std::vector<std::uint64_t> order(ids.size());
+  for (std::uint64_t r = 0; r < ids.size(); ++r) order[r] = r;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) { return ids[a] < ids[b]; });
+  std::vector<std::uint64_t> offsets(std::size_t{partitions} + 1, 0);
+  for (std::uint32_t id : ids) {
+    ASSERT_LT(id, partitions);
+    ++offsets[id + 1];
+  }
+  for (std::uint32_t p = 0; p < partitions; ++p) offsets[p + 1] += offsets[p];
+  EXPECT_EQ(got.partitions(), partitions);
+  ASSERT_EQ(got.partition_offsets, offsets);
+  EXPECT_EQ(got.rows.names, input.names);
+  ASSERT_EQ(got.rows.columns.size(), input.columns.size());
+  for (std::size_t c = 0; c < input.columns.size(); ++c) {
+    SCOPED_TRACE("column " + std::to_string(c));
+    EXPECT_EQ(got.rows.columns[c].memory(), zs::memory_kind::host);
+    zs::test::expect_same_column(got.rows.columns[c], take_rows(input.columns[c], order));
+  }
+}
+
+void expect_hash_partitioned(const zs::table& input, const std::vector<std::size_t>& keys, std::uint32_t partitions) {
+  auto const got = zs::hash_partition(input, keys, partitions);
+  expect_partitioned_as(input, reference_hash_ids(input, keys, partitions), partitions, got);
+}
+
+template <typename T>
+zs::column col(std::vector<T> values) {
+  return zs::column::from_values(std::span<const T>(values));
+}
+zs::column strings(std::vector<std::string> values) { return zs::column::from_strings(values); }
+
+// A table of `names` and `columns` (columns are move-only, so no initializer list).
+template <class... Columns>
+zs::table make_table(std::vector<std::string> names, Columns&&... columns) {
+  zs::table t;
+  t.names = std::move(names);
+  (t.columns.push_back(std::forward<Columns>(columns)), ...);
+  return t;
+}
+
+// A mixed table of `rows` rows: int32, int64, uint32, uint64, float32, float64, string.
+zs::table mixed_table(std::uint64_t rows, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::int32_t> a;
+  std::vector<std::int64_t> b;
+  std::vector<std::uint32_t> c;
+  std::vector<std::uint64_t> d;
+  std::vector<float> e;
+  std::vector<double> f;
+  std::vector<std::string> g;
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    a.push_back(static_cast<std::int32_t>(rng() % 50) - 25);
+    b.push_back(static_cast<std::int64_t>(rng()));
+    c.push_back(static_cast<std::uint32_t>(rng()));
+    d.push_back(rng() % 7);
+    e.push_back(static_cast<float>(rng() % 1000) / 8.0f);
+    f.push_back(static_cast<double>(rng() % 100) - 50.5);
+    g.push_back(std::string(rng() % 20, static_cast<char>('a' + rng() % 3)));
+  }
+  return make_table({"a", "b", "c", "d", "e", "f", "g"},
+                    col(a), col(b), col(c), col(d), col(e), col(f), strings(g));
+}
+
+// --- the hash ------------------------------------------------------------------------------------
+
+// Published MurmurHash3_x86_32 values (the reference implementation's), so the hash is checked
+// against something other than itself.
+TEST(PartitionHash, MurmurHash3MatchesPublishedValues) {
+  struct vector {
+    std::vector<unsigned char> bytes;
+    std::uint32_t seed;
+    std::uint32_t hash;
+  };
+  std::vector<vector> const vectors{
+      {{}, 0, 0},
+      {{}, 1, 0x514E28B7u},
+      {{}, 0xffffffffu, 0x81F16F39u},
+      {{0xff, 0xff, 0xff, 0xff}, 0, 0x76293B50u},
+      {{0x21, 0x43, 0x65, 0x87}, 0, 0xF55B516Bu},
+      {{0x21, 0x43, 0x65, 0x87}, 0x5082EDEEu, 0x2362F9DEu},
+      {{0x21, 0x43, 0x65}, 0, 0x7E4A8634u},
+      {{0x21, 0x43}, 0, 0xA0F7B07Au},
+      {{0x21}, 0, 0x72661CF4u},
+      {{0, 0, 0, 0}, 0, 0x2362F9DEu},
+      {{0, 0, 0}, 0, 0x85F0B427u},
+      {{0, 0}, 0, 0x30F4C306u},
+      {{0}, 0, 0x514E28B7u},
+  };
+  for (auto const& v : vectors) {
+    EXPECT_EQ(zs::murmur3_x86_32(v.bytes.data(), v.bytes.size(), v.seed), v.hash)
+        << v.bytes.size() << " bytes, seed " << v.seed;
+  }
+  std::string const fox = "The quick brown fox jumps over the lazy dog";
+  EXPECT_EQ(zs::murmur3_x86_32(fox.data(), fox.size(), 0x9747b28cu), 0x2FA826CDu);
+  EXPECT_EQ(zs::hash_key(std::string_view("Hello, world!"), 1234), 0xFAF6CDB3u);
+  EXPECT_EQ(zs::hash_key(std::string_view("aaaa"), 0x9747b28cu), 0x5A97808Au);
+  EXPECT_EQ(zs::hash_key(std::string_view("abc"), 0x9747b28cu), 0xC84A62DDu);
+  EXPECT_EQ(zs::hash_key(std::string_view(""), 0), 0u);
+}
+
+TEST(PartitionHash, FixedWidthKeysHashTheirLittleEndianBytes) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    std::uint64_t const word = rng();
+    auto const w32 = static_cast<std::uint32_t>(word);
+    auto const seed = static_cast<std::uint32_t>(rng());
+    EXPECT_EQ(zs::hash_key(w32, seed), zs::murmur3_x86_32(&w32, 4, seed));
+    EXPECT_EQ(zs::hash_key(static_cast<std::int32_t>(w32), seed), zs::murmur3_x86_32(&w32, 4, seed));
+    EXPECT_EQ(zs::hash_key(word, seed), zs::murmur3_x86_32(&word, 8, seed));
+    EXPECT_EQ(zs::hash_key(static_cast<std::int64_t>(word), seed), zs::murmur3_x86_32(&word, 8, seed));
+    double d = 0;
+    std::memcpy(&d, &word, 8);
+    if (!std::isnan(d) && d != 0) {
+      EXPECT_EQ(zs::hash_key(d, seed), zs::murmur3_x86_32(&d, 8, seed));
+    }
+  }
+}
+
+TEST(PartitionHash, EqualFloatsHashEqualNegativeZeroAndEveryNaN) {
+  EXPECT_EQ(zs::hash_key(-0.0f), zs::hash_key(0.0f));
+  EXPECT_EQ(zs::hash_key(-0.0), zs::hash_key(0.0));
+  float const nan32 = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(zs::hash_key(-nan32), zs::hash_key(nan32));
+  EXPECT_EQ(zs::hash_key(std::numeric_limits<float>::signaling_NaN()), zs::hash_key(nan32));
+  std::uint32_t const payload_bits = 0x7f800123u;
+  float payload_nan = 0;
+  std::memcpy(&payload_nan, &payload_bits, 4);
+  ASSERT_TRUE(std::isnan(payload_nan));
+  EXPECT_EQ(zs::hash_key(payload_nan), zs::hash_key(nan32));
+  double const nan64 = std::numeric_limits<double>::quiet_NaN();
+  std::uint64_t const payload64 = 0xfff0000000abcdefull;
+  double payload_nan64 = 0;
+  std::memcpy(&payload_nan64, &payload64, 8);
+  ASSERT_TRUE(std::isnan(payload_nan64));
+  EXPECT_EQ(zs::hash_key(payload_nan64), zs::hash_key(nan64));
+  EXPECT_EQ(zs::hash_key(-nan64), zs::hash_key(nan64));
+  // The normalised NaN is the quiet NaN's bytes.
+  std::uint32_t const quiet = 0x7fc00000u;
+  EXPECT_EQ(zs::hash_key(nan32), zs::murmur3_x86_32(&quiet, 4, 0));
+  EXPECT_NE(zs::hash_key(1.0f), zs::hash_key(-1.0f));
+}
+
+TEST(PartitionHash, CombineIsOrderSensitive) {
+  std::uint32_t const a = zs::hash_key(std::int32_t{1}), b = zs::hash_key(std::int32_t{2});
+  EXPECT_NE(zs::hash_combine(a, b), zs::hash_combine(b, a));
+  EXPECT_EQ(zs::hash_combine(a, b), a ^ (b + 0x9e3779b9u + (a << 6) + (a >> 2)));
+}
+
+// --- hash partitioning ------------------------------------------------------------------------------
+
+TEST(HashPartition, EmptyTableGivesEmptyPartitionsAndColumns) {
+  auto const t = make_table({"i", "s", "d"}, col<std::int32_t>({}), strings({}), col<double>({}));
+  auto const got = zs::hash_partition(t, {0, 1}, 4);
+  EXPECT_EQ(got.partition_offsets, (std::vector<std::uint64_t>(5, 0)));
+  ASSERT_EQ(got.rows.columns.size(), 3u);
+  for (auto const& c : got.rows.columns) EXPECT_EQ(c.size(), 0u);
+  EXPECT_EQ(got.rows.columns[1].view().offsets[0], 0);
+  expect_hash_partitioned(t, {2}, 3);
+}
+
+TEST(HashPartition, OneRowLandsInItsHashsPartition) {
+  auto const t = make_table({"k", "v"}, col<std::int64_t>({42}), strings({"only"}));
+  auto const got = zs::hash_partition(t, {0}, 10);
+  std::uint32_t const p = zs::hash_key(std::int64_t{42}) % 10;
+  for (std::uint32_t q = 0; q <= 10; ++q) EXPECT_EQ(got.partition_offsets[q], q <= p ? 0u : 1u) << q;
+  EXPECT_EQ(got.rows.columns[1].strings(), std::vector<std::string>{"only"});
+  expect_hash_partitioned(t, {0, 1}, 10);
+}
+
+TEST(HashPartition, AllRowsOfOneKeyStayTogetherInInputOrder) {
+  std::vector<std::int32_t> keys(500, 77), values(500);
+  for (int i = 0; i < 500; ++i) values[i] = i;
+  auto const t = make_table({"k", "v"}, col(keys), col(values));
+  auto const got = zs::hash_partition(t, {0}, 16);
+  std::uint32_t const p = zs::hash_key(std::int32_t{77}) % 16;
+  EXPECT_EQ(got.partition_offsets[p], 0u);
+  EXPECT_EQ(got.partition_offsets[p + 1], 500u);
+  auto const* v = got.rows.columns[1].view().values<std::int32_t>();
+  EXPECT_TRUE(std::is_sorted(v, v + 500)) << "rows of a partition keep their input order";
+  expect_hash_partitioned(t, {0}, 16);
+}
+
+TEST(HashPartition, MorePartitionsThanRows) {
+  auto const t = mixed_table(10, 1);
+  expect_hash_partitioned(t, {0}, 1000);
+  expect_hash_partitioned(t, {6}, zs::max_partitions);
+}
+
+TEST(HashPartition, OnePartitionKeepsTheTableAsItIs) {
+  auto const t = mixed_table(300, 2);
+  auto const got = zs::hash_partition(t, {1}, 1);
+  EXPECT_EQ(got.partition_offsets, (std::vector<std::uint64_t>{0, 300}));
+  for (std::size_t c = 0; c < t.columns.size(); ++c) zs::test::expect_same_column(got.rows.columns[c], t.columns[c]);
+}
+
+TEST(HashPartition, EveryKeyTypeAndPartitionCount) {
+  auto const t = mixed_table(2000, 3);
+  for (std::size_t key = 0; key < t.columns.size(); ++key) {
+    for (std::uint32_t p : {2u, 3u, 7u, 64u, 1000u}) {
+      SCOPED_TRACE("key " + std::to_string(key) + ", " + std::to_string(p) + " partitions");
+      expect_hash_partitioned(t, {key}, p);
+    }
+  }
+}
+
+TEST(HashPartition, MultipleKeysCombineInKeyOrder) {
+  auto const t = mixed_table(3000, 4);
+  expect_hash_partitioned(t, {0, 6}, 13);
+  expect_hash_partitioned(t, {6, 0}, 13);
+  expect_hash_partitioned(t, {0, 3, 5, 6}, 32);
+  expect_hash_partitioned(t, {0, 0}, 5);  // a key may repeat
+  // (a, b) and (b, a) hash differently: the rows spread otherwise.
+  auto const ab = zs::hash_partition(t, {0, 3}, 64), ba = zs::hash_partition(t, {3, 0}, 64);
+  EXPECT_NE(ab.partition_offsets, ba.partition_offsets);
+}
+
+TEST(HashPartition, StringKeysEmptyNonAsciiAndLong) {
+  std::vector<std::string> keys{"",      "a",          "é",           "日本語", "🙂🙃", "", std::string(10000, 'x'),
+                                "a",     "\xff\xfe",   std::string(1, '\0'), "é",     std::string(70001, 'q'),
+                                "Ünïcödé", "abc\0def"};
+  keys.back().push_back('\0');
+  std::vector<std::int32_t> ids(keys.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(i);
+  auto const t = make_table({"s", "id"}, strings(keys), col(ids));
+  for (std::uint32_t p : {1u, 2u, 5u, 97u}) expect_hash_partitioned(t, {0}, p);
+  auto const got = zs::hash_partition(t, {0}, 97);
+  // Equal strings meet: the two "" rows, the two "a" rows and the two "é" rows each share a partition.
+  auto const part_of = [&](std::string_view s) { return zs::hash_key(s) % 97; };
+  EXPECT_EQ(part_of(""), 0u % 97);  // MurmurHash3 of no bytes with seed 0 is 0
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    std::uint32_t const p = part_of(keys[i]);
+    auto const& out = got.rows.columns[1];
+    auto const* out_ids = out.view().values<std::int32_t>();
+    bool const found = std::find(out_ids + got.partition_offsets[p], out_ids + got.partition_offsets[p + 1],
+                                 static_cast<std::int32_t>(i)) != out_ids + got.partition_offsets[p + 1];
+    EXPECT_TRUE(found) << "row " << i << " not in partition " << p;
+  }
+}
+
+TEST(HashPartition, EqualFloatKeysMeetNegativeZeroAndNaNs) {
+  float const nan32 = std::numeric_limits<float>::quiet_NaN();
+  std::uint32_t const payload_bits = 0xffc01234u;
+  float payload_nan = 0;
+  std::memcpy(&payload_nan, &payload_bits, 4);
+  std::vector<float> f{0.0f, -0.0f, nan32, -nan32, payload_nan, 1.5f, -1.5f, 0.0f};
+  std::vector<double> d{-0.0, 0.0, std::nan("1"), -std::nan(""), std::numeric_limits<double>::quiet_NaN(), 2.0, -2.0,
+                        0.0};
+  std::vector<std::int32_t> ids{0, 1, 2, 3, 4, 5, 6, 7};
+  auto const t = make_table({"f", "d", "id"}, col(f), col(d), col(ids));
+  for (std::size_t key : {0u, 1u}) {
+    auto const got = zs::hash_partition(t, {key}, 1024);
+    auto const& out = got.rows.columns[2];
+    auto const partition_of_row = [&](std::int32_t row) {
+      auto const* v = out.view().values<std::int32_t>();
+      auto const at = static_cast<std::uint64_t>(std::find(v, v + 8, row) - v);
+      return static_cast<std::uint32_t>(
+          std::upper_bound(got.partition_offsets.begin(), got.partition_offsets.end(), at) -
+          got.partition_offsets.begin() - 1);
+    };
+    EXPECT_EQ(partition_of_row(0), partition_of_row(1)) << "-0.0 and 0.0, key " << key;
+    EXPECT_EQ(partition_of_row(0), partition_of_row(7));
+    EXPECT_EQ(partition_of_row(2), partition_of_row(3)) << "NaNs, key " << key;
+    EXPECT_EQ(partition_of_row(2), partition_of_row(4)) << "NaNs, key " << key;
+    expect_hash_partitioned(t, {key}, 1024);
+  }
+  expect_hash_partitioned(t, {0, 1}, 3);
+}
+
+TEST(HashPartition, RealColumns) {
+  // Real columns cut to the shortest of them, so that they make one table.
+  std::vector<std::string> const files{"ncbi_tax_id.i32", "geoip4_lo.u32",      "airport_lat.f64",
+                                       "levitus_temp.f32", "deb_maintainers.txt", "osm_poi_names.txt"};
+  std::vector<zs::column> full;
+  for (auto const& f : files) full.push_back(zs::test::data_column(f));
+  std::uint64_t rows = UINT64_MAX;
+  for (auto const& c : full) rows = std::min(rows, c.size());
+  std::vector<std::uint64_t> first(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) first[i] = i;
+  zs::table t;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    t.names.push_back(files[i]);
+    t.columns.push_back(take_rows(full[i], first));
+  }
+  expect_hash_partitioned(t, {0}, 64);
+  expect_hash_partitioned(t, {4}, 7);
+  expect_hash_partitioned(t, {5, 2}, 1000);
+  expect_hash_partitioned(t, {3}, 16);  // float fill values: one partition holds them all
+}
+
+// --- range partitioning ------------------------------------------------------------------------------
+
+// The range partition of each row, computed here: splits at or below the key (NaN: all).
+template <typename T>
+std::vector<std::uint32_t> reference_range_ids(const std::vector<T>& keys, const std::vector<T>& splits) {
+  std::vector<std::uint32_t> ids;
+  for (T k : keys) {
+    std::uint32_t p = 0;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(k)) p = static_cast<std::uint32_t>(splits.size());
+    }
+    if (p == 0) {
+      while (p < splits.size() && !(k < splits[p])) ++p;
+    }
+    ids.push_back(p);
+  }
+  return ids;
+}
+
+TEST(RangePartition, TiesGoToThePartitionTheSplitBegins) {
+  std::vector<std::int32_t> keys{5, 1, 10, 9, 10, 20, 25, 0, 30, -4};
+  std::vector<std::int32_t> splits{1, 10, 10, 25};
+  auto const t = make_table({"k"}, col(keys));
+  auto const got = zs::range_partition(t, 0, col(splits).view());
+  // 0 -4 | 5 1 9 | (empty: equal splits) | 10 10 20 | 25 30
+  EXPECT_EQ(got.partition_offsets, (std::vector<std::uint64_t>{0, 2, 5, 5, 8, 10}));
+  auto const* out = got.rows.columns[0].view().values<std::int32_t>();
+  EXPECT_EQ(std::vector<std::int32_t>(out, out + 10), (std::vector<std::int32_t>{0, -4, 5, 1, 9, 10, 10, 20, 25, 30}));
+  expect_partitioned_as(t, reference_range_ids(keys, splits), 5, got);
+}
+
+TEST(RangePartition, NoSplitPointsIsOnePartition) {
+  auto const t = mixed_table(100, 5);
+  auto const got = zs::range_partition(t, 1, col<std::int64_t>({}).view());
+  EXPECT_EQ(got.partition_offsets, (std::vector<std::uint64_t>{0, 100}));
+  for (std::size_t c = 0; c < t.columns.size(); ++c) zs::test::expect_same_column(got.rows.columns[c], t.columns[c]);
+}
+
+TEST(RangePartition, FloatsNegativeZeroEqualsZeroAndNaNGoesLast) {
+  double const nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> keys{-0.0, 0.0, nan, -1.0, 3.5, -nan, 1e300, -1e300};
+  std::vector<double> splits{-0.0, 3.5};
+  auto const t = make_table({"d"}, col(keys));
+  auto const got = zs::range_partition(t, 0, col(splits).view());
+  EXPECT_EQ(got.partition_offsets, (std::vector<std::uint64_t>{0, 2, 4, 8}));
+  expect_partitioned_as(t, reference_range_ids(keys, splits), 3, got);
+  std::vector<float> fkeys{0.5f, -0.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f};
+  auto const tf = make_table({"f"}, col(fkeys));
+  expect_partitioned_as(tf, reference_range_ids(fkeys, std::vector<float>{0.0f, 1.0f}), 3,
+                        zs::range_partition(tf, 0, col(std::vector<float>{0.0f, 1.0f}).view()));
+}
+
+TEST(RangePartition, StringsCompareAsUnsignedBytes) {
+  std::vector<std::string> keys{"b", "", "apple", "é", "z", "B", "banana", "ba", "\x7f", "日本"};
+  std::vector<std::string> splits{"a", "b", "ba", "\x80"};
+  auto const t = make_table({"s"}, strings(keys));
+  auto const got = zs::range_partition(t, 0, strings(splits).view());
+  std::vector<std::uint32_t> ids;
+  for (auto const& k : keys) {
+    std::uint32_t p = 0;
+    while (p < splits.size() && !(std::string_view(k) < std::string_view(splits[p]))) ++p;  // char_traits: unsigned
+    ids.push_back(p);
+  }
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{2, 0, 1, 4, 3, 0, 3, 3, 3, 4}));
+  expect_partitioned_as(t, ids, 5, got);
+}
+
+TEST(RangePartition, EveryFixedWidthTypeAndRealSplits) {
+  auto const t = mixed_table(1500, 6);
+  auto const a = t.columns[0].view().values<std::int32_t>();
+  std::vector<std::int32_t> const akeys(a, a + 1500);
+  expect_partitioned_as(t, reference_range_ids(akeys, std::vector<std::int32_t>{-10, 0, 0, 12}), 5,
+                        zs::range_partition(t, 0, col<std::int32_t>({-10, 0, 0, 12}).view()));
+  auto const d = t.columns[3].view().values<std::uint64_t>();
+  std::vector<std::uint64_t> const dkeys(d, d + 1500);
+  expect_partitioned_as(t, reference_range_ids(dkeys, std::vector<std::uint64_t>{3}), 2,
+                        zs::range_partition(t, 3, col<std::uint64_t>({3}).view()));
+
+  // Real data: split a real column at quantiles of its own values.
+  zs::column const elevation = zs::test::data_column("etopo5_elev_m.i32");
+  auto const* e = elevation.view().values<std::int32_t>();
+  std::vector<std::int32_t> keys(e, e + elevation.size());
+  std::vector<std::int32_t> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::int32_t> splits;
+  for (int q = 1; q < 10; ++q) splits.push_back(sorted[sorted.size() * q / 10]);
+  zs::table real;
+  real.names = {"elevation"};
+  real.columns.push_back(col(keys));
+  expect_partitioned_as(real, reference_range_ids(keys, splits), 10, zs::range_partition(real, 0, col(splits).view()));
+}
+
+// --- errors -------------------------------------------------------------------------------------
+
+void expect_invalid(const std::optional<zs::error>& e, const std::string& words) {
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code(), zs::error_code::invalid_argument) << e->what();
+  EXPECT_NE(std::string(e->what()).find(words), std::string::npos) << e->what();
+}
+
+TEST(PartitionErrors, NameWhatIsWrongAndTheColumn) {
+  auto const t = mixed_table(10, 8);
+  expect_invalid(zs::test::thrown_error([&] { zs::hash_partition(t, std::span<const std::size_t>{}, 4); }),
+                 "no key columns");
+  expect_invalid(zs::test::thrown_error([&] { zs::hash_partition(t, {0, 9}, 4); }),
+                 "key column 9 is out of range: the table has 7 columns");
+  expect_invalid(zs::test::thrown_error([&] { zs::hash_partition(t, {0}, 0); }), "partitions is 0");
+  expect_invalid(zs::test::thrown_error([&] { zs::hash_partition(t, {0}, zs::max_partitions + 1); }),
+                 "above max_partitions");
+  expect_invalid(zs::test::thrown_error([&] { zs::range_partition(t, 7, col<std::int32_t>({}).view()); }),
+                 "key column 7 is out of range");
+
+  auto uneven = make_table({"id", "name"}, col<std::int32_t>({1, 2, 3}), strings({"a", "b"}));
+  expect_invalid(zs::test::thrown_error([&] { zs::hash_partition(uneven, {0}, 2); }),
+                 "column 1 ('name') has 2 rows, but column 0 ('id') has 3");
+  expect_invalid(zs::test::thrown_error([&] { zs::range_partition(uneven, 0, col<std::int32_t>({2}).view()); }),
+                 "column 1 ('name') has 2 rows");
+  auto misnamed = make_table({"only"}, col<std::int32_t>({1}), col<std::int32_t>({2}));
+  expect_invalid(zs::test::thrown_error([&] { zs::hash_partition(misnamed, {0}, 2); }), "1 names for 2 columns");
+}
+
+TEST(PartitionErrors, SplitPointsOfTheWrongTypeUnsortedOrNaN) {
+  auto const t = make_table({"id", "price", "name"}, col<std::int32_t>({1, 2}), col<double>({1.0, 2.0}),
+                                                      strings({"x", "y"}));
+  expect_invalid(zs::test::thrown_error([&] { zs::range_partition(t, 0, col<std::int64_t>({1}).view()); }),
+                 "the split points are int64, but key column 0 ('id') is int32");
+  expect_invalid(zs::test::thrown_error([&] { zs::range_partition(t, 0, col<std::int32_t>({1, 5, 3}).view()); }),
+                 "not sorted: split point 2 of key column 0 ('id') (3) is below split point 1 (5)");
+  expect_invalid(zs::test::thrown_error([&] { zs::range_partition(t, 1, col<double>({1.0, std::nan("")}).view()); }),
+                 "split point 1 of key column 1 ('price') is NaN");
+  expect_invalid(zs::test::thrown_error([&] { zs::range_partition(t, 2, strings({"b", "a"}).view()); }),
+                 "not sorted: split point 1 of key column 2 ('name') sorts before split point 0");
+  // Equal split points are sorted.
+  EXPECT_NO_THROW(zs::range_partition(t, 2, strings({"a", "a"}).view()));
+}
+
+}  // namespace
