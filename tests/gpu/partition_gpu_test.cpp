@@ -1,0 +1,266 @@
+// The partitioner on the GPU (zs/partition.hpp): for every input, the device table's partitions
+// are the CPU path's byte for byte (offsets, every column, string offsets and characters), and the
+// output stays in device memory. The CPU path itself is checked against an independent reference
+// in tests/core/partition_test.cpp.
+#include "zs/partition.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "zs/device.hpp"
+#include "zs/launch.hpp"
+#include "zs/tuning.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+using zs::value_type;
+
+template <class... Columns>
+zs::table make_table(std::vector<std::string> names, Columns&&... columns) {
+  zs::table t;
+  t.names = std::move(names);
+  (t.columns.push_back(std::forward<Columns>(columns)), ...);
+  return t;
+}
+
+template <typename T>
+zs::column col(std::vector<T> values) {
+  return zs::column::from_values(std::span<const T>(values));
+}
+zs::column strings(std::vector<std::string> values) { return zs::column::from_strings(values); }
+
+zs::table copy_table(const zs::table& t, zs::memory_kind memory, cudaStream_t stream) {
+  zs::table out;
+  out.names = t.names;
+  for (auto const& c : t.columns) out.columns.push_back(c.copy_to(memory, stream));
+  return out;
+}
+
+// A mixed table of `rows` rows: int32 (few distinct), int64, uint32, uint64 (few distinct),
+// float32 with -0.0 and NaNs, float64, strings (empty, repeated, non-ASCII).
+zs::table mixed_table(std::uint64_t rows, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::int32_t> a;
+  std::vector<std::int64_t> b;
+  std::vector<std::uint32_t> c;
+  std::vector<std::uint64_t> d;
+  std::vector<float> e;
+  std::vector<double> f;
+  std::vector<std::string> g;
+  std::vector<std::string> const words{"", "a", "é", "日本語", "🙂", "zebra", std::string(300, 'x')};
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    a.push_back(static_cast<std::int32_t>(rng() % 50) - 25);
+    b.push_back(static_cast<std::int64_t>(rng()));
+    c.push_back(static_cast<std::uint32_t>(rng()));
+    d.push_back(rng() % 7);
+    switch (rng() % 5) {
+      case 0: e.push_back(-0.0f); break;
+      case 1: e.push_back(std::numeric_limits<float>::quiet_NaN()); break;
+      case 2: e.push_back(-std::numeric_limits<float>::quiet_NaN()); break;
+      default: e.push_back(static_cast<float>(rng() % 1000) / 8.0f);
+    }
+    f.push_back(static_cast<double>(rng() % 100) - 50.5);
+    g.push_back(words[rng() % words.size()] + std::string(rng() % 4, 'q'));
+  }
+  return make_table({"a", "b", "c", "d", "e", "f", "g"}, col(a), col(b), col(c), col(d), col(e), col(f),
+                    strings(g));
+}
+
+class PartitionGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (zs::cuda_device_available()) stream_.emplace();
+  }
+
+  // The GPU's partitions of device copies of `host` are the CPU's of `host`.
+  void expect_same_as_cpu(const zs::partitioned_table& cpu, const zs::partitioned_table& gpu) {
+    EXPECT_EQ(gpu.partition_offsets, cpu.partition_offsets);
+    EXPECT_EQ(gpu.rows.names, cpu.rows.names);
+    ASSERT_EQ(gpu.rows.columns.size(), cpu.rows.columns.size());
+    for (std::size_t c = 0; c < cpu.rows.columns.size(); ++c) {
+      SCOPED_TRACE("column " + std::to_string(c));
+      EXPECT_EQ(gpu.rows.columns[c].memory(), zs::memory_kind::device);
+      zs::test::expect_same_column(gpu.rows.columns[c].copy_to(zs::memory_kind::host, *stream_), cpu.rows.columns[c]);
+    }
+  }
+
+  void expect_hash(const zs::table& host, const std::vector<std::size_t>& keys, std::uint32_t partitions) {
+    SCOPED_TRACE(std::to_string(partitions) + " partitions, first key " + std::to_string(keys.front()));
+    zs::table const device = copy_table(host, zs::memory_kind::device, *stream_);
+    expect_same_as_cpu(zs::hash_partition(host, keys, partitions),
+                       zs::hash_partition(device, keys, partitions, *stream_));
+  }
+
+  // With the split points in host memory and in device memory.
+  void expect_range(const zs::table& host, std::size_t key, const zs::column& splits) {
+    SCOPED_TRACE("range, key " + std::to_string(key) + ", " + std::to_string(splits.size()) + " split points");
+    zs::table const device = copy_table(host, zs::memory_kind::device, *stream_);
+    auto const cpu = zs::range_partition(host, key, splits.view());
+    expect_same_as_cpu(cpu, zs::range_partition(device, key, splits.view(), *stream_));
+    zs::column const device_splits = splits.copy_to(zs::memory_kind::device, *stream_);
+    expect_same_as_cpu(cpu, zs::range_partition(device, key, device_splits.view(), *stream_));
+  }
+
+  std::optional<zs::cuda_stream> stream_;
+};
+
+TEST_F(PartitionGpu, EmptyTable) {
+  ZS_REQUIRE_GPU();
+  auto const t = make_table({"i", "s", "d"}, col<std::int32_t>({}), strings({}), col<double>({}));
+  expect_hash(t, {0, 1}, 4);
+  expect_range(t, 1, strings({"m"}));
+}
+
+TEST_F(PartitionGpu, OneRowAndOneKeyForAllRows) {
+  ZS_REQUIRE_GPU();
+  expect_hash(make_table({"k", "v"}, col<std::int64_t>({42}), strings({"only"})), {0, 1}, 10);
+  std::vector<std::int32_t> keys(100000, 77), values(100000);
+  for (int i = 0; i < 100000; ++i) values[i] = i;
+  expect_hash(make_table({"k", "v"}, col(keys), col(values)), {0}, 16);
+}
+
+TEST_F(PartitionGpu, PartitionCountsFromOneToMoreThanRows) {
+  ZS_REQUIRE_GPU();
+  auto const small = mixed_table(10, 1);
+  expect_hash(small, {0}, 1000);
+  expect_hash(small, {6}, zs::max_partitions);
+  auto const t = mixed_table(50000, 2);
+  for (std::uint32_t p : {1u, 2u, 3u, 255u, 256u, 257u, 65536u, 100003u}) expect_hash(t, {1}, p);
+}
+
+TEST_F(PartitionGpu, EveryKeyTypeAndMultipleKeys) {
+  ZS_REQUIRE_GPU();
+  auto const t = mixed_table(200000, 3);
+  for (std::size_t key = 0; key < t.columns.size(); ++key) expect_hash(t, {key}, 61);
+  expect_hash(t, {0, 6}, 13);
+  expect_hash(t, {6, 0}, 13);
+  expect_hash(t, {0, 3, 4, 5, 6}, 1024);
+  expect_hash(t, {0, 0}, 5);
+}
+
+TEST_F(PartitionGpu, StringAndFloatEdgeKeys) {
+  ZS_REQUIRE_GPU();
+  std::vector<std::string> keys{"", "a", "é", "日本語", "🙂🙃", "", std::string(10000, 'x'), "a", "\xff\xfe",
+                                std::string(1, '\0'), std::string(70001, 'q'), "Ünïcödé"};
+  float const nan32 = std::numeric_limits<float>::quiet_NaN();
+  std::uint32_t const payload_bits = 0xffc01234u;
+  float payload_nan = 0;
+  std::memcpy(&payload_nan, &payload_bits, 4);
+  std::vector<float> f{0.0f, -0.0f, nan32, -nan32, payload_nan, 1.5f, -1.5f, 0.0f, 3.0f, nan32, -0.0f, 7.0f};
+  std::vector<double> d{-0.0, 0.0, std::nan("1"), -std::nan(""), 2.0, -2.0, 0.0, 1e300, -1e300, 5.0, 6.0, 7.0};
+  auto const t = make_table({"s", "f", "d"}, strings(keys), col(f), col(d));
+  for (std::uint32_t p : {1u, 2u, 5u, 97u, 1024u}) {
+    expect_hash(t, {0}, p);
+    expect_hash(t, {1}, p);
+    expect_hash(t, {2}, p);
+    expect_hash(t, {2, 1, 0}, p);
+  }
+}
+
+TEST_F(PartitionGpu, RealColumns) {
+  ZS_REQUIRE_GPU();
+  // osm_poi_names (769,009 rows) beside the first rows of longer real columns.
+  zs::column names = zs::test::data_column("osm_poi_names.txt");
+  std::uint64_t const rows = names.size();
+  zs::table t;
+  t.names = {"osm_poi_names", "ncbi_tax_id", "airport_lat", "levitus_temp"};
+  t.columns.push_back(std::move(names));
+  for (std::string file : {"ncbi_tax_id.i32", "airport_lat.f64", "levitus_temp.f32"}) {
+    zs::column const full = zs::test::data_column(file);
+    ASSERT_GE(full.size(), rows) << file;
+    zs::column cut = zs::column::allocate(full.type(), rows, zs::memory_kind::host);
+    std::memcpy(cut.mutable_view().data, full.view().data, rows * zs::value_width(full.type()));
+    t.columns.push_back(std::move(cut));
+  }
+  expect_hash(t, {0}, 64);
+  expect_hash(t, {1}, 1000);
+  expect_hash(t, {2, 0}, 7);
+  expect_hash(t, {3}, 4096);
+  expect_range(t, 1, col<std::int32_t>({100, 10000, 10000, 1000000}));
+  expect_range(t, 0, strings({"A", "M", "Z", "a", "m", "\xc3\x80", "\xe4\xb8\x80"}));
+  expect_range(t, 2, col<double>({-45.0, -0.0, 0.0, 30.5, 60.0}));
+  expect_range(t, 3, col<float>({-1.0f, 0.0f, 10.0f, 20.0f}));
+}
+
+TEST_F(PartitionGpu, RangeTiesEmptySplitsAndEveryType) {
+  ZS_REQUIRE_GPU();
+  auto const t = mixed_table(100000, 4);
+  expect_range(t, 0, col<std::int32_t>({-10, 0, 0, 12}));
+  expect_range(t, 0, col<std::int32_t>({}));
+  expect_range(t, 1, col<std::int64_t>({0}));
+  expect_range(t, 2, col<std::uint32_t>({1u << 30, 1u << 31, 3u << 30}));
+  expect_range(t, 3, col<std::uint64_t>({1, 3, 3, 6}));
+  expect_range(t, 4, col<float>({-0.0f, 50.0f}));
+  expect_range(t, 5, col<double>({-20.5, 0.0, 20.5}));
+  expect_range(t, 6, strings({"", "a", "b", "zebra", "é"}));
+}
+
+// Split points given as a slice of a device string column, whose offsets do not start at 0.
+TEST_F(PartitionGpu, RangeSplitPointsFromADeviceSlice) {
+  ZS_REQUIRE_GPU();
+  auto const t = mixed_table(20000, 5);
+  zs::column const all = strings({"zzz-not-a-split", "a", "m", "é"});
+  zs::column const device_all = all.copy_to(zs::memory_kind::device, *stream_);
+  zs::column_view slice = device_all.view();
+  slice.offsets += 1;
+  slice.count = 3;
+  zs::table const device = copy_table(t, zs::memory_kind::device, *stream_);
+  expect_same_as_cpu(zs::range_partition(t, 6, strings({"a", "m", "é"}).view()),
+                     zs::range_partition(device, 6, slice, *stream_));
+}
+
+// The per-row kernels loop with a grid stride: a grid far smaller than the rows, and the
+// largest blocks, give the same partitions.
+TEST_F(PartitionGpu, AnyLaunchGeometryGivesTheSamePartitions) {
+  ZS_REQUIRE_GPU();
+  // Puts the process-wide table back however the test ends.
+  struct restore_tuning {
+    zs::tuning_table saved = *zs::tuning();
+    ~restore_tuning() { zs::set_tuning(saved); }
+  } const restore;
+  auto const t = mixed_table(300000, 6);
+  zs::device_profile const& d = zs::current_device_profile();
+  for (zs::launch_params p : {zs::launch_params{128, 1, 0}, zs::launch_params{1024, 0, 0}}) {
+    zs::tuning_table forced;
+    for (auto size : {zs::size_class::small, zs::size_class::medium, zs::size_class::large}) {
+      forced.set({{d.name, d.compute_major, d.compute_minor, "partition_rows", std::nullopt, size}, p});
+    }
+    zs::set_tuning(forced);
+    expect_hash(t, {0, 6}, 1000);
+    expect_range(t, 6, strings({"a", "m"}));
+  }
+}
+
+TEST_F(PartitionGpu, DefaultStreamAndErrors) {
+  ZS_REQUIRE_GPU();
+  auto const host = mixed_table(1000, 7);
+  zs::table const device = copy_table(host, zs::memory_kind::device, *stream_);
+  stream_->synchronize();
+  auto const on_default = zs::hash_partition(device, {2}, 9);
+  expect_same_as_cpu(zs::hash_partition(host, {2}, 9), on_default);
+
+  zs::table mixed;
+  mixed.names = {"on_device", "on_host"};
+  mixed.columns.push_back(col<std::int32_t>({1, 2}).copy_to(zs::memory_kind::device, *stream_));
+  mixed.columns.push_back(col<std::int32_t>({3, 4}));
+  auto const e = zs::test::thrown_error([&] { zs::hash_partition(mixed, {0}, 2, *stream_); });
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code(), zs::error_code::invalid_argument);
+  EXPECT_NE(std::string(e->what()).find("column 1 ('on_host') is in host memory"), std::string::npos) << e->what();
+  auto const unsorted = zs::test::thrown_error([&] {
+    zs::column const splits = col<std::int64_t>({5, 1}).copy_to(zs::memory_kind::device, *stream_);
+    zs::range_partition(device, 1, splits.view(), *stream_);
+  });
+  ASSERT_TRUE(unsorted.has_value());
+  EXPECT_NE(std::string(unsorted->what()).find("not sorted"), std::string::npos) << unsorted->what();
+}
+
+}  // namespace
