@@ -10,6 +10,7 @@ int run_demo(int argc, char** argv);
 int run_bench_codec(int argc, char** argv);
 int run_bench_shuffle(int argc, char** argv);
 int run_bench_soak(int argc, char** argv);
+int run_bench_spill(int argc, char** argv);
 int run_tune(int argc, char** argv);
 
 namespace zs::cli {

@@ -41,6 +41,7 @@ constexpr command commands[] = {
     {"bench codec", run_bench_codec, false},
     {"bench shuffle", run_bench_shuffle, true},
     {"bench soak", run_bench_soak, true},
+    {"bench spill", run_bench_spill, false},
 };
 
 void usage(std::FILE* out) {
@@ -58,6 +59,7 @@ void usage(std::FILE* out) {
       "  bench shuffle [...]     compressed vs raw all-to-all under mpirun\n"
       "  bench soak [...]        many shuffles in one process under mpirun, every result verified,\n"
       "                          memory at the start and the end\n"
+      "  bench spill [...]       compressed spill + restore of each real column vs raw copies over PCIe\n"
       "  tune [...]              measure kernel launch geometry on this GPU, write a tuning table\n"
       "  help                    this text\n"
       "\n"
@@ -128,7 +130,7 @@ std::string_view closest_command(std::string_view asked) {
 // Why argv names no command, in one line.
 std::string unknown_command(int argc, char** argv) {
   std::string_view const first = argv[1];
-  if (first == "bench" && argc == 2) return "bench needs a benchmark: codec, shuffle or soak (`zshuffle --help`)";
+  if (first == "bench" && argc == 2) return "bench needs a benchmark: codec, shuffle, soak or spill (`zshuffle --help`)";
   std::string asked(first);
   if (first == "bench") asked += std::string(" ") + argv[2];
   std::string const what = first.substr(0, 1) == "-" ? "option" : "command";

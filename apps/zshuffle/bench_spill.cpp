@@ -1,0 +1,294 @@
+// zshuffle bench spill: compressed spill and restore of each real column (zs/spill.hpp) against
+// moving its raw bytes device -> pinned host -> device with cudaMemcpyAsync, in the same run.
+//
+// Each column file of the data folder (or those --column names) is tiled on the host to --bytes
+// (its values, or the characters of strings, whose offsets follow the copies) and put on the
+// device. The baseline copies the tiled column's bytes (values, or characters and offsets) to a
+// pinned host buffer and back into a device buffer, both allocated beforehand. The spill runs
+// zs::spill then zs::restore on the same stream, timed on the host from the spill's call to the
+// restored column's readiness: the choice of codec, the encoding, the copies, the checksums'
+// verification and the restored column's allocation. Each is the median of --repeat runs after
+// a warm-up run, which also measures what the choice of codec needs (PCIe bandwidth, codec
+// speeds) and pins the host blocks that later spills reuse. The restored column is verified
+// against the original once.
+//
+// Speedup = baseline time / spill + restore time; ratio = raw bytes / spilled bytes (raw bytes as
+// shuffle statistics count them: values, or characters + 8 per string). The target: a speedup of
+// at least 0.8 x the ratio where the codec encodes and decodes faster than PCIe moves bytes.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "output_file.hpp"
+#include "zs/codec.hpp"
+#include "zs/device.hpp"
+#include "zs/io.hpp"
+#include "zs/memory.hpp"
+#include "zs/spill.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+constexpr double target_share = 0.8;  // of the ratio, as speedup
+
+struct result {
+  std::string column;
+  zs::value_type type = zs::value_type::int32;
+  zs::spill_report report;
+  std::uint64_t rows = 0;
+  double copy_ms = 0, total_ms = 0, spill_ms = 0, restore_ms = 0;
+  bool verified = false;
+
+  double speedup() const { return copy_ms / total_ms; }
+  double share() const { return speedup() / report.ratio(); }
+  bool codec_faster_than_pcie() const {
+    return report.compressed() && report.encode_bps > report.pcie_bps && report.decode_bps > report.pcie_bps;
+  }
+};
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// The host column `c` repeated up to `bytes` of values (or characters of strings, whole strings
+// only; at least one copy of a column of empty strings).
+zs::column tile(const zs::column& c, std::uint64_t bytes) {
+  auto const v = c.view();
+  if (c.type() != zs::value_type::string) {
+    std::uint64_t const width = zs::value_width(c.type());
+    std::uint64_t const rows = std::max<std::uint64_t>(1, bytes / width);
+    zs::column out = zs::column::allocate(c.type(), rows, zs::memory_kind::host);
+    auto* to = static_cast<std::byte*>(out.mutable_view().data);
+    for (std::uint64_t done = 0; done < rows;) {
+      std::uint64_t const n = std::min(rows - done, c.size());
+      std::memcpy(to + done * width, v.data, n * width);
+      done += n;
+    }
+    return out;
+  }
+  std::uint64_t const chars = c.data_bytes();
+  std::vector<std::int64_t> offsets{0};
+  std::uint64_t total = 0;
+  do {
+    for (std::uint64_t i = 0; i < c.size(); ++i) {
+      std::uint64_t const len = static_cast<std::uint64_t>(v.offsets[i + 1] - v.offsets[i]);
+      if (total + len > bytes && offsets.size() > 1) break;
+      total += len;
+      offsets.push_back(static_cast<std::int64_t>(total));
+    }
+  } while (chars > 0 && total + chars <= bytes);
+  std::uint64_t const rows = offsets.size() - 1;
+  zs::column out = zs::column::allocate(c.type(), rows, zs::memory_kind::host, nullptr, total);
+  auto const o = out.mutable_view();
+  std::memcpy(o.offsets, offsets.data(), offsets.size() * sizeof(std::int64_t));
+  auto* to = static_cast<char*>(o.data);
+  for (std::uint64_t done = 0; done < total;) {
+    std::uint64_t const n = std::min(total - done, chars);
+    std::memcpy(to + done, v.data, n);
+    done += n;
+  }
+  return out;
+}
+
+bool same_column(const zs::column& a, const zs::column& b) {
+  if (a.type() != b.type() || a.size() != b.size() || a.data_bytes() != b.data_bytes()) return false;
+  if (a.data_bytes() > 0 && std::memcmp(a.view().data, b.view().data, a.data_bytes()) != 0) return false;
+  return a.type() != zs::value_type::string ||
+         std::memcmp(a.view().offsets, b.view().offsets, (a.size() + 1) * sizeof(std::int64_t)) == 0;
+}
+
+result measure(const fs::path& file, const zs::column& host, const std::optional<zs::codec_id>& codec, int repeat,
+               cudaStream_t stream) {
+  result r;
+  r.column = file.filename().string();
+  r.type = host.type();
+  r.rows = host.size();
+  zs::column const device = host.copy_to(zs::memory_kind::device, stream);
+
+  // The baseline: the same bytes through a pinned buffer and back, into buffers made beforehand.
+  std::uint64_t const values = host.data_bytes();
+  std::uint64_t const offsets = host.type() == zs::value_type::string ? (host.size() + 1) * 8 : 0;
+  zs::pinned_buffer parked(values + offsets);
+  zs::device_buffer back_values(values, stream), back_offsets(offsets, stream);
+  auto const v = device.view();
+  auto const round_trip = [&] {
+    if (values > 0) ZS_CUDA_TRY(cudaMemcpyAsync(parked.data(), v.data, values, cudaMemcpyDeviceToHost, stream));
+    if (offsets > 0) {
+      ZS_CUDA_TRY(cudaMemcpyAsync(parked.as<std::byte>() + values, v.offsets, offsets, cudaMemcpyDeviceToHost, stream));
+    }
+    if (values > 0) ZS_CUDA_TRY(cudaMemcpyAsync(back_values.data(), parked.data(), values, cudaMemcpyHostToDevice, stream));
+    if (offsets > 0) {
+      ZS_CUDA_TRY(cudaMemcpyAsync(back_offsets.data(), parked.as<std::byte>() + values, offsets, cudaMemcpyHostToDevice,
+                                  stream));
+    }
+  };
+  round_trip();
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  std::vector<double> copy_ms;
+  for (int i = 0; i < repeat; ++i) {
+    zs::cuda_event start, stop;
+    start.record(stream);
+    round_trip();
+    stop.record(stream);
+    stop.synchronize();
+    copy_ms.push_back(stop.elapsed_ms_since(start));
+  }
+  r.copy_ms = median(copy_ms);
+
+  zs::spill_options options;
+  options.codec = codec;
+  options.name = r.column;
+  std::vector<double> total_ms, spill_ms, restore_ms;
+  for (int i = 0; i <= repeat; ++i) {  // run 0 is the warm-up
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    auto const start = clock_type::now();
+    zs::spilled_column handle = zs::spill(device.view(), stream, options);
+    zs::column restored = zs::restore(handle, stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    double const ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+    if (i == 0) {
+      r.report = handle.report();
+      r.verified = same_column(host, restored.copy_to(zs::memory_kind::host, stream));
+      continue;
+    }
+    total_ms.push_back(ms);
+    spill_ms.push_back(handle.spill_seconds() * 1e3);
+    restore_ms.push_back(handle.restore_seconds() * 1e3);
+  }
+  r.total_ms = median(total_ms);
+  r.spill_ms = median(spill_ms);
+  r.restore_ms = median(restore_ms);
+  return r;
+}
+
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+}  // namespace
+
+int run_bench_spill(int argc, char** argv) {
+  std::string data, json_path, codec_option;
+  std::vector<std::string> columns;
+  std::uint64_t bytes = std::uint64_t{2} << 30;
+  int repeat = 5;
+  CLI::App app{"Compressed spill + restore of each real column (zs::spill, zs::restore) against cudaMemcpyAsync of "
+               "its raw bytes device -> pinned host -> device, in the same run.",
+               "zshuffle bench spill"};
+  app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
+  app.add_option("--column", columns, "a column file of the folder; repeat for more (default: every one)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  zs::cli::add_size_option(app, "--bytes", bytes,
+                           "each column is tiled to this many uncompressed bytes (values, or characters of strings)", 1);
+  app.add_option("--repeat", repeat, "timed runs after one warm-up; the median is reported")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--codec", codec_option,
+                 "force this codec for every column, by name (default: the spill chooses per column, raw where the "
+                 "codec would not beat PCIe)");
+  app.add_option("--json", json_path, "also write the results as JSON to this file");
+  if (!zs::cli::parse(app, argc, argv)) return 0;
+  std::optional<zs::cli::output_file> json;
+  if (!json_path.empty()) json.emplace("--json", json_path);
+  fs::path const dir = zs::cli::data_folder(data);
+  std::optional<zs::codec_id> codec;
+  if (!codec_option.empty()) {
+    try {
+      codec = zs::get_codec(std::string_view(codec_option)).id();
+    } catch (const zs::error& e) {
+      ZS_FAIL(zs::error_code::invalid_argument, "--codec: " + e.message());
+    }
+  }
+  std::vector<fs::path> files;
+  if (columns.empty()) files = zs::io::list_columns(dir);
+  for (auto const& name : columns) {
+    if (!zs::io::type_of_file(dir / name)) {
+      ZS_FAIL(zs::error_code::invalid_argument, "--column '" + name + "' is no column file: its extension names no type");
+    }
+    files.push_back(dir / name);
+  }
+  if (files.empty()) ZS_FAIL(zs::error_code::invalid_argument, "no column file in '" + dir.string() + "'");
+  if (!zs::cuda_device_available()) {
+    return zs::cli::no_gpu("bench spill", "no CUDA device on this machine; the benchmark needs one");
+  }
+
+  int device = 0;
+  ZS_CUDA_TRY(cudaGetDevice(&device));
+  std::string const device_name = zs::query_device(device).name;
+  zs::cuda_stream stream;
+  double const pcie = zs::measured_pcie_bandwidth();
+  std::printf("zshuffle bench spill: %s, columns tiled to %.2f GiB, median of %d after a warm-up; PCIe (pinned "
+              "copies, slower direction): %.1f GB/s\n",
+              device_name.c_str(), static_cast<double>(bytes) / (1 << 30), repeat, pcie / 1e9);
+  std::printf("copy = cudaMemcpyAsync device -> pinned host -> device; spill = zs::spill + zs::restore (host clock)\n\n");
+  std::printf("%-24s %-7s %-8s %7s %7s %9s %9s %9s %9s %8s %9s %6s %4s\n", "column", "type", "codec", "ratio", "est",
+              "copy ms", "spill ms", "rest. ms", "total ms", "speedup", "sp/ratio", "fast", "ok");
+
+  std::vector<result> results;
+  bool all_verified = true;
+  for (auto const& file : files) {
+    zs::column const host = tile(zs::io::read_column(file), bytes);
+    if (codec && !zs::get_codec(*codec).supports(host.type())) {
+      std::printf("%-24s skipped: codec '%s' does not encode %s values\n", file.filename().string().c_str(),
+                  codec_option.c_str(), std::string(zs::to_string(host.type())).c_str());
+      continue;
+    }
+    result const r = measure(file, host, codec, repeat, stream);
+    std::printf("%-24s %-7s %-8s %7.3f %7.3f %9.2f %9.2f %9.2f %9.2f %8.2f %9.2f %6s %4s\n", r.column.c_str(),
+                std::string(zs::to_string(r.type)).c_str(), r.report.codec_name.c_str(), r.report.ratio(),
+                r.report.estimated_ratio, r.copy_ms, r.spill_ms, r.restore_ms, r.total_ms, r.speedup(), r.share(),
+                yes_no(r.codec_faster_than_pcie()).c_str(), r.verified ? "yes" : "NO");
+    std::fflush(stdout);
+    all_verified = all_verified && r.verified;
+    results.push_back(r);
+  }
+  std::printf("\nfast: the codec encodes and decodes faster than PCIe; the target there is sp/ratio >= %.1f\n",
+              target_share);
+
+  if (json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (auto const& r : results) {
+      rows.push_back({{"column", r.column},
+                      {"type", zs::to_string(r.type)},
+                      {"rows", r.rows},
+                      {"codec", r.report.codec_name},
+                      {"forced", r.report.forced},
+                      {"raw_bytes", r.report.raw_bytes},
+                      {"spilled_bytes", r.report.spilled_bytes},
+                      {"frames", r.report.frames},
+                      {"ratio", r.report.ratio()},
+                      {"estimated_ratio", r.report.estimated_ratio},
+                      {"encode_gbs", r.report.encode_bps / 1e9},
+                      {"decode_gbs", r.report.decode_bps / 1e9},
+                      {"predicted_raw_ms", r.report.predicted_raw_seconds * 1e3},
+                      {"predicted_compressed_ms", r.report.predicted_compressed_seconds * 1e3},
+                      {"copy_ms", r.copy_ms},
+                      {"spill_ms", r.spill_ms},
+                      {"restore_ms", r.restore_ms},
+                      {"total_ms", r.total_ms},
+                      {"speedup", r.speedup()},
+                      {"speedup_over_ratio", r.share()},
+                      {"codec_faster_than_pcie", r.codec_faster_than_pcie()},
+                      {"target_met", !r.codec_faster_than_pcie() || r.share() >= target_share},
+                      {"verified", r.verified}});
+    }
+    json->write_json({{"benchmark", "spill"},
+                      {"device", device_name},
+                      {"pcie_gbs", pcie / 1e9},
+                      {"bytes_per_column", bytes},
+                      {"repeat", repeat},
+                      {"codec", codec_option.empty() ? "auto" : codec_option},
+                      {"target_speedup_over_ratio", target_share},
+                      {"results", std::move(rows)}});
+  }
+  return all_verified ? zs::cli::exit_code::ok : zs::cli::exit_code::failed;
+}

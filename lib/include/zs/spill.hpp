@@ -1,0 +1,189 @@
+// Compressed spill: park a column in host memory, compressed, and bring it back later.
+//
+// When device memory runs short, a data engine moves columns it does not need right now to host
+// memory and restores them when it does. PCIe moves about 55 GB/s per direction, far slower than
+// device memory, so a column that compresses 3x and whose codec runs faster than the link comes
+// back nearly 3x sooner in compressed form. zs::spill writes a column as frames of the wire
+// format (docs/FORMAT.md: self-describing, checksummed) into pinned host memory; zs::restore
+// decodes them back, verifying every frame's checksum first.
+//
+//   zs::spilled_column parked = zs::spill(device_column.view(), stream);   // frames in host memory
+//   device_column = {};                                                     // device memory freed
+//   ...
+//   zs::column back = zs::restore(parked, stream);                          // on the device again
+//
+// Where it runs: a device column spills through the GPU codecs, a host column through the CPU
+// reference codecs (the same frames, byte for byte); restore decodes on the GPU into device
+// memory or on the CPU into host memory, whichever the caller asks, from any handle.
+//
+// Codec per column: spill_options::codec when set (codec_id::raw keeps the bytes as they are,
+// still framed and checksummed), otherwise the type's default codec (zs::default_codec) when it
+// is predicted to beat moving the raw bytes over PCIe, else raw. The prediction uses the codec's
+// estimate of the ratio on a sample of the column, its encode and decode speeds for the column's
+// type (measured once per process, device and codec on the column's first rows, then
+// remembered) and the PCIe bandwidth (measured once per device by timing pinned copies, or
+// spill_options::pcie_bandwidth). Encoding and copying run in batches that overlap, so the time
+// of each direction is predicted as the slower of the two:
+//
+//   compressed = max(raw / encode_bps, spilled / pcie) + max(spilled / pcie, raw / decode_bps)
+//   raw        = 2 x raw / pcie
+//
+// spill_report records the decision, the figures it came from and what was spilled.
+//
+// Streams: spill enqueues its work on `stream` after whatever the caller enqueued before it;
+// the column must stay valid until that work is done (stream order suffices). It waits on the
+// host for each batch's frame sizes (to size the host memory exactly), so it returns once every
+// batch is encoded and its copy to host memory is enqueued; the handle's frames are complete
+// when `stream` reaches that point (restore and spill_to_file order themselves after it).
+// restore enqueues the copies and decoding on `stream` and waits for the frames' statuses,
+// so that a bad frame throws before the caller uses the column; the restored column is ready in
+// stream order.
+//
+// Host memory: pinned blocks, one per batch. Freed blocks are kept for reuse by later spills
+// (pinning memory costs more than copying it); release_spill_host_cache() gives them back.
+//
+// Failures (zs::error, each naming the column): a pinned host allocation that fails
+// (out_of_memory; what was allocated is freed), a frame that fails its checks on restore
+// (corrupt_frame; the handle keeps its frames, so nothing is lost), no room on the device for
+// the restored column (out_of_memory; the handle is intact), a handle that holds nothing
+// (invalid_argument: moved from, or default constructed).
+//
+// A third tier: spill_to_file writes a handle's frames to a file; restore_from_file reads them
+// back into a handle, detecting a truncated or corrupted file. docs/SPILL.md has the file layout.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zs/column.hpp"
+#include "zs/frame.hpp"
+#include "zs/types.hpp"
+
+namespace zs {
+
+struct spill_options {
+  /// The codec for every frame of the column; unset: chosen per column (see above).
+  std::optional<codec_id> codec;
+  /// PCIe bandwidth in bytes per second, one direction, for the choice of codec; 0: measured
+  /// once per device (host columns on a machine without a GPU assume 25 GB/s, PCIe 4.0 x16).
+  double pcie_bandwidth = 0;
+  /// Uncompressed bytes per frame (values, or characters + 8 per string): the unit of encoding
+  /// that the batched codecs spread over the GPU.
+  std::uint64_t frame_bytes = std::uint64_t{1} << 20;
+  /// Uncompressed bytes per batch: one encode (or decode) call and one host block each, so that
+  /// a batch's copy overlaps the next batch's encoding.
+  std::uint64_t batch_bytes = std::uint64_t{64} << 20;
+  /// How errors and reports name the column; empty: "column".
+  std::string name;
+};
+
+/// The choice of codec for one column, the figures it came from, and what was spilled.
+struct spill_report {
+  codec_id codec = codec_id::raw;
+  std::string codec_name = "raw";
+  bool forced = false;          // spill_options::codec chose it
+  std::uint64_t raw_bytes = 0;  // values, or characters + 8 per string (as shuffle statistics count)
+  std::uint64_t spilled_bytes = 0;  // frame bytes in host memory, headers included
+  std::uint64_t frames = 0;
+  /// The figures the choice came from; 0 where it did not need them (a forced codec or raw, an
+  /// empty column, a type whose default codec is raw).
+  double estimated_ratio = 0;
+  double encode_bps = 0, decode_bps = 0;  // of the default (or forced) codec, uncompressed bytes/s
+  double pcie_bps = 0;
+  /// Predicted seconds of spill + restore in raw form, and with the codec that was considered.
+  double predicted_raw_seconds = 0;
+  double predicted_compressed_seconds = 0;
+
+  bool compressed() const noexcept { return codec != codec_id::raw; }
+  /// raw / spilled bytes; 1 for an empty column.
+  double ratio() const noexcept {
+    return spilled_bytes == 0 ? 1.0 : static_cast<double>(raw_bytes) / static_cast<double>(spilled_bytes);
+  }
+};
+
+namespace detail {
+struct spill_state;  // lib/src/spill_state.hpp
+}  // namespace detail
+
+/// A spilled column: owns its frames in host memory, and knows the column's type, size and codec.
+/// Move-only; a moved-from or default-constructed handle holds nothing.
+class spilled_column {
+ public:
+  spilled_column();
+  ~spilled_column();
+  spilled_column(spilled_column&& other) noexcept;
+  spilled_column& operator=(spilled_column&& other) noexcept;
+  spilled_column(const spilled_column&) = delete;
+  spilled_column& operator=(const spilled_column&) = delete;
+
+  /// Whether the handle holds a column (false once moved from).
+  bool holds_data() const noexcept { return state_ != nullptr; }
+  /// These throw zs::error (invalid_argument) on a handle that holds nothing.
+  const std::string& name() const;
+  value_type type() const;
+  std::uint64_t size() const;          // values (rows)
+  std::uint64_t chars_bytes() const;   // character bytes of a string column, else 0
+  memory_kind origin() const;          // where the column was spilled from: what restore returns to
+  const spill_report& report() const;
+  /// Seconds from the start of the spill to its last copy to host memory (waits for it).
+  double spill_seconds() const;
+  /// Seconds of the last restore, from its start to its last decoded frame; 0 before any.
+  double restore_seconds() const;
+
+  /// For the library's own use (spill.cpp).
+  explicit spilled_column(std::unique_ptr<detail::spill_state> state) noexcept;
+  detail::spill_state& state() const;
+
+ private:
+  std::unique_ptr<detail::spill_state> state_;
+};
+
+/// Spilled columns of a table, by name.
+struct spilled_table {
+  std::vector<std::string> names;
+  std::vector<spilled_column> columns;
+};
+
+/// Spills `column` (host or device memory) to host memory; see above. Throws zs::error:
+/// invalid_argument for a malformed view or options, unsupported when the forced codec does not
+/// encode the column's type, out_of_memory when host memory cannot be allocated.
+spilled_column spill(const column_view& column, cudaStream_t stream, const spill_options& options = {});
+/// A typed buffer: `count` values of the fixed-width `type` at `data` in `memory`.
+spilled_column spill(const void* data, value_type type, std::uint64_t count, memory_kind memory, cudaStream_t stream,
+                     const spill_options& options = {});
+/// Every column of `t`, each named by its name in `t` (options.name is ignored).
+spilled_table spill(const table& t, cudaStream_t stream, const spill_options& options = {});
+
+/// The column back in the memory it was spilled from; the handle keeps its frames (restore again,
+/// or drop it). Throws zs::error: invalid_argument for a handle that holds nothing, corrupt_frame
+/// naming the column and the first bad frame, out_of_memory when the column finds no room.
+column restore(spilled_column& handle, cudaStream_t stream);
+/// The same into `memory`: device (GPU codecs) or host (CPU reference codecs).
+column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream);
+/// Every column of `t`, in order, with its name.
+table restore(spilled_table& t, cudaStream_t stream);
+
+/// Writes the handle's frames to `path` (replacing the file), after the spill's copies are done.
+/// Throws zs::error (io_error) naming the path when it cannot be written completely.
+void spill_to_file(const spilled_column& handle, const std::filesystem::path& path);
+/// A handle holding the frames of a file that spill_to_file wrote, in host memory. Every frame's
+/// header and checksum is verified as it is read. Throws zs::error: io_error when the file cannot
+/// be read, corrupt_frame naming the file when it is truncated, has bytes after its end, or any
+/// of its bytes is not what was written.
+spilled_column restore_from_file(const std::filesystem::path& path);
+
+/// Frees the pinned host blocks that spills keep for reuse (those still owned by handles stay).
+void release_spill_host_cache() noexcept;
+
+/// The PCIe bandwidth the choice of codec assumes on the current device: bytes per second of the
+/// slower direction of a pinned copy of 64 MiB, measured on the first call on each device and
+/// remembered.
+double measured_pcie_bandwidth();
+
+}  // namespace zs

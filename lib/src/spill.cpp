@@ -1,0 +1,708 @@
+// Compressed spill (zs/spill.hpp): the handle, the plan of frames, the choice of codec, the host
+// side (CPU reference codecs) and the file tier. The device side is in spill_gpu.cpp.
+#include "zs/spill.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "files.hpp"
+#include "zs/codec.hpp"
+#include "zs/error.hpp"
+#include "zs/fault.hpp"
+#include "zs/hash.hpp"
+#include "zs/overflow.hpp"
+#include "spill_state.hpp"
+
+namespace zs {
+
+namespace detail {
+
+// ---------------------------------------------------------------------------------------------
+// Host blocks and the cache of pinned ones
+
+namespace {
+
+// Pinned blocks dropped by handles, kept for the next spill: pinning memory runs at a few GB/s,
+// slower than the link the spill saves time on, and freeing it waits for the device.
+struct pinned_cache {
+  static constexpr std::uint64_t limit_bytes = std::uint64_t{8} << 30;
+  std::mutex lock;
+  std::multimap<std::uint64_t, pinned_buffer> blocks;  // by size
+  std::uint64_t bytes = 0;
+
+  static pinned_cache& get() {
+    static pinned_cache* cache = new pinned_cache;  // never destroyed: blocks may be dropped at exit
+    return *cache;
+  }
+  // A cached block of at least `wanted` bytes and at most twice `rounded` (wanted rounded up to
+  // the granule blocks are allocated in), or none.
+  pinned_buffer take(std::uint64_t wanted, std::uint64_t rounded) {
+    std::lock_guard<std::mutex> const hold(lock);
+    auto const it = blocks.lower_bound(wanted);
+    if (it == blocks.end() || it->first > 2 * rounded) return {};
+    pinned_buffer out = std::move(it->second);
+    bytes -= it->first;
+    blocks.erase(it);
+    return out;
+  }
+  void put(pinned_buffer&& b) noexcept {
+    std::uint64_t const size = b.size();
+    std::lock_guard<std::mutex> const hold(lock);
+    if (bytes + size > limit_bytes) return;  // `b` is freed by its owner
+    try {
+      blocks.emplace(size, std::move(b));
+      bytes += size;
+    } catch (...) {  // no room for the entry: the block is freed instead
+    }
+  }
+  void clear() noexcept {
+    std::multimap<std::uint64_t, pinned_buffer> dropped;
+    {
+      std::lock_guard<std::mutex> const hold(lock);
+      dropped.swap(blocks);
+      bytes = 0;
+    }
+  }
+};
+
+// Pinned sizes are rounded up so that blocks of nearly equal batches can be reused.
+constexpr std::uint64_t pinned_granule = std::uint64_t{1} << 20;
+
+}  // namespace
+
+spill_block::spill_block(std::uint64_t bytes, bool pinned, const std::string& column) : bytes_(bytes) {
+  if (bytes == 0) return;
+  try {
+    fault::point("spill.host_allocation");
+    if (pinned) {
+      std::uint64_t const rounded = (bytes + pinned_granule - 1) / pinned_granule * pinned_granule;
+      pinned_ = pinned_cache::get().take(bytes, rounded);
+      if (pinned_.size() == 0) pinned_ = pinned_buffer(rounded);
+    } else {
+      plain_ = host_buffer(bytes);
+    }
+  } catch (const std::bad_alloc&) {
+    ZS_FAIL(error_code::out_of_memory, "spilling " + column + ": a host allocation of " + std::to_string(bytes) +
+                                           " bytes failed (nothing of the spill is kept)");
+  } catch (const error& e) {
+    if (e.code() != error_code::out_of_memory) throw;
+    ZS_FAIL(error_code::out_of_memory, "spilling " + column + ": " + e.message() + " (nothing of the spill is kept)");
+  }
+}
+
+spill_block::~spill_block() { give_back(); }
+
+spill_block& spill_block::operator=(spill_block&& other) noexcept {
+  if (this != &other) {
+    give_back();
+    pinned_ = std::move(other.pinned_);
+    plain_ = std::move(other.plain_);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void spill_block::give_back() noexcept {
+  if (pinned_.size() != 0) pinned_cache::get().put(std::move(pinned_));
+}
+
+std::byte* spill_block::data() noexcept {
+  return pinned_.size() != 0 ? pinned_.as<std::byte>() : plain_.as<std::byte>();
+}
+const std::byte* spill_block::data() const noexcept {
+  return pinned_.size() != 0 ? pinned_.as<std::byte>() : plain_.as<std::byte>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Frames
+
+std::uint64_t uncompressed_bytes(value_type type, std::uint64_t count, std::uint64_t chars) {
+  return type == value_type::string ? chars + 8 * count : count * value_width(type);
+}
+
+std::vector<std::uint64_t> frame_boundaries(std::uint64_t count, std::uint64_t raw_bytes, std::uint64_t frame_bytes) {
+  if (count == 0) return {0};
+  std::uint64_t const frames = std::clamp<std::uint64_t>((raw_bytes + frame_bytes - 1) / frame_bytes, 1, count);
+  std::vector<std::uint64_t> rows(frames + 1);
+  __extension__ typedef unsigned __int128 wide;  // count x f may pass 64 bits
+  for (std::uint64_t f = 0; f <= frames; ++f) {
+    rows[f] = static_cast<std::uint64_t>(static_cast<wide>(count) * f / frames);
+  }
+  return rows;
+}
+
+frame_plan plan_frames(value_type type, std::span<const std::uint64_t> rows, std::span<const std::int64_t> ends,
+                       std::uint64_t batch_bytes) {
+  frame_plan p;
+  p.batch_begin.push_back(0);
+  std::uint64_t in_batch = 0;
+  for (std::size_t f = 0; f + 1 < rows.size(); ++f) {
+    spilled_frame fr;
+    fr.row = rows[f];
+    fr.rows = rows[f + 1] - rows[f];
+    if (type == value_type::string) {
+      fr.chars_begin = static_cast<std::uint64_t>(ends[f]);
+      fr.chars = static_cast<std::uint64_t>(ends[f + 1] - ends[f]);
+    }
+    std::uint64_t const bytes = uncompressed_bytes(type, fr.rows, fr.chars);
+    if (in_batch > 0 && in_batch + bytes > batch_bytes) {
+      p.batch_begin.push_back(p.frames.size());
+      in_batch = 0;
+    }
+    fr.block = p.batch_begin.size() - 1;
+    in_batch += bytes;
+    p.frames.push_back(fr);
+  }
+  if (!p.frames.empty()) p.batch_begin.push_back(p.frames.size());
+  return p;
+}
+
+encode_source frame_source(const column_view& v, const spilled_frame& f) {
+  encode_source s{v.type, f.rows, nullptr};
+  if (v.type == value_type::string) {
+    s.values = v.data;
+    s.offsets = v.offsets + f.row;
+    s.chars_bytes = f.chars;
+  } else {
+    s.values = static_cast<const std::byte*>(v.data) + f.row * value_width(v.type);
+  }
+  return s;
+}
+
+decode_target frame_target(const mutable_column_view& out, const spilled_frame& f) {
+  decode_target t{out.type, f.rows, nullptr};
+  if (out.type == value_type::string) {
+    t.values = out.data;
+    t.offsets = out.offsets + f.row;
+    t.chars_begin = f.chars_begin;
+    t.chars_bytes = f.chars;
+  } else {
+    t.values = static_cast<std::byte*>(out.data) + f.row * value_width(out.type);
+  }
+  return t;
+}
+
+std::string describe(const std::string& name, value_type type) {
+  return "column '" + name + "' (" + std::string(is_valid(type) ? to_string(type) : "invalid type") + ")";
+}
+
+void throw_if_bad_frames(const spill_state& s, std::span<const frame_status> statuses, std::size_t first_frame) {
+  std::size_t bad = 0, first = statuses.size();
+  for (std::size_t i = 0; i < statuses.size(); ++i) {
+    if (statuses[i] != frame_status::ok && bad++ == 0) first = i;
+  }
+  if (bad == 0) return;
+  auto const& f = s.frames[first_frame + first];
+  ZS_FAIL(error_code::corrupt_frame,
+          "restoring " + describe(s.name, s.type) + ": " + std::to_string(bad) + " frame(s) failed their checks; first: frame " +
+              std::to_string(first_frame + first) + " of " + std::to_string(s.frames.size()) + " (rows " +
+              std::to_string(f.row) + " to " + std::to_string(f.row + f.rows) + "): " +
+              std::string(to_string(statuses[first])) + ". The spilled frames are kept");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The choice of codec
+
+void decide_codec(spill_report& r, const codec& candidate, double ratio, codec_speed speed, double pcie_bps) {
+  double const raw = static_cast<double>(r.raw_bytes);
+  double const spilled = raw / std::max(ratio, 1e-9);
+  r.estimated_ratio = ratio;
+  r.encode_bps = speed.encode_bps;
+  r.decode_bps = speed.decode_bps;
+  r.pcie_bps = pcie_bps;
+  r.predicted_raw_seconds = 2 * raw / pcie_bps;
+  // Batches overlap encoding with copying (and copying with decoding): each direction takes
+  // about as long as the slower of the two.
+  r.predicted_compressed_seconds = std::max(raw / speed.encode_bps, spilled / pcie_bps) +
+                                   std::max(spilled / pcie_bps, raw / speed.decode_bps);
+  bool const pays = r.predicted_compressed_seconds < r.predicted_raw_seconds;
+  if (!r.forced) {
+    r.codec = pays ? candidate.id() : codec_id::raw;
+    r.codec_name = pays ? std::string(candidate.name()) : "raw";
+  }
+}
+
+std::vector<encode_source> spread_sample(const column_view& v, const frame_plan& p, std::size_t most) {
+  std::vector<encode_source> out;
+  std::size_t const n = p.frames.size();
+  std::size_t const take = std::min(n, most);
+  for (std::size_t i = 0; i < take; ++i) out.push_back(frame_source(v, p.frames[i * n / take]));
+  return out;
+}
+
+std::vector<spilled_frame> leading_frames(const frame_plan& p, value_type type, std::uint64_t bytes) {
+  std::vector<spilled_frame> out;
+  std::uint64_t sum = 0;
+  for (auto const& f : p.frames) {
+    if (!out.empty() && sum + uncompressed_bytes(type, f.rows, f.chars) > bytes) break;
+    sum += uncompressed_bytes(type, f.rows, f.chars);
+    out.push_back(f);
+  }
+  return out;
+}
+
+void choose_codec(spill_state& s, const spill_options& options, const column_view& v, const frame_plan& p,
+                  spill_side& side) {
+  spill_report& r = s.report;
+  r.raw_bytes = uncompressed_bytes(s.type, s.count, s.chars_bytes);
+  r.frames = p.frames.size();
+  const codec* candidate = &default_codec(s.type);
+  if (options.codec) {
+    candidate = &get_codec(*options.codec);
+    if (!candidate->supports(s.type)) {
+      ZS_FAIL(error_code::unsupported, "spilling " + describe(s.name, s.type) + ": codec '" +
+                                           std::string(candidate->name()) + "' does not encode " +
+                                           std::string(to_string(s.type)) + " values");
+    }
+    r.forced = true;
+    r.codec = candidate->id();
+    r.codec_name = std::string(candidate->name());
+  }
+  // Raw needs no figures; an empty column moves nothing either way.
+  if (candidate->id() == codec_id::raw || r.raw_bytes == 0) return;
+  double const pcie = options.pcie_bandwidth > 0 ? options.pcie_bandwidth : side.pcie_bps();
+  codec_speed const speed = side.speed(*candidate);
+  std::vector<encode_source> const sample = spread_sample(v, p, 8);
+  decide_codec(r, *candidate, side.ratio(*candidate, sample), speed, pcie);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The host side
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+// The column parameters of `c` for the column whose frames are `sources`, prepared on the host
+// from them; every source points at them. Empty for a codec without parameters.
+host_buffer attach_params_host(const codec& c, std::vector<encode_source>& sources) {
+  if (sources.empty() || c.params_bytes(sources.front().type) == 0) return {};
+  value_type const type = sources.front().type;
+  auto const offsets = layout_params(c, std::span<const value_type>(&type, 1));
+  host_buffer params(offsets.back());
+  std::vector<std::uint64_t> const piece_begin{0, sources.size()};
+  c.prepare_host(sample_batch{sources, piece_begin}, params.as<std::byte>(), offsets);
+  for (auto& s : sources) s.params = params.as<std::byte>();
+  return params;
+}
+
+struct host_side final : spill_side {
+  host_side(const column_view& v, const frame_plan& p) : v_(v), p_(p) {}
+
+  double ratio(const codec& c, std::span<const encode_source> sample) override {
+    std::vector<std::uint64_t> const piece_begin{0, sample.size()};
+    auto const e = c.estimate_host(sample_batch{sample, piece_begin});
+    return e.front().raw_bytes == 0 ? 1.0 : e.front().ratio();
+  }
+  // Measured on the column's first 4 MiB the first time the process meets the codec and type.
+  codec_speed speed(const codec& c) override {
+    static std::mutex lock;
+    static std::map<std::tuple<codec_id, value_type>, codec_speed> measured;
+    auto const key = std::make_tuple(c.id(), v_.type);
+    {
+      std::lock_guard<std::mutex> const hold(lock);
+      if (auto const it = measured.find(key); it != measured.end()) return it->second;
+    }
+    auto const frames = leading_frames(p_, v_.type, std::uint64_t{4} << 20);
+    std::vector<encode_source> sources;
+    for (auto const& f : frames) sources.push_back(frame_source(v_, f));
+    host_buffer const params = attach_params_host(c, sources);
+    auto const layout = layout_frames(c, sources);
+    host_buffer scratch(layout.back());
+    std::vector<std::uint64_t> sizes(sources.size());
+    auto start = clock_type::now();
+    c.encode_host({sources, scratch.as<std::byte>(), layout, sizes.data()});
+    double const encode_s = seconds_since(start);
+    std::uint64_t const rows = frames.back().row + frames.back().rows;
+    std::uint64_t const chars = frames.back().chars_begin + frames.back().chars;
+    column out = column::allocate(v_.type, rows, memory_kind::host, nullptr, chars);
+    std::vector<decode_target> targets;
+    for (auto const& f : frames) targets.push_back(frame_target(out.mutable_view(), f));
+    std::vector<frame_status> statuses(sources.size());
+    start = clock_type::now();
+    c.decode_host({scratch.as<std::byte>(), layout, targets, statuses.data()});
+    double const decode_s = seconds_since(start);
+    throw_if_failed(statuses);
+    double const bytes = static_cast<double>(uncompressed_bytes(v_.type, rows, chars));
+    codec_speed const speed{bytes / std::max(encode_s, 1e-9), bytes / std::max(decode_s, 1e-9)};
+    std::lock_guard<std::mutex> const hold(lock);
+    measured.emplace(key, speed);
+    return speed;
+  }
+  double pcie_bps() override {
+    // A host column crosses no link here; the choice assumes the one it would cross on a GPU.
+    return cuda_device_available() ? measured_pcie_bandwidth() : 25e9;
+  }
+
+  const column_view& v_;
+  const frame_plan& p_;
+};
+
+void check_view(const column_view& v, const std::string& name) {
+  auto const fail = [&](const std::string& problem) {
+    ZS_FAIL(error_code::invalid_argument, "spilling " + describe(name, v.type) + ": " + problem);
+  };
+  if (!is_valid(v.type)) fail("value type " + std::to_string(static_cast<int>(v.type)) + " is not one zshuffle knows");
+  if (!count_fits(v.type, v.count)) fail(std::to_string(v.count) + " values do not fit in 64-bit sizes");
+  if (v.type == value_type::string && v.offsets == nullptr) fail("a string column without offsets");
+  if (v.type != value_type::string && v.count > 0 && v.data == nullptr) fail(std::to_string(v.count) + " rows but no data");
+  if (v.memory == memory_kind::device && !cuda_device_available()) fail("a device column, and no CUDA device here");
+}
+
+void check_options(const spill_options& o, const std::string& name, value_type type) {
+  if (o.frame_bytes == 0 || o.batch_bytes == 0 || o.pcie_bandwidth < 0) {
+    ZS_FAIL(error_code::invalid_argument, "spilling " + describe(name, type) +
+                                              ": spill_options needs frame_bytes and batch_bytes above 0 and a "
+                                              "pcie_bandwidth of 0 (measure) or more");
+  }
+}
+
+void spill_on_host(spill_state& s, const column_view& v, const spill_options& options) {
+  auto const start = clock_type::now();
+  std::uint64_t const first = v.type == value_type::string && v.count > 0 ? static_cast<std::uint64_t>(v.offsets[0]) : 0;
+  if (v.type == value_type::string) s.chars_bytes = static_cast<std::uint64_t>(v.offsets[v.count]) - first;
+  auto const rows = frame_boundaries(v.count, uncompressed_bytes(v.type, v.count, s.chars_bytes), options.frame_bytes);
+  std::vector<std::int64_t> ends;
+  if (v.type == value_type::string) {
+    for (auto const row : rows) ends.push_back(v.offsets[row] - static_cast<std::int64_t>(first));
+  }
+  frame_plan const p = plan_frames(v.type, rows, ends, options.batch_bytes);
+  host_side side(v, p);
+  choose_codec(s, options, v, p, side);
+  const codec& c = get_codec(s.report.codec);
+
+  std::vector<encode_source> all;
+  for (auto const& f : p.frames) all.push_back(frame_source(v, f));
+  host_buffer const params = attach_params_host(c, all);
+  bool const pinned = cuda_device_available();
+  for (std::size_t b = 0; b + 1 < p.batch_begin.size(); ++b) {
+    std::span<const encode_source> const sources(all.data() + p.batch_begin[b], p.batch_begin[b + 1] - p.batch_begin[b]);
+    auto const layout = layout_frames(c, sources);
+    host_buffer scratch(layout.back());
+    std::vector<std::uint64_t> sizes(sources.size());
+    c.encode_host({sources, scratch.as<std::byte>(), layout, sizes.data()});
+    std::uint64_t total = 0;
+    for (auto const size : sizes) total += align_frame(size);
+    spill_block block(total, pinned, describe(s.name, s.type));
+    std::uint64_t at = 0;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      spilled_frame f = p.frames[p.batch_begin[b] + i];
+      std::memcpy(block.data() + at, scratch.as<std::byte>() + layout[i], sizes[i]);
+      f.block = s.blocks.size();
+      f.offset = at;
+      f.bytes = sizes[i];
+      s.frames.push_back(f);
+      s.report.spilled_bytes += sizes[i];
+      at += align_frame(sizes[i]);
+    }
+    s.blocks.push_back(std::move(block));
+  }
+  s.spill_host_seconds = seconds_since(start);
+}
+
+}  // namespace
+
+std::pair<std::size_t, std::size_t> frames_of_block(const spill_state& s, std::size_t b, std::size_t from) {
+  std::size_t last = from;
+  while (last < s.frames.size() && s.frames[last].block == b) ++last;
+  return {from, last};
+}
+
+namespace {
+
+column restore_on_host(spill_state& s) {
+  auto const start = clock_type::now();
+  column out = column::allocate(s.type, s.count, memory_kind::host, nullptr, s.chars_bytes);
+  if (s.type == value_type::string) out.mutable_view().offsets[0] = 0;
+  const codec& c = get_codec(s.report.codec);
+  std::size_t next = 0;
+  for (std::size_t b = 0; b < s.blocks.size(); ++b) {
+    auto const [first, last] = frames_of_block(s, b, next);
+    next = last;
+    std::vector<std::uint64_t> offsets;
+    std::vector<decode_target> targets;
+    for (std::size_t i = first; i < last; ++i) {
+      offsets.push_back(s.frames[i].offset);
+      targets.push_back(frame_target(out.mutable_view(), s.frames[i]));
+    }
+    offsets.push_back(last > first ? s.frames[last - 1].offset + s.frames[last - 1].bytes : 0);
+    std::vector<frame_status> statuses(targets.size(), frame_status::not_decoded);
+    c.decode_host({s.blocks[b].data(), offsets, targets, statuses.data()});
+    throw_if_bad_frames(s, statuses, first);
+  }
+  s.restore_seconds = seconds_since(start);
+  return out;
+}
+
+}  // namespace
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// The handle
+
+spilled_column::spilled_column() = default;
+spilled_column::~spilled_column() = default;
+spilled_column::spilled_column(spilled_column&& other) noexcept = default;
+spilled_column& spilled_column::operator=(spilled_column&& other) noexcept = default;
+spilled_column::spilled_column(std::unique_ptr<detail::spill_state> state) noexcept : state_(std::move(state)) {}
+
+detail::spill_state& spilled_column::state() const {
+  if (state_ == nullptr) {
+    ZS_FAIL(error_code::invalid_argument,
+            "a spilled column that holds nothing (moved from, or default constructed): nothing to restore or read");
+  }
+  return *state_;
+}
+
+const std::string& spilled_column::name() const { return state().name; }
+value_type spilled_column::type() const { return state().type; }
+std::uint64_t spilled_column::size() const { return state().count; }
+std::uint64_t spilled_column::chars_bytes() const { return state().chars_bytes; }
+memory_kind spilled_column::origin() const { return state().origin; }
+const spill_report& spilled_column::report() const { return state().report; }
+
+double spilled_column::spill_seconds() const {
+  auto const& s = state();
+  if (!s.spill_stop) return s.spill_host_seconds;
+  s.spill_stop->synchronize();
+  return static_cast<double>(s.spill_stop->elapsed_ms_since(*s.spill_start)) / 1e3;
+}
+double spilled_column::restore_seconds() const { return state().restore_seconds; }
+
+// ---------------------------------------------------------------------------------------------
+// Spill and restore
+
+spilled_column spill(const column_view& column, cudaStream_t stream, const spill_options& options) {
+  auto s = std::make_unique<detail::spill_state>();
+  s->name = options.name.empty() ? "column" : options.name;
+  detail::check_view(column, s->name);
+  detail::check_options(options, s->name, column.type);
+  s->type = column.type;
+  s->count = column.count;
+  s->origin = column.memory;
+  if (column.memory == memory_kind::device) {
+    detail::spill_on_device(*s, column, stream, options);
+  } else {
+    detail::spill_on_host(*s, column, options);
+  }
+  return spilled_column(std::move(s));
+}
+
+spilled_column spill(const void* data, value_type type, std::uint64_t count, memory_kind memory, cudaStream_t stream,
+                     const spill_options& options) {
+  if (type == value_type::string) {
+    ZS_FAIL(error_code::invalid_argument,
+            "spilling a typed buffer: strings need offsets; spill a column_view of the string column instead");
+  }
+  return spill(column_view{type, count, memory, data, nullptr}, stream, options);
+}
+
+spilled_table spill(const table& t, cudaStream_t stream, const spill_options& options) {
+  ZS_EXPECTS(t.names.size() == t.columns.size(), "one name per column of the table");
+  spilled_table out;
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    spill_options named = options;
+    named.name = t.names[c];
+    out.columns.push_back(spill(t.columns[c].view(), stream, named));
+    out.names.push_back(t.names[c]);
+  }
+  return out;
+}
+
+column restore(spilled_column& handle, cudaStream_t stream) { return restore(handle, handle.origin(), stream); }
+
+column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream) {
+  auto& s = handle.state();
+  if (memory == memory_kind::host) {
+    // The frames of a device spill are complete once its copies are.
+    if (s.spill_stop) s.spill_stop->synchronize();
+    return detail::restore_on_host(s);
+  }
+  if (!cuda_device_available()) {
+    ZS_FAIL(error_code::invalid_argument,
+            "restoring " + detail::describe(s.name, s.type) + " to device memory: no CUDA device here (restore it to host memory)");
+  }
+  return detail::restore_on_device(s, stream);
+}
+
+table restore(spilled_table& t, cudaStream_t stream) {
+  table out;
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    out.columns.push_back(restore(t.columns[c], stream));
+    out.names.push_back(c < t.names.size() ? t.names[c] : t.columns[c].name());
+  }
+  return out;
+}
+
+void release_spill_host_cache() noexcept { detail::pinned_cache::get().clear(); }
+
+// ---------------------------------------------------------------------------------------------
+// The file tier (docs/SPILL.md, "File layout")
+
+namespace {
+
+constexpr char file_magic[8] = {'Z', 'S', 'S', 'P', 'I', 'L', 'L', '1'};
+constexpr std::uint64_t file_version = 1;
+constexpr std::uint64_t fixed_header_words = 9;  // after the magic
+constexpr std::uint64_t words_per_frame = 7;
+
+void put(std::string& out, std::uint64_t v) {
+  std::byte b[8];
+  detail::store_le(b, v, 8);
+  out.append(reinterpret_cast<const char*>(b), 8);
+}
+
+}  // namespace
+
+void spill_to_file(const spilled_column& handle, const std::filesystem::path& path) {
+  auto const& s = handle.state();
+  if (s.spill_stop) s.spill_stop->synchronize();
+  // The header and the frame table, with their checksum, then the blocks' frames in order.
+  std::string head(file_magic, sizeof file_magic);
+  for (std::uint64_t v : {file_version, static_cast<std::uint64_t>(s.type), static_cast<std::uint64_t>(s.origin),
+                          static_cast<std::uint64_t>(s.report.codec), s.count, s.chars_bytes,
+                          static_cast<std::uint64_t>(s.frames.size()), static_cast<std::uint64_t>(s.blocks.size()),
+                          static_cast<std::uint64_t>(s.name.size())}) {
+    put(head, v);
+  }
+  head += s.name;
+  std::uint64_t at = 0;
+  for (auto const& f : s.frames) {
+    for (std::uint64_t v : {f.row, f.rows, f.chars_begin, f.chars, f.block, at, f.bytes}) put(head, v);
+    at += align_frame(f.bytes);
+  }
+  put(head, hash::checksum(reinterpret_cast<const std::byte*>(head.data()), head.size()));
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  auto const fail = [&](const std::string& problem) {
+    ZS_FAIL(error_code::io_error, "spilling " + detail::describe(s.name, s.type) + " to '" + path.string() + "': " + problem);
+  };
+  if (!file) fail("cannot open the file for writing");
+  file.write(head.data(), static_cast<std::streamsize>(head.size()));
+  static constexpr char zeros[frame_alignment] = {};
+  for (auto const& f : s.frames) {
+    file.write(reinterpret_cast<const char*>(s.blocks[f.block].data() + f.offset), static_cast<std::streamsize>(f.bytes));
+    file.write(zeros, static_cast<std::streamsize>(align_frame(f.bytes) - f.bytes));
+  }
+  file.flush();
+  if (!file) fail("not every byte reached the file (is the disk full?)");
+}
+
+spilled_column restore_from_file(const std::filesystem::path& path) {
+  std::string const bytes = detail::read_regular_file(path, "spill file");
+  auto const fail = [&](const std::string& problem) {
+    ZS_FAIL(error_code::corrupt_frame, "spill file '" + path.string() + "': " + problem);
+  };
+  auto const* data = reinterpret_cast<const std::byte*>(bytes.data());
+  std::uint64_t const size = bytes.size();
+  std::uint64_t at = 0;
+  auto const word = [&](const char* what) {
+    if (size - at < 8) fail(std::string("truncated: it ends in its ") + what);
+    std::uint64_t const v = detail::load_le(data + at, 8);
+    at += 8;
+    return v;
+  };
+  if (size < sizeof file_magic || std::memcmp(data, file_magic, sizeof file_magic) != 0) {
+    fail("not a spill file (no ZSSPILL1 at its start)");
+  }
+  at = sizeof file_magic;
+  std::uint64_t head[fixed_header_words];
+  for (auto& v : head) v = word("header");
+  auto s = std::make_unique<detail::spill_state>();
+  if (head[0] != file_version) fail("version " + std::to_string(head[0]) + ", expected " + std::to_string(file_version));
+  s->type = static_cast<value_type>(head[1]);
+  if (head[1] > 255 || !is_valid(s->type)) fail("an unknown value type");
+  if (head[2] > 1) fail("an unknown memory kind");
+  s->origin = static_cast<memory_kind>(head[2]);
+  if (head[3] > max_codec_id) fail("an unknown codec id");
+  s->report.codec = static_cast<codec_id>(head[3]);
+  s->count = head[4];
+  s->chars_bytes = head[5];
+  std::uint64_t const frames = head[6], blocks = head[7], name_bytes = head[8];
+  if (!count_fits(s->type, s->count)) fail("a value count whose sizes do not fit in 64 bits");
+  if (name_bytes > size - at) fail("truncated: it ends in the column's name");
+  s->name.assign(bytes.data() + at, name_bytes);
+  at += name_bytes;
+  if (frames > (size - at) / (words_per_frame * 8) || blocks > frames) fail("truncated: it ends in its frame table");
+  std::uint64_t expected_at = 0, row = 0, chars = 0;
+  std::vector<std::uint64_t> block_bytes(blocks, 0);
+  for (std::uint64_t i = 0; i < frames; ++i) {
+    detail::spilled_frame f;
+    f.row = word("frame table");
+    f.rows = word("frame table");
+    f.chars_begin = word("frame table");
+    f.chars = word("frame table");
+    f.block = word("frame table");
+    f.offset = word("frame table");
+    f.bytes = word("frame table");
+    // Frames cover the rows in order, in blocks in order, one after another in the file.
+    bool const in_order = f.row == row && f.chars_begin == chars && f.offset == expected_at && f.block < blocks &&
+                          (i == 0 ? f.block == 0 : f.block == s->frames.back().block || f.block == s->frames.back().block + 1);
+    if (!in_order || f.bytes > size || add_overflows(row, f.rows) || add_overflows(chars, f.chars)) {
+      fail("its frame table is inconsistent at frame " + std::to_string(i));
+    }
+    row += f.rows;
+    chars += f.chars;
+    expected_at += align_frame(f.bytes);
+    s->frames.push_back(f);
+  }
+  if (frames == 0 ? blocks != 0 : s->frames.back().block + 1 != blocks) fail("its frame table is inconsistent: blocks");
+  std::uint64_t const table_end = at;
+  std::uint64_t const checksum = word("header checksum");
+  if (checksum != hash::checksum(data, table_end)) fail("its header checksum does not match (the header is corrupted)");
+  if (row != s->count || (s->type == value_type::string && chars != s->chars_bytes)) {
+    fail("its frames do not cover the column's " + std::to_string(s->count) + " rows");
+  }
+  if (size - at < expected_at) {
+    fail("truncated: " + std::to_string(size - at) + " bytes of frames, the table lists " + std::to_string(expected_at));
+  }
+  if (size - at > expected_at) fail(std::to_string(size - at - expected_at) + " bytes after the last frame");
+
+  // Blocks as the spill had them, so that restore batches alike; each frame checked as it lands.
+  const codec& c = get_codec(s->report.codec);
+  bool const pinned = cuda_device_available();
+  std::uint64_t const frames_at = at;
+  for (auto& f : s->frames) block_bytes[f.block] += align_frame(f.bytes);
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    s->blocks.emplace_back(block_bytes[b], pinned, detail::describe(s->name, s->type));
+  }
+  std::uint64_t block_at = 0, previous_block = 0;
+  for (std::size_t i = 0; i < s->frames.size(); ++i) {
+    auto& f = s->frames[i];
+    if (f.block != previous_block) block_at = 0, previous_block = f.block;
+    const std::byte* frame = data + frames_at + f.offset;
+    frame_expectation const expect{c.decodes(), s->type, f.rows,
+                                   s->type == value_type::string ? f.chars : f.rows * value_width(s->type),
+                                   c.params_bytes(s->type)};
+    frame_status const status = validate_frame_host(frame, f.bytes, expect);
+    if (status != frame_status::ok) {
+      fail("frame " + std::to_string(i) + " of " + std::to_string(frames) + ": " + std::string(to_string(status)));
+    }
+    for (std::uint64_t k = f.bytes; k < align_frame(f.bytes); ++k) {
+      if (frame[k] != std::byte{0}) fail("the padding after frame " + std::to_string(i) + " is not zero (corrupted)");
+    }
+    std::memcpy(s->blocks[f.block].data() + block_at, frame, f.bytes);
+    f.offset = block_at;
+    block_at += align_frame(f.bytes);
+    s->report.spilled_bytes += f.bytes;
+  }
+  s->report.codec_name = std::string(c.name());
+  s->report.raw_bytes = detail::uncompressed_bytes(s->type, s->count, s->chars_bytes);
+  s->report.frames = frames;
+  return spilled_column(std::move(s));
+}
+
+}  // namespace zs

@@ -1,0 +1,335 @@
+// Compressed spill, the device side (zs/spill.hpp): device columns encoded by the GPU codecs in
+// batches whose copies to pinned host memory overlap the next batch's encoding, and restored by
+// copies to the device that overlap the previous batch's decoding.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/batch_ops.hpp"
+#include "spill_state.hpp"
+#include "zs/codec.hpp"
+#include "zs/error.hpp"
+#include "zs/spill.hpp"
+
+namespace zs {
+
+double measured_pcie_bandwidth() {
+  static std::mutex lock;
+  static std::map<int, double> measured;
+  int device = 0;
+  ZS_CUDA_TRY(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> const hold(lock);
+  if (auto const it = measured.find(device); it != measured.end()) return it->second;
+  constexpr std::size_t bytes = std::size_t{64} << 20;
+  cuda_stream stream;
+  pinned_buffer host(bytes);
+  device_buffer dev(bytes, stream);
+  ZS_CUDA_TRY(cudaMemsetAsync(dev.data(), 0x5a, bytes, stream));
+  // The median of 5 copies each way after a warm-up; the slower direction bounds a round trip.
+  auto const time_copy = [&](void* to, const void* from) {
+    ZS_CUDA_TRY(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream));
+    std::vector<float> ms;
+    cuda_event start, stop;
+    for (int r = 0; r < 5; ++r) {
+      start.record(stream);
+      ZS_CUDA_TRY(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream));
+      stop.record(stream);
+      stop.synchronize();
+      ms.push_back(stop.elapsed_ms_since(start));
+    }
+    std::nth_element(ms.begin(), ms.begin() + 2, ms.end());
+    return static_cast<double>(bytes) / (static_cast<double>(ms[2]) / 1e3);
+  };
+  double const to_host = time_copy(host.data(), dev.data());
+  double const to_device = time_copy(dev.data(), host.data());
+  stream.synchronize();
+  double const bps = std::min(to_host, to_device);
+  measured.emplace(device, bps);
+  return bps;
+}
+
+namespace detail {
+
+std::vector<std::int64_t> device_offsets_at(const column_view& v, std::span<const std::uint64_t> rows,
+                                            cudaStream_t stream) {
+  // Row 0's offset too, which the others are made relative to: one gather, one copy back.
+  std::vector<std::uint64_t> index(rows.begin(), rows.end());
+  index.push_back(0);
+  device_buffer d_index(index.size() * 8, stream), d_values(index.size() * 8, stream);
+  copy_async(d_index.data(), index.data(), index.size() * 8, stream);
+  kernels::gather_i64(v.offsets, d_index.as<std::uint64_t>(), d_values.as<std::int64_t>(), index.size(), stream);
+  std::vector<std::int64_t> values(index.size());
+  copy_async(values.data(), d_values.data(), values.size() * 8, stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  std::int64_t const first = values.back();
+  values.pop_back();
+  for (auto& x : values) x -= first;
+  return values;
+}
+
+namespace {
+
+// The column parameters of `c` for the column whose frames are `sources`, prepared on the device
+// from them; every source points at them. Empty for a codec without parameters.
+device_buffer attach_params_device(const codec& c, std::vector<encode_source>& sources, cudaStream_t stream) {
+  if (sources.empty() || c.params_bytes(sources.front().type) == 0) return {};
+  value_type const type = sources.front().type;
+  auto const offsets = layout_params(c, std::span<const value_type>(&type, 1));
+  device_buffer params(offsets.back(), stream);
+  std::vector<std::uint64_t> const piece_begin{0, sources.size()};
+  c.prepare_async(sample_batch{sources, piece_begin}, params.as<std::byte>(), offsets, stream);
+  for (auto& s : sources) s.params = params.as<std::byte>();
+  return params;
+}
+
+// Milliseconds of the work `run` enqueues on `stream`.
+template <typename Run>
+double seconds_of(cudaStream_t stream, Run run) {
+  cuda_event start, stop;
+  start.record(stream);
+  run();
+  stop.record(stream);
+  stop.synchronize();
+  return static_cast<double>(stop.elapsed_ms_since(start)) / 1e3;
+}
+
+struct device_side final : spill_side {
+  device_side(const column_view& v, const frame_plan& p, cudaStream_t stream) : v_(v), p_(p), stream_(stream) {}
+
+  double ratio(const codec& c, std::span<const encode_source> sample) override {
+    std::vector<std::uint64_t> const piece_begin{0, sample.size()};
+    auto const e = c.estimate(sample_batch{sample, piece_begin}, stream_);
+    return e.front().raw_bytes == 0 ? 1.0 : e.front().ratio();
+  }
+  // Measured on the column's first 64 MiB the first time the process meets the codec and type on
+  // this device: a warm-up, then one timed batch each way.
+  codec_speed speed(const codec& c) override {
+    static std::mutex lock;
+    static std::map<std::tuple<int, codec_id, value_type>, codec_speed> measured;
+    int device = 0;
+    ZS_CUDA_TRY(cudaGetDevice(&device));
+    auto const key = std::make_tuple(device, c.id(), v_.type);
+    {
+      std::lock_guard<std::mutex> const hold(lock);
+      if (auto const it = measured.find(key); it != measured.end()) return it->second;
+    }
+    auto const frames = leading_frames(p_, v_.type, std::uint64_t{64} << 20);
+    std::vector<encode_source> sources;
+    for (auto const& f : frames) sources.push_back(frame_source(v_, f));
+    device_buffer const params = attach_params_device(c, sources, stream_);
+    auto const layout = layout_frames(c, sources);
+    device_buffer scratch(layout.back(), stream_), sizes(sources.size() * 8, stream_);
+    device_buffer encode_temp(c.encode_temp_bytes(sources), stream_);
+    encode_batch const encode{sources, scratch.as<std::byte>(), layout, sizes.as<std::uint64_t>()};
+    auto const run_encode = [&] { c.encode_async(encode, encode_temp.data(), encode_temp.size(), stream_); };
+    run_encode();
+    double const encode_s = seconds_of(stream_, run_encode);
+    std::uint64_t const rows = frames.back().row + frames.back().rows;
+    std::uint64_t const chars = frames.back().chars_begin + frames.back().chars;
+    column out = column::allocate(v_.type, rows, memory_kind::device, stream_, chars);
+    std::vector<decode_target> targets;
+    for (auto const& f : frames) targets.push_back(frame_target(out.mutable_view(), f));
+    device_buffer status(targets.size() * sizeof(frame_status), stream_);
+    device_buffer decode_temp(c.decode_temp_bytes(targets), stream_);
+    decode_batch const decode{scratch.as<std::byte>(), layout, targets, status.as<frame_status>()};
+    auto const run_decode = [&] { c.decode_async(decode, decode_temp.data(), decode_temp.size(), stream_); };
+    run_decode();
+    double const decode_s = seconds_of(stream_, run_decode);
+    std::vector<frame_status> statuses(targets.size());
+    copy_async(statuses.data(), status.data(), statuses.size() * sizeof(frame_status), stream_);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
+    throw_if_failed(statuses);
+    double const bytes = static_cast<double>(uncompressed_bytes(v_.type, rows, chars));
+    codec_speed const speed{bytes / std::max(encode_s, 1e-9), bytes / std::max(decode_s, 1e-9)};
+    std::lock_guard<std::mutex> const hold(lock);
+    measured.emplace(key, speed);
+    return speed;
+  }
+  double pcie_bps() override { return measured_pcie_bandwidth(); }
+
+  const column_view& v_;
+  const frame_plan& p_;
+  cudaStream_t stream_;
+};
+
+// A batch whose encoding is enqueued: its frames in device scratch at `layout`, their sizes on
+// their way to pinned memory.
+struct encoding_batch {
+  std::size_t first = 0, frames = 0;
+  std::vector<std::uint64_t> layout;
+  device_buffer scratch;
+  cuda_event sized;
+};
+
+}  // namespace
+
+void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, const spill_options& options) {
+  s.spill_start.emplace();
+  s.spill_start->record(stream);
+  if (v.type == value_type::string) {
+    std::uint64_t const ends[] = {v.count};
+    s.chars_bytes = static_cast<std::uint64_t>(device_offsets_at(v, ends, stream)[0]);
+  }
+  auto const rows = frame_boundaries(v.count, uncompressed_bytes(v.type, v.count, s.chars_bytes), options.frame_bytes);
+  std::vector<std::int64_t> ends;
+  if (v.type == value_type::string) ends = device_offsets_at(v, rows, stream);
+  frame_plan const p = plan_frames(v.type, rows, ends, options.batch_bytes);
+  device_side side(v, p, stream);
+  choose_codec(s, options, v, p, side);
+  const codec& c = get_codec(s.report.codec);
+
+  std::vector<encode_source> all;
+  for (auto const& f : p.frames) all.push_back(frame_source(v, f));
+  device_buffer params = attach_params_device(c, all, stream);
+  std::string const column = describe(s.name, s.type);
+  // Frame sizes come to the host through pinned memory from the cache: freeing pinned memory
+  // waits for the whole device.
+  spill_block sizes_block(std::max<std::size_t>(all.size(), 1) * 8, true, column);
+  auto* const sizes = reinterpret_cast<std::uint64_t*>(sizes_block.data());
+  device_buffer d_sizes(std::max<std::size_t>(all.size(), 1) * 8, stream);
+  cuda_stream copier;
+
+  auto const enqueue = [&](std::size_t b) {
+    encoding_batch e;
+    e.first = p.batch_begin[b];
+    e.frames = p.batch_begin[b + 1] - e.first;
+    std::span<const encode_source> const sources(all.data() + e.first, e.frames);
+    e.layout = layout_frames(c, sources);
+    e.scratch = device_buffer(e.layout.back(), stream);
+    device_buffer temp(c.encode_temp_bytes(sources), stream);
+    c.encode_async({sources, e.scratch.as<std::byte>(), e.layout, d_sizes.as<std::uint64_t>() + e.first}, temp.data(),
+                   temp.size(), stream);
+    copy_async(sizes + e.first, d_sizes.as<std::uint64_t>() + e.first, e.frames * 8, stream);
+    e.sized.record(stream);
+    return e;
+  };
+  // Once a batch's sizes are known: its host block, and the copies into it on the copy stream,
+  // which overlap the next batch's encoding on `stream`.
+  auto const drain = [&](encoding_batch& e) {
+    e.sized.synchronize();
+    const std::uint64_t* size = sizes + e.first;
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < e.frames; ++i) total += align_frame(size[i]);
+    spill_block block(total, true, column);
+    ZS_CUDA_TRY(cudaStreamWaitEvent(copier, e.sized.get(), 0));
+    std::uint64_t at = 0;
+    for (std::size_t i = 0; i < e.frames; ++i) {
+      spilled_frame f = p.frames[e.first + i];
+      ZS_CUDA_TRY(cudaMemcpyAsync(block.data() + at, e.scratch.as<std::byte>() + e.layout[i], size[i],
+                                  cudaMemcpyDeviceToHost, copier));
+      f.block = s.blocks.size();
+      f.offset = at;
+      f.bytes = size[i];
+      s.frames.push_back(f);
+      s.report.spilled_bytes += size[i];
+      at += align_frame(size[i]);
+    }
+    s.blocks.push_back(std::move(block));
+    e.scratch.set_stream(copier);  // freed once its frames are copied
+  };
+
+  std::size_t const batches = p.batch_begin.empty() ? 0 : p.batch_begin.size() - 1;
+  try {
+    std::vector<encoding_batch> in_flight;
+    if (batches > 0) in_flight.push_back(enqueue(0));
+    for (std::size_t b = 0; b < batches; ++b) {
+      if (b + 1 < batches) in_flight.push_back(enqueue(b + 1));
+      drain(in_flight[b]);
+      in_flight[b].scratch = device_buffer();
+    }
+  } catch (...) {
+    // Host blocks that copies may still write go back to the cache as the state unwinds.
+    ZS_CUDA_TRY_NOTHROW(cudaStreamSynchronize(copier));
+    throw;
+  }
+  cuda_event copied;
+  copied.record(copier);
+  ZS_CUDA_TRY(cudaStreamWaitEvent(stream, copied.get(), 0));
+  params.set_stream(stream);
+  d_sizes.set_stream(stream);
+  s.spill_stop.emplace();
+  s.spill_stop->record(stream);
+}
+
+column restore_on_device(spill_state& s, cudaStream_t stream) {
+  std::string const column_name = describe(s.name, s.type);
+  auto const out_of_memory = [&](const error& e) {
+    ZS_FAIL(error_code::out_of_memory,
+            "restoring " + column_name + ": " + e.message() + " (the spilled frames are kept; restore again later)");
+  };
+  cuda_event start;
+  start.record(stream);
+  if (s.spill_stop) ZS_CUDA_TRY(cudaStreamWaitEvent(stream, s.spill_stop->get(), 0));
+  column out;
+  try {
+    out = column::allocate(s.type, s.count, memory_kind::device, stream, s.chars_bytes);
+  } catch (const error& e) {
+    if (e.code() != error_code::out_of_memory) throw;
+    out_of_memory(e);
+  }
+  if (s.type == value_type::string) {
+    ZS_CUDA_TRY(cudaMemsetAsync(out.mutable_view().offsets, 0, sizeof(std::int64_t), stream));
+  }
+  const codec& c = get_codec(s.report.codec);
+  device_buffer status(std::max<std::size_t>(s.frames.size(), 1) * sizeof(frame_status), stream);
+  cuda_stream copier;
+  cuda_event ready;
+  ready.record(stream);
+  ZS_CUDA_TRY(cudaStreamWaitEvent(copier, ready.get(), 0));
+
+  // Block b's copy to the device overlaps block b - 1's decoding; two blocks of frames at most
+  // are on the device at once.
+  std::vector<cuda_event> decoded(s.blocks.size());
+  std::size_t next = 0;
+  try {
+    for (std::size_t b = 0; b < s.blocks.size(); ++b) {
+      auto const [first, last] = frames_of_block(s, b, next);
+      next = last;
+      if (first == last) continue;
+      std::uint64_t const bytes = s.frames[last - 1].offset + s.frames[last - 1].bytes;
+      if (b >= 2) ZS_CUDA_TRY(cudaStreamWaitEvent(copier, decoded[b - 2].get(), 0));
+      device_buffer frames;
+      try {
+        frames = device_buffer(bytes, copier);
+      } catch (const error& e) {
+        if (e.code() != error_code::out_of_memory) throw;
+        out_of_memory(e);
+      }
+      ZS_CUDA_TRY(cudaMemcpyAsync(frames.data(), s.blocks[b].data(), bytes, cudaMemcpyHostToDevice, copier));
+      cuda_event landed;
+      landed.record(copier);
+      ZS_CUDA_TRY(cudaStreamWaitEvent(stream, landed.get(), 0));
+      std::vector<std::uint64_t> offsets;
+      std::vector<decode_target> targets;
+      for (std::size_t i = first; i < last; ++i) {
+        offsets.push_back(s.frames[i].offset);
+        targets.push_back(frame_target(out.mutable_view(), s.frames[i]));
+      }
+      offsets.push_back(bytes);
+      device_buffer temp(c.decode_temp_bytes(targets), stream);
+      c.decode_async({frames.as<std::byte>(), offsets, targets, status.as<frame_status>() + first}, temp.data(),
+                     temp.size(), stream);
+      frames.set_stream(stream);  // freed after its decoding
+      decoded[b].record(stream);
+    }
+  } catch (...) {
+    ZS_CUDA_TRY_NOTHROW(cudaStreamSynchronize(copier));
+    throw;
+  }
+  // The checksums' verdict: the caller learns of a bad frame before using the column.
+  std::vector<frame_status> statuses(s.frames.size());
+  if (!statuses.empty()) copy_async(statuses.data(), status.data(), statuses.size() * sizeof(frame_status), stream);
+  cuda_event stop;
+  stop.record(stream);
+  stop.synchronize();
+  throw_if_bad_frames(s, statuses, 0);
+  s.restore_seconds = static_cast<double>(stop.elapsed_ms_since(start)) / 1e3;
+  return out;
+}
+
+}  // namespace detail
+}  // namespace zs

@@ -1,0 +1,348 @@
+// Compressed spill on the CPU path (zs/spill.hpp): host columns spilled through the CPU reference
+// codecs and restored, the choice of codec, the failures, and the file tier. White box where a
+// test corrupts spilled frames in place (lib/src/spill_state.hpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "spill_state.hpp"
+#include "zs/codec.hpp"
+#include "zs/io.hpp"
+#include "zs/spill.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using zs::memory_kind;
+using zs::value_type;
+
+// Small frames and batches, so that a column of a few thousand rows makes many frames in
+// several batches, as a large column does with the defaults.
+zs::spill_options small_frames(std::optional<zs::codec_id> codec = std::nullopt) {
+  zs::spill_options o;
+  o.codec = codec;
+  o.frame_bytes = 4096;
+  o.batch_bytes = 16384;
+  o.name = "test";
+  return o;
+}
+
+// A compressible host column of `type`: small values with a trend, repeated strings.
+zs::column sample_column(value_type type, std::uint64_t rows) {
+  auto const make = [&]<typename T>(T) {
+    std::vector<T> v(rows);
+    for (std::uint64_t i = 0; i < rows; ++i) v[i] = static_cast<T>((i * 7) % 100 + i / 64);
+    return zs::column::from_values<T>(v);
+  };
+  switch (type) {
+    case value_type::int32: return make(std::int32_t{});
+    case value_type::int64: return make(std::int64_t{});
+    case value_type::uint32: return make(std::uint32_t{});
+    case value_type::uint64: return make(std::uint64_t{});
+    case value_type::float32: {
+      std::vector<float> v(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) v[i] = static_cast<float>(static_cast<double>(i % 1000) / 100.0);
+      return zs::column::from_values<float>(v);
+    }
+    case value_type::float64: {
+      std::vector<double> v(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) v[i] = static_cast<double>(i % 5000) / 100.0 - 20.0;
+      return zs::column::from_values<double>(v);
+    }
+    case value_type::string: {
+      std::vector<std::string> v(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) v[i] = (i % 5 == 0 ? "" : "name-" + std::to_string(i % 37) + "/path");
+      return zs::column::from_strings(v);
+    }
+  }
+  return {};
+}
+
+const value_type all_types[] = {value_type::int32,   value_type::int64,   value_type::uint32, value_type::uint64,
+                                 value_type::float32, value_type::float64, value_type::string};
+
+std::string type_name(value_type t) { return std::string(zs::to_string(t)); }
+
+void expect_round_trip(const zs::column& original, const zs::spill_options& options) {
+  zs::spilled_column handle = zs::spill(original.view(), nullptr, options);
+  EXPECT_EQ(handle.type(), original.type());
+  EXPECT_EQ(handle.size(), original.size());
+  EXPECT_EQ(handle.origin(), memory_kind::host);
+  if (options.codec) {
+    EXPECT_EQ(handle.report().codec, *options.codec);
+  }
+  zs::column back = zs::restore(handle, nullptr);
+  ASSERT_EQ(back.memory(), memory_kind::host);
+  zs::test::expect_same_column(original, back);
+  // The handle keeps its frames: a second restore gives the same column.
+  zs::column again = zs::restore(handle, memory_kind::host, nullptr);
+  zs::test::expect_same_column(original, again);
+}
+
+TEST(Spill, EveryTypeRoundTripsForcedRawAndForcedDefaultCodecAndAuto) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    zs::column const c = sample_column(type, 5000);
+    expect_round_trip(c, small_frames(zs::codec_id::raw));
+    expect_round_trip(c, small_frames(zs::default_codec(type).id()));
+    expect_round_trip(c, small_frames());
+  }
+}
+
+TEST(Spill, ForcedCodecCompressesAndReportsWhatWasSpilled) {
+  zs::column const c = sample_column(value_type::int64, 20000);
+  auto handle = zs::spill(c.view(), nullptr, small_frames(zs::default_codec(value_type::int64).id()));
+  auto const& r = handle.report();
+  EXPECT_TRUE(r.forced);
+  EXPECT_TRUE(r.compressed());
+  EXPECT_EQ(r.raw_bytes, 20000u * 8);
+  EXPECT_GT(r.ratio(), 2.0) << "small integers in 64 bits compress";
+  EXPECT_GT(r.frames, 8u) << "4 KiB frames";
+  EXPECT_GT(r.estimated_ratio, 1.0);
+  EXPECT_GT(r.encode_bps, 0.0);
+  EXPECT_GT(r.predicted_compressed_seconds, 0.0);
+  EXPECT_GE(handle.spill_seconds(), 0.0);
+  (void)zs::restore(handle, nullptr);
+  EXPECT_GT(handle.restore_seconds(), 0.0);
+}
+
+TEST(Spill, EmptyColumnsAndOneValueRoundTrip) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    for (std::uint64_t rows : {0, 1}) {
+      zs::column const c = sample_column(type, rows);
+      expect_round_trip(c, small_frames());
+      expect_round_trip(c, small_frames(zs::default_codec(type).id()));
+    }
+  }
+}
+
+TEST(Spill, AutomaticChoiceCompressesOnlyWhereTheLinkIsSlowerThanTheCodec) {
+  zs::column const c = sample_column(value_type::int32, 50000);
+  zs::spill_options slow_link = small_frames();
+  slow_link.pcie_bandwidth = 1e3;  // far slower than any codec
+  auto compressed = zs::spill(c.view(), nullptr, slow_link);
+  EXPECT_FALSE(compressed.report().forced);
+  EXPECT_EQ(compressed.report().codec, zs::default_codec(value_type::int32).id());
+  EXPECT_LT(compressed.report().predicted_compressed_seconds, compressed.report().predicted_raw_seconds);
+  EXPECT_DOUBLE_EQ(compressed.report().pcie_bps, 1e3);
+
+  zs::spill_options fast_link = small_frames();
+  fast_link.pcie_bandwidth = 1e18;  // far faster than any codec
+  auto raw = zs::spill(c.view(), nullptr, fast_link);
+  EXPECT_EQ(raw.report().codec, zs::codec_id::raw);
+  EXPECT_EQ(raw.report().codec_name, "raw");
+  EXPECT_GT(raw.report().predicted_compressed_seconds, raw.report().predicted_raw_seconds);
+  zs::test::expect_same_column(c, zs::restore(compressed, nullptr));
+  zs::test::expect_same_column(c, zs::restore(raw, nullptr));
+}
+
+TEST(Spill, DecisionComparesOverlappedDirectionsWithRawTransfers) {
+  zs::spill_report r;
+  r.raw_bytes = 1000;
+  const zs::codec& bitpack = zs::default_codec(value_type::int32);
+  // Ratio 4 over a 100 B/s link, codec at 1000 B/s: 2 x max(1, 2.5) = 5 s against 20 s raw.
+  zs::detail::decide_codec(r, bitpack, 4.0, {1000, 1000}, 100);
+  EXPECT_DOUBLE_EQ(r.predicted_raw_seconds, 20.0);
+  EXPECT_DOUBLE_EQ(r.predicted_compressed_seconds, 5.0);
+  EXPECT_EQ(r.codec, bitpack.id());
+  // The same codec at 40 B/s: 2 x 25 s, slower than raw.
+  zs::detail::decide_codec(r, bitpack, 4.0, {40, 40}, 100);
+  EXPECT_EQ(r.codec, zs::codec_id::raw);
+}
+
+TEST(Spill, RealColumnsRoundTrip) {
+  for (auto const& file : zs::io::list_columns(zs::io::data_dir())) {
+    SCOPED_TRACE(file.filename().string());
+    zs::column const c = zs::io::read_column(file);
+    zs::spill_options o;
+    o.name = file.filename().string();
+    o.codec = zs::default_codec(c.type()).id();
+    auto handle = zs::spill(c.view(), nullptr, o);
+    EXPECT_EQ(handle.name(), o.name);
+    zs::test::expect_same_column(c, zs::restore(handle, nullptr));
+    o.codec.reset();
+    auto automatic = zs::spill(c.view(), nullptr, o);
+    zs::test::expect_same_column(c, zs::restore(automatic, nullptr));
+  }
+}
+
+TEST(Spill, TablesAndTypedBuffersRoundTrip) {
+  zs::table t;
+  t.names = {"ints", "names", "doubles"};
+  t.columns.push_back(sample_column(value_type::int32, 3000));
+  t.columns.push_back(sample_column(value_type::string, 3000));
+  t.columns.push_back(sample_column(value_type::float64, 3000));
+  zs::spilled_table spilled = zs::spill(t, nullptr, small_frames());
+  ASSERT_EQ(spilled.columns.size(), 3u);
+  EXPECT_EQ(spilled.columns[1].name(), "names");
+  zs::table back = zs::restore(spilled, nullptr);
+  EXPECT_EQ(back.names, t.names);
+  for (std::size_t c = 0; c < 3; ++c) zs::test::expect_same_column(t.columns[c], back.columns[c]);
+
+  zs::column const values = sample_column(value_type::uint64, 1234);
+  auto handle = zs::spill(values.view().data, value_type::uint64, 1234, memory_kind::host, nullptr, small_frames());
+  zs::test::expect_same_column(values, zs::restore(handle, nullptr));
+  auto const strings = zs::test::thrown_error([&] {
+    (void)zs::spill(values.view().data, value_type::string, 3, memory_kind::host, nullptr);
+  });
+  ASSERT_TRUE(strings);
+  EXPECT_EQ(strings->code(), zs::error_code::invalid_argument);
+}
+
+TEST(Spill, CorruptedHostFrameThrowsNamingTheColumnAndKeepsTheData) {
+  zs::column const c = sample_column(value_type::int32, 5000);
+  auto handle = zs::spill(c.view(), nullptr, small_frames(zs::default_codec(value_type::int32).id()));
+  auto& state = handle.state();
+  ASSERT_GE(state.frames.size(), 3u);
+  auto const& f = state.frames[2];
+  std::byte& victim = state.blocks[f.block].data()[f.offset + f.bytes - 1];  // the payload's last byte
+  victim ^= std::byte{0x10};
+  auto const e = zs::test::thrown_error([&] { (void)zs::restore(handle, nullptr); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::corrupt_frame);
+  EXPECT_NE(e->message().find("column 'test'"), std::string::npos) << e->message();
+  EXPECT_NE(e->message().find("frame 2"), std::string::npos) << e->message();
+  EXPECT_NE(e->message().find("checksum"), std::string::npos) << e->message();
+  // Nothing was lost: the handle still holds every frame; undoing the damage restores the column.
+  EXPECT_TRUE(handle.holds_data());
+  victim ^= std::byte{0x10};
+  zs::test::expect_same_column(c, zs::restore(handle, nullptr));
+}
+
+TEST(Spill, MovedFromHandleRefusesToRestore) {
+  zs::column const c = sample_column(value_type::float32, 100);
+  auto handle = zs::spill(c.view(), nullptr);
+  zs::spilled_column moved = std::move(handle);
+  EXPECT_FALSE(handle.holds_data());  // NOLINT(bugprone-use-after-move): the point of the test
+  auto const e = zs::test::thrown_error([&] { (void)zs::restore(handle, nullptr); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::invalid_argument);
+  EXPECT_NE(e->message().find("moved from"), std::string::npos) << e->message();
+  zs::test::expect_same_column(c, zs::restore(moved, nullptr));
+  zs::spilled_column never;
+  EXPECT_FALSE(never.holds_data());
+  EXPECT_THROW((void)never.report(), zs::error);
+}
+
+TEST(Spill, HostAllocationFailureIsAClearErrorNamingTheColumn) {
+  zs::column const c = sample_column(value_type::int64, 1000);
+  ::setenv("ZS_FAULT", "spill.host_allocation=oom", 1);
+  auto const e = zs::test::thrown_error([&] { (void)zs::spill(c.view(), nullptr, small_frames()); });
+  ::unsetenv("ZS_FAULT");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::out_of_memory);
+  EXPECT_NE(e->message().find("column 'test'"), std::string::npos) << e->message();
+  // The next spill, without the fault, works.
+  auto handle = zs::spill(c.view(), nullptr, small_frames());
+  zs::test::expect_same_column(c, zs::restore(handle, nullptr));
+}
+
+TEST(Spill, ForcedCodecThatDoesNotEncodeTheTypeIsRefused) {
+  zs::column const c = sample_column(value_type::string, 10);
+  auto const e = zs::test::thrown_error([&] {
+    (void)zs::spill(c.view(), nullptr, small_frames(zs::default_codec(value_type::int32).id()));
+  });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::unsupported);
+  EXPECT_NE(e->message().find("does not encode string"), std::string::npos) << e->message();
+}
+
+TEST(Spill, DeviceRestoreWithoutAGpuSaysSo) {
+  if (zs::cuda_device_available()) GTEST_SKIP() << "this machine has a GPU: the GPU tests restore to it";
+  zs::column const c = sample_column(value_type::int32, 10);
+  auto handle = zs::spill(c.view(), nullptr);
+  auto const e = zs::test::thrown_error([&] { (void)zs::restore(handle, memory_kind::device, nullptr); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->message().find("no CUDA device"), std::string::npos) << e->message();
+}
+
+// --- the file tier ---
+
+class SpillFile : public ::testing::Test {
+ protected:
+  fs::path path_ = fs::temp_directory_path() / ("zs_spill_test_" + std::to_string(::getpid()) + ".zsspill");
+  void TearDown() override { fs::remove(path_); }
+
+  std::string read_all() const {
+    std::ifstream in(path_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  void write_all(const std::string& bytes) const {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  zs::error_code code_of_restore() const {
+    auto const e = zs::test::thrown_error([&] { (void)zs::restore_from_file(path_); });
+    return e ? e->code() : zs::error_code::internal;
+  }
+};
+
+TEST_F(SpillFile, EveryTypeRoundTripsThroughAFile) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    for (std::uint64_t rows : {0, 1, 5000}) {
+      zs::column const c = sample_column(type, rows);
+      auto handle = zs::spill(c.view(), nullptr, small_frames(zs::default_codec(type).id()));
+      zs::spill_to_file(handle, path_);
+      auto loaded = zs::restore_from_file(path_);
+      EXPECT_EQ(loaded.name(), "test");
+      EXPECT_EQ(loaded.report().codec, handle.report().codec);
+      EXPECT_EQ(loaded.report().spilled_bytes, handle.report().spilled_bytes);
+      EXPECT_EQ(loaded.report().frames, handle.report().frames);
+      zs::test::expect_same_column(c, zs::restore(loaded, nullptr));
+    }
+  }
+}
+
+TEST_F(SpillFile, TruncatedFileIsDetected) {
+  zs::column const c = sample_column(value_type::string, 5000);
+  auto handle = zs::spill(c.view(), nullptr, small_frames(zs::default_codec(value_type::string).id()));
+  zs::spill_to_file(handle, path_);
+  std::string const whole = read_all();
+  for (std::size_t keep : {whole.size() - 1, whole.size() - 100, whole.size() / 2, std::size_t{40}, std::size_t{3}}) {
+    SCOPED_TRACE(keep);
+    write_all(whole.substr(0, keep));
+    auto const e = zs::test::thrown_error([&] { (void)zs::restore_from_file(path_); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->code(), zs::error_code::corrupt_frame);
+    EXPECT_NE(e->message().find(path_.string()), std::string::npos) << e->message();
+  }
+  write_all(whole + "x");
+  EXPECT_EQ(code_of_restore(), zs::error_code::corrupt_frame);
+}
+
+TEST_F(SpillFile, CorruptedByteIsDetectedWherever) {
+  zs::column const c = sample_column(value_type::int64, 5000);
+  auto handle = zs::spill(c.view(), nullptr, small_frames(zs::default_codec(value_type::int64).id()));
+  zs::spill_to_file(handle, path_);
+  std::string const whole = read_all();
+  // The header, the frame table, a frame header, payloads.
+  for (std::size_t at : {std::size_t{9}, std::size_t{100}, whole.size() / 3, whole.size() / 2, whole.size() - 20}) {
+    SCOPED_TRACE(at);
+    std::string damaged = whole;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x01);
+    write_all(damaged);
+    EXPECT_EQ(code_of_restore(), zs::error_code::corrupt_frame);
+  }
+  write_all(whole);
+  auto loaded = zs::restore_from_file(path_);
+  zs::test::expect_same_column(c, zs::restore(loaded, nullptr));
+}
+
+TEST_F(SpillFile, MissingFileIsAnIoError) {
+  EXPECT_EQ(code_of_restore(), zs::error_code::io_error);
+  zs::spilled_column empty;
+  EXPECT_THROW(zs::spill_to_file(empty, path_), zs::error);
+}
+
+}  // namespace

@@ -1,0 +1,219 @@
+// Compressed spill on the GPU path (zs/spill.hpp): device columns spilled through the GPU codecs
+// into pinned host memory and restored to the device or the host, the same frames as the CPU
+// path, and the failures (white box where a test corrupts spilled frames in place).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "spill_state.hpp"
+#include "zs/codec.hpp"
+#include "zs/io.hpp"
+#include "zs/spill.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using zs::memory_kind;
+using zs::value_type;
+
+zs::spill_options small_frames(std::optional<zs::codec_id> codec = std::nullopt) {
+  zs::spill_options o;
+  o.codec = codec;
+  o.frame_bytes = 4096;
+  o.batch_bytes = 16384;
+  o.name = "test";
+  return o;
+}
+
+zs::column sample_column(value_type type, std::uint64_t rows) {
+  auto const make = [&]<typename T>(T) {
+    std::vector<T> v(rows);
+    for (std::uint64_t i = 0; i < rows; ++i) v[i] = static_cast<T>((i * 7) % 100 + i / 64);
+    return zs::column::from_values<T>(v);
+  };
+  switch (type) {
+    case value_type::int32: return make(std::int32_t{});
+    case value_type::int64: return make(std::int64_t{});
+    case value_type::uint32: return make(std::uint32_t{});
+    case value_type::uint64: return make(std::uint64_t{});
+    case value_type::float32: {
+      std::vector<float> v(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) v[i] = static_cast<float>(static_cast<double>(i % 1000) / 100.0);
+      return zs::column::from_values<float>(v);
+    }
+    case value_type::float64: {
+      std::vector<double> v(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) v[i] = static_cast<double>(i % 5000) / 100.0 - 20.0;
+      return zs::column::from_values<double>(v);
+    }
+    case value_type::string: {
+      std::vector<std::string> v(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) v[i] = (i % 5 == 0 ? "" : "name-" + std::to_string(i % 37) + "/path");
+      return zs::column::from_strings(v);
+    }
+  }
+  return {};
+}
+
+const value_type all_types[] = {value_type::int32,   value_type::int64,   value_type::uint32, value_type::uint64,
+                                 value_type::float32, value_type::float64, value_type::string};
+
+std::string type_name(value_type t) { return std::string(zs::to_string(t)); }
+
+// Spills the device copy of `host`, restores it to the device and to the host, and compares.
+void expect_device_round_trip(const zs::column& host, const zs::spill_options& options, cudaStream_t stream) {
+  zs::column const device = host.copy_to(memory_kind::device, stream);
+  zs::spilled_column handle = zs::spill(device.view(), stream, options);
+  EXPECT_EQ(handle.origin(), memory_kind::device);
+  if (options.codec) {
+    EXPECT_EQ(handle.report().codec, *options.codec);
+  }
+  zs::column const back = zs::restore(handle, stream);
+  ASSERT_EQ(back.memory(), memory_kind::device);
+  zs::test::expect_same_column(host, back.copy_to(memory_kind::host, stream));
+  zs::test::expect_same_column(host, zs::restore(handle, memory_kind::host, stream));
+  // The CPU path writes the same frames: the same bytes in host memory.
+  zs::spilled_column on_host = zs::spill(host.view(), stream, options);
+  EXPECT_EQ(on_host.report().codec, handle.report().codec);
+  EXPECT_EQ(on_host.report().spilled_bytes, handle.report().spilled_bytes);
+}
+
+class SpillGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ZS_REQUIRE_GPU();
+    stream_.emplace();
+  }
+  std::optional<zs::cuda_stream> stream_;
+  cudaStream_t stream() const { return stream_->get(); }
+};
+
+TEST_F(SpillGpu, EveryTypeRoundTripsForcedRawForcedCodecAndAuto) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    zs::column const c = sample_column(type, 5000);
+    expect_device_round_trip(c, small_frames(zs::codec_id::raw), stream());
+    expect_device_round_trip(c, small_frames(zs::default_codec(type).id()), stream());
+    zs::column const device = c.copy_to(memory_kind::device, stream());
+    auto automatic = zs::spill(device.view(), stream(), small_frames());
+    zs::test::expect_same_column(c, zs::restore(automatic, memory_kind::host, stream()));
+  }
+}
+
+TEST_F(SpillGpu, EmptyColumnsAndOneValueRoundTrip) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    for (std::uint64_t rows : {0, 1}) {
+      zs::column const c = sample_column(type, rows);
+      expect_device_round_trip(c, small_frames(), stream());
+      expect_device_round_trip(c, small_frames(zs::default_codec(type).id()), stream());
+    }
+  }
+}
+
+TEST_F(SpillGpu, RealColumnsRoundTripWithTheDefaults) {
+  for (auto const& file : zs::io::list_columns(zs::io::data_dir())) {
+    SCOPED_TRACE(file.filename().string());
+    zs::column const host = zs::io::read_column(file);
+    zs::column const device = host.copy_to(memory_kind::device, stream());
+    for (bool forced : {false, true}) {
+      zs::spill_options o;
+      o.name = file.filename().string();
+      if (forced) o.codec = zs::default_codec(host.type()).id();
+      auto handle = zs::spill(device.view(), stream(), o);
+      zs::test::expect_same_column(host, zs::restore(handle, stream()).copy_to(memory_kind::host, stream()));
+      EXPECT_GT(handle.spill_seconds(), 0.0);
+      EXPECT_GT(handle.restore_seconds(), 0.0);
+      if (forced) {
+        EXPECT_GT(handle.report().ratio(), 1.0);
+      }
+    }
+  }
+}
+
+TEST_F(SpillGpu, HostColumnsRestoreToTheDeviceAndBack) {
+  zs::column const c = sample_column(value_type::string, 3000);
+  auto handle = zs::spill(c.view(), stream(), small_frames(zs::default_codec(value_type::string).id()));
+  zs::test::expect_same_column(c, zs::restore(handle, memory_kind::device, stream()).copy_to(memory_kind::host, stream()));
+}
+
+TEST_F(SpillGpu, CorruptedFrameThrowsNamingTheColumnAndKeepsTheData) {
+  for (auto const type : {value_type::int32, value_type::float64, value_type::string}) {
+    SCOPED_TRACE(type_name(type));
+    zs::column const host = sample_column(type, 5000);
+    zs::column const device = host.copy_to(memory_kind::device, stream());
+    auto handle = zs::spill(device.view(), stream(), small_frames(zs::default_codec(type).id()));
+    (void)handle.spill_seconds();  // the copies are done
+    auto& state = handle.state();
+    ASSERT_GE(state.frames.size(), 2u);
+    auto const& f = state.frames[1];
+    std::byte& victim = state.blocks[f.block].data()[f.offset + f.bytes - 1];
+    victim ^= std::byte{0x04};
+    auto const e = zs::test::thrown_error([&] { (void)zs::restore(handle, stream()); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->code(), zs::error_code::corrupt_frame);
+    EXPECT_NE(e->message().find("column 'test'"), std::string::npos) << e->message();
+    EXPECT_NE(e->message().find("frame 1"), std::string::npos) << e->message();
+    victim ^= std::byte{0x04};
+    zs::test::expect_same_column(host, zs::restore(handle, stream()).copy_to(memory_kind::host, stream()));
+  }
+}
+
+TEST_F(SpillGpu, PinnedAllocationFailureIsAClearError) {
+  zs::column const device = sample_column(value_type::int64, 10000).copy_to(memory_kind::device, stream());
+  ::setenv("ZS_FAULT", "spill.host_allocation=oom", 1);
+  auto const e = zs::test::thrown_error([&] { (void)zs::spill(device.view(), stream(), small_frames()); });
+  ::unsetenv("ZS_FAULT");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::out_of_memory);
+  EXPECT_NE(e->message().find("column 'test'"), std::string::npos) << e->message();
+}
+
+TEST_F(SpillGpu, DeviceOutOfMemoryOnRestoreLeavesTheHandleIntact) {
+  zs::column host = sample_column(value_type::int64, std::uint64_t{8} << 20);  // 64 MiB
+  zs::spilled_column handle;
+  {
+    zs::column const device = host.copy_to(memory_kind::device, stream());
+    handle = zs::spill(device.view(), stream());
+    stream_->synchronize();
+  }
+  ZS_CUDA_TRY(cudaDeviceSynchronize());
+  // Take the device's free memory but a little, so the restored column finds no room.
+  std::size_t free = 0, total = 0;
+  ZS_CUDA_TRY(cudaMemGetInfo(&free, &total));
+  void* hog = nullptr;
+  ZS_CUDA_TRY(cudaMalloc(&hog, free - (std::size_t{16} << 20)));
+  auto const e = zs::test::thrown_error([&] { (void)zs::restore(handle, stream()); });
+  ZS_CUDA_TRY(cudaFree(hog));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::out_of_memory);
+  EXPECT_NE(e->message().find("frames are kept"), std::string::npos) << e->message();
+  zs::test::expect_same_column(host, zs::restore(handle, stream()).copy_to(memory_kind::host, stream()));
+}
+
+TEST_F(SpillGpu, FileTierRoundTripsADeviceSpill) {
+  fs::path const path = fs::temp_directory_path() / ("zs_spill_gpu_test_" + std::to_string(::getpid()));
+  zs::column const host = sample_column(value_type::float32, 20000);
+  zs::column const device = host.copy_to(memory_kind::device, stream());
+  auto handle = zs::spill(device.view(), stream(), small_frames(zs::default_codec(value_type::float32).id()));
+  zs::spill_to_file(handle, path);
+  auto loaded = zs::restore_from_file(path);
+  fs::remove(path);
+  EXPECT_EQ(loaded.origin(), memory_kind::device);
+  zs::test::expect_same_column(host, zs::restore(loaded, stream()).copy_to(memory_kind::host, stream()));
+}
+
+TEST_F(SpillGpu, PcieBandwidthIsMeasuredOnce) {
+  double const first = zs::measured_pcie_bandwidth();
+  EXPECT_GT(first, 1e9) << "a PCIe link moves more than 1 GB/s";
+  EXPECT_EQ(zs::measured_pcie_bandwidth(), first);
+}
+
+}  // namespace
