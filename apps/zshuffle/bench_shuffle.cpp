@@ -1,7 +1,7 @@
 // zshuffle bench shuffle: compressed all-to-all vs the raw all-to-all of the same bytes, over
 // the same transport, in the same run.
 //
-// Each rank tiles the real fixed-width columns (integers and floats) to --bytes in total, hash-partitions the rows by
+// Each rank tiles the real columns (integers, floats and strings) to --bytes in total, hash-partitions the rows by
 // value across ranks (as a join or group-by shuffle would), and then times, after a warm-up,
 // the median of --repeat runs of:
 //   plain       the reference a user would write: the same bytes per peer in cudaMalloc
@@ -52,33 +52,68 @@ struct bench_column {
   zs::column device;
 };
 
-// Tiles `file` to `rows` values, then groups them by destination (value hash mod ranks).
-bench_column prepare(const std::filesystem::path& file, std::uint64_t rows, int ranks, int me) {
+// Tiles `file` to about `bytes` uncompressed bytes (values; for strings characters and 8-byte
+// offsets), then groups the rows by destination (hash of the value's bytes mod ranks).
+bench_column prepare(const std::filesystem::path& file, std::uint64_t bytes, int ranks, int me) {
   zs::column const whole = zs::io::read_column(file);
-  ZS_EXPECTS(whole.type() != zs::value_type::string && whole.size() > 0, "a non-empty fixed-width column");
-  std::size_t const width = zs::value_width(whole.type());
+  ZS_EXPECTS(whole.size() > 0, "a non-empty column");
+  auto const v = whole.view();
+  bool const strings = v.type == zs::value_type::string;
+  std::size_t const width = zs::value_width(v.type);
+  auto const* src = static_cast<const std::byte*>(v.data);
+  auto const row_of = [&](std::uint64_t j) -> std::pair<const std::byte*, std::uint64_t> {
+    if (!strings) return {src + j * width, width};
+    return {src + v.offsets[j], static_cast<std::uint64_t>(v.offsets[j + 1] - v.offsets[j])};
+  };
+  std::uint64_t const row_bytes =
+      strings ? std::max<std::uint64_t>(1, (whole.data_bytes() + 8 * v.count) / v.count) : width;
+  std::uint64_t const rows = std::max<std::uint64_t>(1, bytes / row_bytes);
   // Each rank starts its tiles at another row, so ranks do not send identical data.
-  std::uint64_t const shift = whole.size() * static_cast<std::uint64_t>(me) / static_cast<std::uint64_t>(ranks);
-  auto const* src = static_cast<const std::byte*>(whole.view().data);
+  std::uint64_t const shift = v.count * static_cast<std::uint64_t>(me) / static_cast<std::uint64_t>(ranks);
   std::vector<int> dest(rows);
   std::vector<std::uint64_t> offsets(ranks + 1, 0);
+  std::uint64_t chars = 0;
   for (std::uint64_t i = 0; i < rows; ++i) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, src + ((i + shift) % whole.size()) * width, width);
-    dest[i] = static_cast<int>(zs::hash::mix64(bits) % static_cast<std::uint64_t>(ranks));
+    auto const [at, n] = row_of((i + shift) % v.count);
+    std::uint64_t key = 0;
+    if (strings) {
+      key = zs::hash::checksum(at, n);
+      chars += n;
+    } else {
+      std::memcpy(&key, at, n);
+    }
+    dest[i] = static_cast<int>(zs::hash::mix64(key) % static_cast<std::uint64_t>(ranks));
     ++offsets[dest[i] + 1];
   }
   for (int d = 0; d < ranks; ++d) offsets[d + 1] += offsets[d];
   bench_column c;
   c.name = file.filename().string();
-  c.host = zs::column::allocate(whole.type(), rows, zs::memory_kind::host);
-  auto* out = static_cast<std::byte*>(c.host.mutable_view().data);
+  c.host = zs::column::allocate(v.type, rows, zs::memory_kind::host, nullptr, chars);
+  auto const out = c.host.mutable_view();
+  auto* const out_bytes = static_cast<std::byte*>(out.data);
   std::vector<std::uint64_t> next(offsets.begin(), offsets.end() - 1);
+  if (strings) {
+    // Row positions first, then the characters in row order.
+    std::vector<std::uint64_t> length(rows);
+    for (std::uint64_t i = 0; i < rows; ++i) length[next[dest[i]]++] = row_of((i + shift) % v.count).second;
+    out.offsets[0] = 0;
+    for (std::uint64_t r = 0; r < rows; ++r) out.offsets[r + 1] = out.offsets[r] + static_cast<std::int64_t>(length[r]);
+    std::copy(offsets.begin(), offsets.end() - 1, next.begin());
+  }
   for (std::uint64_t i = 0; i < rows; ++i) {
-    std::memcpy(out + next[dest[i]]++ * width, src + ((i + shift) % whole.size()) * width, width);
+    auto const [at, n] = row_of((i + shift) % v.count);
+    std::uint64_t const r = next[dest[i]]++;
+    if (n > 0) std::memcpy(out_bytes + (strings ? static_cast<std::uint64_t>(out.offsets[r]) : r * width), at, n);
   }
   c.row_offsets = std::move(offsets);
   return c;
+}
+
+// The uncompressed bytes of rows [first, last) of a column: values, or characters and offsets.
+std::uint64_t rows_bytes(const zs::column& host, std::uint64_t first, std::uint64_t last) {
+  auto const v = host.view();
+  if (v.type != zs::value_type::string) return (last - first) * zs::value_width(v.type);
+  return static_cast<std::uint64_t>(v.offsets[last] - v.offsets[first]) + 8 * (last - first);
 }
 
 double median(std::vector<double> v) {
@@ -160,8 +195,7 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
   // (under 256 bytes a destination) is sent but not counted as payload.
   std::vector<std::uint64_t> payload_counts(ranks, 0), send_counts(ranks, 0);
   for (auto const& c : columns) {
-    std::size_t const width = zs::value_width(c.host.type());
-    for (int d = 0; d < ranks; ++d) payload_counts[d] += (c.row_offsets[d + 1] - c.row_offsets[d]) * width;
+    for (int d = 0; d < ranks; ++d) payload_counts[d] += rows_bytes(c.host, c.row_offsets[d], c.row_offsets[d + 1]);
   }
   std::uint64_t send_total = 0, payload_total = 0;
   for (int d = 0; d < ranks; ++d) {
@@ -178,12 +212,21 @@ measurement measure(zs::mpi_communicator& comm, zs::device_communicator& device,
     std::vector<std::uint64_t> at(ranks, 0);
     for (int d = 1; d < ranks; ++d) at[d] = at[d - 1] + send_counts[d - 1];
     for (auto const& c : columns) {
-      std::size_t const width = zs::value_width(c.host.type());
-      auto const* src = static_cast<const std::byte*>(c.host.view().data);
+      auto const v = c.host.view();
+      auto const* src = static_cast<const std::byte*>(v.data);
       for (int d = 0; d < ranks; ++d) {
-        std::uint64_t const bytes = (c.row_offsets[d + 1] - c.row_offsets[d]) * width;
-        std::memcpy(packed.data() + at[d], src + c.row_offsets[d] * width, bytes);
-        at[d] += bytes;
+        std::uint64_t const first = c.row_offsets[d], last = c.row_offsets[d + 1];
+        if (v.type == zs::value_type::string) {
+          // Characters, then the rows' offsets: the bytes a string partition moves.
+          auto const chars = static_cast<std::uint64_t>(v.offsets[last] - v.offsets[first]);
+          std::memcpy(packed.data() + at[d], src + v.offsets[first], chars);
+          std::memcpy(packed.data() + at[d] + chars, v.offsets + first, 8 * (last - first));
+          at[d] += chars + 8 * (last - first);
+        } else {
+          std::uint64_t const bytes = rows_bytes(c.host, first, last);
+          std::memcpy(packed.data() + at[d], src + first * zs::value_width(v.type), bytes);
+          at[d] += bytes;
+        }
       }
     }
     zs::copy_async(send.data(), packed.data(), send_total, stream);
@@ -259,8 +302,9 @@ int run_bench_shuffle(int argc, char** argv) {
   bool const lead = me == 0;
 
   std::string data, label = "default", json_path;
-  std::vector<std::string> names{"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32",
-                                 "airport_lat.f64",   "levitus_temp.f32", "navy_wind_u.f32"};
+  // A mixed table: every type the shuffle compresses, as real columns.
+  std::vector<std::string> names{"etopo5_elev_m.i32", "ncbi_tax_id.i32",  "geoip4_lo.u32",      "airport_lat.f64",
+                                 "levitus_temp.f32",  "navy_wind_u.f32", "deb_maintainers.txt", "deb_paths.txt"};
   std::uint64_t bytes = std::uint64_t{1} << 30;
   int repeat = 5;
   bool mpi_too = false, explain = false;
@@ -271,7 +315,7 @@ int run_bench_shuffle(int argc, char** argv) {
                "zshuffle bench shuffle"};
   app.footer("Run it under mpirun with a GPU per rank: mpirun -np N zshuffle bench shuffle --data DIR");
   app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
-  app.add_option("--columns", names, "fixed-width column files, comma separated")->delimiter(',')->capture_default_str();
+  app.add_option("--columns", names, "column files (integers, floats, strings), comma separated")->delimiter(',')->capture_default_str();
   zs::cli::add_size_option(app, "--bytes", bytes, "uncompressed bytes per rank, over all columns", 1);
   app.add_option("--repeat", repeat, "timed repetitions after one warm-up")
       ->check(CLI::Range(1, 1000000))
@@ -328,12 +372,10 @@ int run_bench_shuffle(int argc, char** argv) {
     std::filesystem::path const dir = zs::cli::data_folder(data);
     for (auto const& name : names) {
       auto const file = dir / name;
-      auto const type = zs::io::type_of_file(file);
-      if (!type || *type == zs::value_type::string) {
-        ZS_FAIL(zs::error_code::invalid_argument, "'" + name + "' is not a fixed-width column file");
+      if (!zs::io::type_of_file(file)) {
+        ZS_FAIL(zs::error_code::invalid_argument, "'" + name + "' is not a column file (.i32, .u32, .f64, .txt ...)");
       }
-      std::uint64_t const rows = bytes / names.size() / zs::value_width(*type);
-      columns.push_back(prepare(file, rows, ranks, me));
+      columns.push_back(prepare(file, bytes / names.size(), ranks, me));
       columns.back().device = columns.back().host.copy_to(zs::memory_kind::device, stream);
     }
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -355,7 +397,7 @@ int run_bench_shuffle(int argc, char** argv) {
 
   if (lead) {
     auto const gpu_name = zs::query_device(device).name;
-    std::printf("zshuffle bench shuffle: %d ranks on %s, link setting '%s', %.2f GiB per rank of %zu fixed-width columns, "
+    std::printf("zshuffle bench shuffle: %d ranks on %s, link setting '%s', %.2f GiB per rank of %zu columns, "
                 "median of %d after a warm-up\n",
                 ranks, gpu_name.c_str(), label.c_str(), static_cast<double>(bytes) / (1 << 30), names.size(), repeat);
     // The speedup is against the faster of the two raw all-to-alls: the shuffle's own transport

@@ -8,6 +8,7 @@
 #include "zs/comm/shuffle.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <chrono>
 #include <cstdio>
@@ -68,7 +69,8 @@ class host_engine {
   using buffer = detail::host_ops::buffer;
   static constexpr memory_kind memory = detail::host_ops::memory;
   struct round_sync {};
-  enum class stage { encode, exchange, decode };
+  // local: copies of the rows a rank keeps, which need neither the codecs nor the links.
+  enum class stage { encode, exchange, decode, local };
 
   explicit host_engine(communicator& comm) : comm_(comm) {}
 
@@ -100,6 +102,8 @@ class host_engine {
   }
 
   void encoded(round_sync&) {}
+  static void note(stage, std::string) {}
+  static std::string timeline() { return {}; }
   std::vector<std::uint64_t> read_sizes(round_sync&, buffer& sizes, std::size_t n, std::string_view what) {
     return detail::host_ops::read_array<std::uint64_t>(sizes, n, what);
   }
@@ -130,15 +134,13 @@ class device_engine {
   struct round_sync {
     cuda_event encoded, exchanged;
   };
-  enum class stage { encode, exchange, decode };
+  // local: copies of the rows a rank keeps, which need neither the codecs nor the links.
+  enum class stage { encode, exchange, decode, local };
 
   device_engine(device_communicator& comm, cudaStream_t caller) : comm_(comm), caller_(caller) {
-    // The three stages start after whatever the caller enqueued before the call.
-    cuda_event start;
-    start.record(caller_);
-    for (cudaStream_t s : {encode_.get(), exchange_.get(), decode_.get()}) {
-      ZS_CUDA_TRY(cudaStreamWaitEvent(s, start.get(), 0));
-    }
+    // The stages start after whatever the caller enqueued before the call.
+    start_.record(caller_);
+    for (cudaStream_t s : streams()) ZS_CUDA_TRY(cudaStreamWaitEvent(s, start_.get(), 0));
   }
 
   communicator& host() { return comm_.host(); }
@@ -149,7 +151,8 @@ class device_engine {
   detail::device_ops at(stage s) const {
     return detail::device_ops(s == stage::encode     ? encode_.get()
                               : s == stage::exchange ? exchange_.get()
-                                                     : decode_.get(),
+                              : s == stage::decode   ? decode_.get()
+                                                     : local_.get(),
                               comm_);
   }
 
@@ -169,11 +172,9 @@ class device_engine {
     column c = detail::device_ops(caller_, comm_).allocate_output(type, rows, chars);
     cuda_event ready;
     ready.record(caller_);
-    // Raw partitions land in the outputs from the encode stream (the rows a rank keeps) and the
+    // Raw partitions land in the outputs from the local stream (the rows a rank keeps) and the
     // exchange stream, frames and staged partitions from the decode one.
-    ZS_CUDA_TRY(cudaStreamWaitEvent(encode_, ready.get(), 0));
-    ZS_CUDA_TRY(cudaStreamWaitEvent(exchange_, ready.get(), 0));
-    ZS_CUDA_TRY(cudaStreamWaitEvent(decode_, ready.get(), 0));
+    for (cudaStream_t s : streams()) ZS_CUDA_TRY(cudaStreamWaitEvent(s, ready.get(), 0));
     return c;
   }
 
@@ -202,6 +203,25 @@ class device_engine {
   }
 
   void encoded(round_sync& sync) { sync.encoded.record(encode_); }
+
+  // At debug level, when each stage's stream got through `what` (an event on it): the GPU's side
+  // of the host phases that mark() logs.
+  void note(stage s, std::string what) {
+    if (!log::enabled(log::level::debug)) return;
+    notes_.emplace_back(std::move(what), cuda_event{});
+    notes_.back().second.record(at(s).stream());
+  }
+  // The notes as "what at X ms" since the call started; waits for them.
+  std::string timeline() {
+    std::string out;
+    for (auto& [what, event] : notes_) {
+      event.synchronize();
+      char text[96];
+      std::snprintf(text, sizeof text, " %s %.3f ms", what.c_str(), event.elapsed_ms_since(start_));
+      out += text;
+    }
+    return out;
+  }
   // On a stream of their own, so that reading round k's sizes waits for round k's encode alone,
   // not for round k - 1's transfer on the exchange stream: the host agrees on the sizes and
   // packs round k while round k - 1 is on the wire.
@@ -224,17 +244,25 @@ class device_engine {
     recv.set_stream(decode_);
   }
   void finish() {
-    cuda_event done;
-    done.record(decode_);
-    ZS_CUDA_TRY(cudaStreamWaitEvent(caller_, done.get(), 0));
+    for (cudaStream_t s : {decode_.get(), local_.get()}) {
+      cuda_event done;
+      done.record(s);
+      ZS_CUDA_TRY(cudaStreamWaitEvent(caller_, done.get(), 0));
+    }
   }
   // The scratch of round k is read by the exchange stream's packing.
   void retire_scratch(buffer& scratch) { scratch.set_stream(exchange_); }
 
  private:
+  std::array<cudaStream_t, 4> streams() const { return {encode_.get(), exchange_.get(), decode_.get(), local_.get()}; }
+
   device_communicator& comm_;
   cudaStream_t caller_;
-  cuda_stream encode_, exchange_, decode_, sizes_;
+  cuda_event start_;
+  std::vector<std::pair<std::string, cuda_event>> notes_;
+  // The exchange runs at high priority: the transfer kernels' blocks are not queued behind the
+  // copies and codec kernels that fill the GPU on the other streams meanwhile.
+  cuda_stream encode_, exchange_ = cuda_stream::high_priority(), decode_, local_, sizes_;
   pinned_buffer sizes_host_;
 };
 
@@ -288,7 +316,10 @@ class shuffle_driver {
     check_statuses();
     engine_.finish();
     mark("statuses");
-    if (log::enabled(log::level::debug)) log::debug("shuffle: host time by phase:" + phases_);
+    if (log::enabled(log::level::debug)) {
+      log::debug("shuffle: host time by phase:" + phases_);
+      if (auto const gpu = engine_.timeline(); !gpu.empty()) log::debug("shuffle: GPU stages done at:" + gpu);
+    }
     if (stats != nullptr) {
       *stats = stats_;
       stats->rounds = plan_.rounds;
@@ -734,6 +765,7 @@ class shuffle_driver {
           r.raw_bytes += s.type == value_type::string ? s.chars_bytes + 8 * s.count : s.count * value_width(s.type);
         }
       }
+      if (k == 0) engine_.note(Engine::stage::encode, "start");
       stage_raw_partitions(r);
       auto const& groups = p.out_groups;
       std::vector<std::vector<encode_source>> sources(groups.size());
@@ -750,18 +782,20 @@ class shuffle_driver {
       }
       r.encoded = detail::encode_groups(engine_.at(Engine::stage::encode), groups, p.types, sources, column_of);
       engine_.encoded(r.sync);
+      engine_.note(Engine::stage::encode, "encoded" + std::to_string(k));
     });
   }
 
   // Raw fixed-width partitions, at encode time so that the copies overlap the previous round's
-  // transfer: the rows this rank keeps are copied into its output now, and the rows for a peer
-  // that do not start at a 16-byte boundary are staged into an aligned slot (NCCL moves
-  // unaligned pieces at about half speed; bench/RESULTS.md).
+  // transfer: the rows this rank keeps are copied into its output on a stream of their own (no
+  // transfer waits for them), and the rows for a peer that do not start at a 16-byte boundary
+  // are staged into an aligned slot (NCCL moves unaligned pieces at about half speed;
+  // bench/RESULTS.md).
   void stage_raw_partitions(round& r) {
     auto const& p = plan_;
     std::size_t const C = p.columns;
     r.raw_out_at.assign(static_cast<std::size_t>(p.ranks) * C, not_staged);
-    std::vector<detail::frame_copy> copies;
+    std::vector<detail::frame_copy> copies, kept;
     std::uint64_t staged = 0;
     for (int d = 0; d < p.ranks; ++d) {
       for (std::size_t c = 0; c < C; ++c) {
@@ -769,7 +803,7 @@ class shuffle_driver {
         auto const [from, bytes] = raw_rows_out(c, d, r.k);
         if (bytes == 0) continue;
         if (d == comm_.rank()) {
-          copies.push_back({from, raw_rows_in(c, d, r.k).first, bytes});
+          kept.push_back({from, raw_rows_in(c, d, r.k).first, bytes});
         } else if (!aligned(from)) {
           r.raw_out_at[static_cast<std::size_t>(d) * C + c] = staged;
           staged += align_slot(bytes);
@@ -789,6 +823,8 @@ class shuffle_driver {
       }
     }
     encoder.pack(copies);
+    engine_.at(Engine::stage::local).pack(kept);
+    engine_.note(Engine::stage::local, "kept" + std::to_string(r.k));
   }
 
   static constexpr std::uint64_t not_staged = UINT64_MAX;
@@ -898,6 +934,7 @@ class shuffle_driver {
     });
     agree(r);
     engine_.exchange(r.sync, r.send, r.recv, r.sends, r.receives);
+    engine_.note(Engine::stage::exchange, "exchanged" + std::to_string(r.k));
     report_progress(r);
   }
 
@@ -1024,6 +1061,7 @@ class shuffle_driver {
         status_at += targets.size();
       }
     });
+    engine_.note(Engine::stage::decode, "decoded" + std::to_string(r.k));
     if (r.failed && !decode_failed_) decode_failed_ = r.failed;
   }
 

@@ -16,6 +16,16 @@ namespace zs {
 
 cuda_stream::cuda_stream() { ZS_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
 
+cuda_stream::cuda_stream(int priority) {
+  ZS_CUDA_TRY(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority));
+}
+
+cuda_stream cuda_stream::high_priority() {
+  int least = 0, greatest = 0;
+  ZS_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  return cuda_stream(greatest);
+}
+
 cuda_stream::~cuda_stream() {
   if (stream_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaStreamDestroy(stream_));
 }

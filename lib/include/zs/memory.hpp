@@ -21,6 +21,10 @@ class cuda_stream {
  public:
   /// Creates a non-blocking stream on the current device.
   cuda_stream();
+  /// The same, at the highest priority the device offers: the block scheduler starts its
+  /// kernels' blocks before those of other streams' kernels (a transfer kernel is not held back
+  /// behind copies that fill the GPU).
+  static cuda_stream high_priority();
   ~cuda_stream();
   cuda_stream(cuda_stream&& other) noexcept;
   cuda_stream& operator=(cuda_stream&& other) noexcept;
@@ -32,6 +36,7 @@ class cuda_stream {
   void synchronize() const;
 
  private:
+  explicit cuda_stream(int priority);
   cudaStream_t stream_ = nullptr;
 };
 
