@@ -476,9 +476,9 @@ memory_kind spilled_column::origin() const { return state().origin; }
 const spill_report& spilled_column::report() const { return state().report; }
 
 double spilled_column::spill_seconds() const {
-  auto const& s = state();
+  auto& s = state();
   if (!s.spill_stop) return s.spill_host_seconds;
-  s.spill_stop->synchronize();
+  s.wait_for_spill();
   return static_cast<double>(s.spill_stop->elapsed_ms_since(*s.spill_start)) / 1e3;
 }
 double spilled_column::restore_seconds() const { return state().restore_seconds; }
@@ -529,7 +529,7 @@ column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream) 
   auto& s = handle.state();
   if (memory == memory_kind::host) {
     // The frames of a device spill are complete once its copies are.
-    if (s.spill_stop) s.spill_stop->synchronize();
+    s.wait_for_spill();
     return detail::restore_on_host(s);
   }
   if (!cuda_device_available()) {
@@ -569,8 +569,8 @@ void put(std::string& out, std::uint64_t v) {
 }  // namespace
 
 void spill_to_file(const spilled_column& handle, const std::filesystem::path& path) {
-  auto const& s = handle.state();
-  if (s.spill_stop) s.spill_stop->synchronize();
+  auto& s = handle.state();
+  s.wait_for_spill();
   // The header and the frame table, with their checksum, then the blocks' frames in order.
   std::string head(file_magic, sizeof file_magic);
   for (std::uint64_t v : {file_version, static_cast<std::uint64_t>(s.type), static_cast<std::uint64_t>(s.origin),

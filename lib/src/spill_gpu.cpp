@@ -2,6 +2,7 @@
 // batches whose copies to pinned host memory overlap the next batch's encoding, and restored by
 // copies to the device that overlap the previous batch's decoding.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -190,6 +191,11 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   // waits for the whole device.
   spill_block sizes_block(std::max<std::size_t>(all.size(), 1) * 8, true, column);
   auto* const sizes = reinterpret_cast<std::uint64_t*>(sizes_block.data());
+  // The lists of the batched copy that packs each batch's frames (sources, destinations, sizes),
+  // in pinned memory too, a region per batch: an upload from pageable memory would wait for the
+  // copy stream's earlier work.
+  spill_block lists_block(std::max<std::size_t>(all.size(), 1) * 3 * 8, true, column);
+  auto* const lists = reinterpret_cast<std::uint64_t*>(lists_block.data());
   device_buffer d_sizes(std::max<std::size_t>(all.size(), 1) * 8, stream);
   cuda_stream copier;
 
@@ -207,8 +213,10 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
     e.sized.record(stream);
     return e;
   };
-  // Once a batch's sizes are known: its host block, and the copies into it on the copy stream,
-  // which overlap the next batch's encoding on `stream`.
+  // Once a batch's sizes are known: its host block, and on the copy stream (overlapping the next
+  // batch's encoding on `stream`) one batched device copy that packs its frames without the gaps
+  // of their worst-case layout, then one copy of them all to the host block. Many small copies
+  // to the host would each pay the copy engine's fixed cost.
   auto const drain = [&](encoding_batch& e) {
     e.sized.synchronize();
     const std::uint64_t* size = sizes + e.first;
@@ -216,11 +224,14 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
     for (std::size_t i = 0; i < e.frames; ++i) total += align_frame(size[i]);
     spill_block block(total, true, column);
     ZS_CUDA_TRY(cudaStreamWaitEvent(copier, e.sized.get(), 0));
+    device_buffer packed(total, copier);
+    std::uint64_t* const list = lists + 3 * e.first;
     std::uint64_t at = 0;
     for (std::size_t i = 0; i < e.frames; ++i) {
       spilled_frame f = p.frames[e.first + i];
-      ZS_CUDA_TRY(cudaMemcpyAsync(block.data() + at, e.scratch.as<std::byte>() + e.layout[i], size[i],
-                                  cudaMemcpyDeviceToHost, copier));
+      list[i] = reinterpret_cast<std::uintptr_t>(e.scratch.as<std::byte>() + e.layout[i]);
+      list[e.frames + i] = reinterpret_cast<std::uintptr_t>(packed.as<std::byte>() + at);
+      list[2 * e.frames + i] = size[i];
       f.block = s.blocks.size();
       f.offset = at;
       f.bytes = size[i];
@@ -228,8 +239,15 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
       s.report.spilled_bytes += size[i];
       at += align_frame(size[i]);
     }
+    device_buffer d_lists(3 * e.frames * 8, copier);
+    copy_async(d_lists.data(), list, 3 * e.frames * 8, copier);
+    device_buffer temp(kernels::copy_buffers_temp_bytes(e.frames), copier);
+    auto* const words = d_lists.as<std::uint64_t>();
+    kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + e.frames),
+                          words + 2 * e.frames, e.frames, temp.data(), temp.size(), copier);
+    ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), packed.data(), total, cudaMemcpyDeviceToHost, copier));
     s.blocks.push_back(std::move(block));
-    e.scratch.set_stream(copier);  // freed once its frames are copied
+    e.scratch.set_stream(copier);  // freed once its frames are packed
   };
 
   std::size_t const batches = p.batch_begin.empty() ? 0 : p.batch_begin.size() - 1;
@@ -253,6 +271,7 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   d_sizes.set_stream(stream);
   s.spill_stop.emplace();
   s.spill_stop->record(stream);
+  s.staging.push_back(std::move(lists_block));
 }
 
 column restore_on_device(spill_state& s, cudaStream_t stream) {
@@ -264,6 +283,7 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
   cuda_event start;
   start.record(stream);
   if (s.spill_stop) ZS_CUDA_TRY(cudaStreamWaitEvent(stream, s.spill_stop->get(), 0));
+  if (!s.staging.empty()) s.wait_for_spill();  // once, on the first restore
   column out;
   try {
     out = column::allocate(s.type, s.count, memory_kind::device, stream, s.chars_bytes);

@@ -57,6 +57,11 @@ struct spill_state {
   ~spill_state() {
     if (spill_stop) ZS_CUDA_TRY_NOTHROW(cudaEventSynchronize(spill_stop->get()));
   }
+  /// Waits until the spill's copies to host memory are done, and drops what they read.
+  void wait_for_spill() {
+    if (spill_stop) spill_stop->synchronize();
+    staging.clear();
+  }
   spill_state(const spill_state&) = delete;
   spill_state& operator=(const spill_state&) = delete;
 
@@ -67,6 +72,8 @@ struct spill_state {
   spill_report report;
   std::vector<spill_block> blocks;
   std::vector<spilled_frame> frames;  // in row order; frames of one block are consecutive
+  /// Pinned host memory the spill's copies may still read (their lists): kept until they are done.
+  std::vector<spill_block> staging;
   // The spill's time: events around it on the device, or the host's clock for a host spill.
   std::optional<cuda_event> spill_start, spill_stop;
   double spill_host_seconds = 0;

@@ -177,7 +177,7 @@ TEST_F(SpillGpu, PinnedAllocationFailureIsAClearError) {
 }
 
 TEST_F(SpillGpu, DeviceOutOfMemoryOnRestoreLeavesTheHandleIntact) {
-  zs::column host = sample_column(value_type::int64, std::uint64_t{8} << 20);  // 64 MiB
+  zs::column host = sample_column(value_type::int64, std::uint64_t{32} << 20);  // 256 MiB
   zs::spilled_column handle;
   {
     zs::column const device = host.copy_to(memory_kind::device, stream());
@@ -185,11 +185,23 @@ TEST_F(SpillGpu, DeviceOutOfMemoryOnRestoreLeavesTheHandleIntact) {
     stream_->synchronize();
   }
   ZS_CUDA_TRY(cudaDeviceSynchronize());
-  // Take the device's free memory but a little, so the restored column finds no room.
+  // The pool keeps freed memory; give it back, then take the device's free memory but a little,
+  // so that the restored column finds no room.
+  int device = 0;
+  ZS_CUDA_TRY(cudaGetDevice(&device));
+  cudaMemPool_t pool = nullptr;
+  ZS_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+  ZS_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
   std::size_t free = 0, total = 0;
   ZS_CUDA_TRY(cudaMemGetInfo(&free, &total));
   void* hog = nullptr;
-  ZS_CUDA_TRY(cudaMalloc(&hog, free - (std::size_t{16} << 20)));
+  for (std::size_t spare = std::size_t{16} << 20; hog == nullptr && spare < free; spare *= 2) {
+    if (cudaMalloc(&hog, free - spare) != cudaSuccess) {
+      (void)cudaGetLastError();
+      hog = nullptr;
+    }
+  }
+  ASSERT_NE(hog, nullptr) << "could not take the device's free memory";
   auto const e = zs::test::thrown_error([&] { (void)zs::restore(handle, stream()); });
   ZS_CUDA_TRY(cudaFree(hog));
   ASSERT_TRUE(e);
