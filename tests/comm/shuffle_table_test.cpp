@@ -1,0 +1,169 @@
+// shuffle_table: a table shuffled by key under mpirun, on the CPU path and on the GPU with every
+// backend. Every rank builds every rank's input (deterministic), so it knows exactly which rows
+// it must receive, and in which order, without trusting the partitioner it tests.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "comm_test.hpp"
+#include "gpu_fixture.hpp"
+#include "zs/comm/mpi_communicator.hpp"
+#include "zs/comm/shuffle_table.hpp"
+#include "zs/partition.hpp"
+#include "zs_test.hpp"
+
+namespace {
+
+// One row: an int64 key with repeats, an int32 that names the row's source and index, a float64
+// and a string derived from both (so a row torn apart shows).
+struct row {
+  std::int64_t key;
+  std::int32_t origin;
+  double value;
+  std::string text;
+  bool operator==(const row&) const = default;
+};
+
+std::vector<row> rows_of(int rank) {
+  std::vector<row> rows;
+  std::uint64_t const n = 700 + 131 * static_cast<std::uint64_t>(rank);  // unequal on purpose
+  for (std::uint64_t i = 0; i < n; ++i) {
+    auto const key = static_cast<std::int64_t>((i * 7919 + static_cast<std::uint64_t>(rank) * 104729) % 257) - 100;
+    auto const origin = static_cast<std::int32_t>(rank * 100000 + static_cast<int>(i));
+    std::string text = i % 17 == 0 ? "" : "r" + std::to_string(origin) + "/k" + std::to_string(key);
+    if (i % 29 == 0) text += "\xc3\xa9\xe2\x82\xac";  // non-ASCII
+    rows.push_back({key, origin, static_cast<double>(key) * 0.5 - static_cast<double>(i), text});
+  }
+  return rows;
+}
+
+zs::table table_of(const std::vector<row>& rows) {
+  std::vector<std::int64_t> keys;
+  std::vector<std::int32_t> origins;
+  std::vector<double> values;
+  std::vector<std::string> texts;
+  for (auto const& r : rows) {
+    keys.push_back(r.key);
+    origins.push_back(r.origin);
+    values.push_back(r.value);
+    texts.push_back(r.text);
+  }
+  zs::table t;
+  t.names = {"key", "origin", "value", "text"};
+  t.columns.push_back(zs::column::from_values<std::int64_t>(keys));
+  t.columns.push_back(zs::column::from_values<std::int32_t>(origins));
+  t.columns.push_back(zs::column::from_values<double>(values));
+  t.columns.push_back(zs::column::from_strings(texts));
+  return t;
+}
+
+std::vector<row> rows_in(const zs::table& host) {
+  auto const texts = host.columns[3].strings();
+  std::vector<row> rows;
+  for (std::uint64_t i = 0; i < host.columns[0].size(); ++i) {
+    rows.push_back({host.columns[0].view().values<std::int64_t>()[i], host.columns[1].view().values<std::int32_t>()[i],
+                    host.columns[2].view().values<double>()[i], texts[i]});
+  }
+  return rows;
+}
+
+// The rows rank `me` must own, by owned partition, each partition's rows by source rank and then
+// in input order.
+std::vector<std::vector<row>> expected_partitions(int me, int ranks, std::uint32_t per_rank) {
+  std::uint32_t const partitions = static_cast<std::uint32_t>(ranks) * per_rank;
+  std::vector<std::vector<row>> out(per_rank);
+  for (int source = 0; source < ranks; ++source) {
+    for (auto const& r : rows_of(source)) {
+      std::uint32_t const p = zs::hash_key(r.key) % partitions;
+      if (p / per_rank == static_cast<std::uint32_t>(me)) out[p % per_rank].push_back(r);
+    }
+  }
+  return out;
+}
+
+void expect_owned_rows(const zs::shuffled_table& got_device_or_host, const zs::table& host_rows, int me, int ranks,
+                       std::uint32_t per_rank, const std::string& what) {
+  EXPECT_EQ(host_rows.names, (std::vector<std::string>{"key", "origin", "value", "text"})) << what;
+  ASSERT_EQ(host_rows.columns.size(), 4u) << what;
+  EXPECT_EQ(host_rows.columns[3].type(), zs::value_type::string) << what;
+  EXPECT_EQ(got_device_or_host.first_partition, static_cast<std::uint32_t>(me) * per_rank) << what;
+  auto const expected = expected_partitions(me, ranks, per_rank);
+  auto const got = rows_in(host_rows);
+  auto const& at = got_device_or_host.partition_offsets;
+  ASSERT_EQ(at.size(), per_rank + 1u) << what;
+  EXPECT_EQ(at.front(), 0u) << what;
+  EXPECT_EQ(at.back(), got.size()) << what;
+  for (std::uint32_t j = 0; j < per_rank; ++j) {
+    ASSERT_LE(at[j], at[j + 1]) << what;
+    std::vector<row> const part(got.begin() + static_cast<std::ptrdiff_t>(at[j]),
+                                got.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(at[j + 1], got.size())));
+    EXPECT_EQ(part.size(), expected[j].size()) << what << ", partition " << j;
+    EXPECT_TRUE(part == expected[j]) << what << ", partition " << j << ": rows differ";
+  }
+}
+
+TEST(ShuffleTable, RowsStayWholeAndReachTheirPartitionsOwner) {
+  zs::mpi_communicator comm;
+  int const me = comm.rank(), ranks = comm.size();
+  for (std::uint32_t per_rank : {1u, 3u}) {
+    for (bool compress : {false, true}) {
+      zs::table_shuffle_options options;
+      options.partitions_per_rank = per_rank;
+      options.shuffle.round_bytes = 4096;  // several rounds
+      if (compress) options.shuffle.plan = zs::shuffle_options::planning::compress;
+      std::size_t const keys[] = {0};
+      auto const out = zs::shuffle_table(comm, table_of(rows_of(me)), keys, options);
+      expect_owned_rows(out, out.rows, me, ranks, per_rank,
+                        "per rank " + std::to_string(per_rank) + (compress ? ", compressed" : ", planned"));
+    }
+  }
+}
+
+TEST(ShuffleTable, ABadKeyOnOneRankIsEveryRanksError) {
+  zs::mpi_communicator comm;
+  std::size_t const good[] = {0}, bad[] = {7};
+  auto const keys = comm.rank() == comm.size() - 1 ? std::span<const std::size_t>(bad) : std::span<const std::size_t>(good);
+  auto const e = zs::test::thrown_error([&] { zs::shuffle_table(comm, table_of(rows_of(comm.rank())), keys, {}); });
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code(), zs::error_code::invalid_argument);
+  EXPECT_NE(std::string(e->what()).find("partitioning the rows failed on rank " + std::to_string(comm.size() - 1)),
+            std::string::npos)
+      << e->what();
+}
+
+TEST(ShuffleTable, ZeroPartitionsPerRankIsRefused) {
+  zs::mpi_communicator comm;
+  zs::table_shuffle_options options;
+  options.partitions_per_rank = 0;
+  std::size_t const keys[] = {0};
+  EXPECT_ZS_ERROR(zs::shuffle_table(comm, table_of(rows_of(comm.rank())), keys, options), zs::error_code::invalid_argument);
+}
+
+class ShuffleTableGpu : public zs::test::gpu_comm_test {};
+
+TEST_P(ShuffleTableGpu, MatchesTheRowsEachRankOwns) {
+  int const me = host_->rank(), ranks = host_->size();
+  for (std::uint32_t per_rank : {1u, 2u}) {
+    zs::table_shuffle_options options;
+    options.partitions_per_rank = per_rank;
+    options.shuffle.round_bytes = 8192;
+    zs::table input = table_of(rows_of(me));
+    input.columns = to_device(input.columns);
+    std::size_t const keys[] = {0};
+    auto out = zs::shuffle_table(*device_, input, keys, options, *stream_);
+    for (auto const& c : out.rows.columns) EXPECT_EQ(c.memory(), zs::memory_kind::device);
+    zs::table host_rows{out.rows.names, to_host(out.rows.columns)};
+    expect_owned_rows(out, host_rows, me, ranks, per_rank, "GPU, per rank " + std::to_string(per_rank));
+  }
+}
+
+TEST_P(ShuffleTableGpu, HostColumnsAreRefused) {
+  std::size_t const keys[] = {0};
+  EXPECT_ZS_ERROR(zs::shuffle_table(*device_, table_of(rows_of(host_->rank())), keys, {}, *stream_),
+                  zs::error_code::invalid_argument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ShuffleTableGpu, zs::test::all_backends(), zs::test::backend_name);
+
+}  // namespace
