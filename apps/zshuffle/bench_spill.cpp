@@ -126,7 +126,9 @@ result measure(const fs::path& file, const zs::column& host, const std::optional
     if (offsets > 0) {
       ZS_CUDA_TRY(cudaMemcpyAsync(parked.as<std::byte>() + values, v.offsets, offsets, cudaMemcpyDeviceToHost, stream));
     }
-    if (values > 0) ZS_CUDA_TRY(cudaMemcpyAsync(back_values.data(), parked.data(), values, cudaMemcpyHostToDevice, stream));
+    if (values > 0) {
+      ZS_CUDA_TRY(cudaMemcpyAsync(back_values.data(), parked.data(), values, cudaMemcpyHostToDevice, stream));
+    }
     if (offsets > 0) {
       ZS_CUDA_TRY(cudaMemcpyAsync(back_offsets.data(), parked.as<std::byte>() + values, offsets, cudaMemcpyHostToDevice,
                                   stream));
@@ -188,7 +190,8 @@ int run_bench_spill(int argc, char** argv) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   zs::cli::add_size_option(app, "--bytes", bytes,
-                           "each column is tiled to this many uncompressed bytes (values, or characters of strings)", 1);
+                           "each column is tiled to this many uncompressed bytes (values, or characters of strings)",
+                           1);
   app.add_option("--repeat", repeat, "timed runs after one warm-up; the median is reported")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
@@ -212,7 +215,8 @@ int run_bench_spill(int argc, char** argv) {
   if (columns.empty()) files = zs::io::list_columns(dir);
   for (auto const& name : columns) {
     if (!zs::io::type_of_file(dir / name)) {
-      ZS_FAIL(zs::error_code::invalid_argument, "--column '" + name + "' is no column file: its extension names no type");
+      ZS_FAIL(zs::error_code::invalid_argument,
+              "--column '" + name + "' is no column file: its extension names no type");
     }
     files.push_back(dir / name);
   }
@@ -229,7 +233,8 @@ int run_bench_spill(int argc, char** argv) {
   std::printf("zshuffle bench spill: %s, columns tiled to %.2f GiB, median of %d after a warm-up; PCIe (pinned "
               "copies, slower direction): %.1f GB/s\n",
               device_name.c_str(), static_cast<double>(bytes) / (1 << 30), repeat, pcie / 1e9);
-  std::printf("copy = cudaMemcpyAsync device -> pinned host -> device; spill = zs::spill + zs::restore (host clock)\n\n");
+  std::printf("copy = cudaMemcpyAsync device -> pinned host -> device; "
+              "spill = zs::spill + zs::restore (host clock)\n\n");
   std::printf("%-24s %-7s %-8s %7s %7s %9s %9s %9s %9s %8s %9s %6s %4s\n", "column", "type", "codec", "ratio", "est",
               "copy ms", "spill ms", "rest. ms", "total ms", "speedup", "sp/ratio", "fast", "ok");
 

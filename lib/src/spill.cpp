@@ -203,7 +203,8 @@ void throw_if_bad_frames(const spill_state& s, std::span<const frame_status> sta
   if (bad == 0) return;
   auto const& f = s.frames[first_frame + first];
   ZS_FAIL(error_code::corrupt_frame,
-          "restoring " + describe(s.name, s.type) + ": " + std::to_string(bad) + " frame(s) failed their checks; first: frame " +
+          "restoring " + describe(s.name, s.type) + ": " + std::to_string(bad) +
+              " frame(s) failed their checks; first: frame " +
               std::to_string(first_frame + first) + " of " + std::to_string(s.frames.size()) + " (rows " +
               std::to_string(f.row) + " to " + std::to_string(f.row + f.rows) + "): " +
               std::string(to_string(statuses[first])) + ". The spilled frames are kept");
@@ -358,7 +359,9 @@ void check_view(const column_view& v, const std::string& name) {
   if (!is_valid(v.type)) fail("value type " + std::to_string(static_cast<int>(v.type)) + " is not one zshuffle knows");
   if (!count_fits(v.type, v.count)) fail(std::to_string(v.count) + " values do not fit in 64-bit sizes");
   if (v.type == value_type::string && v.offsets == nullptr) fail("a string column without offsets");
-  if (v.type != value_type::string && v.count > 0 && v.data == nullptr) fail(std::to_string(v.count) + " rows but no data");
+  if (v.type != value_type::string && v.count > 0 && v.data == nullptr) {
+    fail(std::to_string(v.count) + " rows but no data");
+  }
   if (v.memory == memory_kind::device && !cuda_device_available()) fail("a device column, and no CUDA device here");
 }
 
@@ -372,8 +375,9 @@ void check_options(const spill_options& o, const std::string& name, value_type t
 
 void spill_on_host(spill_state& s, const column_view& v, const spill_options& options) {
   auto const start = clock_type::now();
-  std::uint64_t const first = v.type == value_type::string && v.count > 0 ? static_cast<std::uint64_t>(v.offsets[0]) : 0;
-  if (v.type == value_type::string) s.chars_bytes = static_cast<std::uint64_t>(v.offsets[v.count]) - first;
+  bool const strings = v.type == value_type::string;
+  std::uint64_t const first = strings && v.count > 0 ? static_cast<std::uint64_t>(v.offsets[0]) : 0;
+  if (strings) s.chars_bytes = static_cast<std::uint64_t>(v.offsets[v.count]) - first;
   auto const rows = frame_boundaries(v.count, uncompressed_bytes(v.type, v.count, s.chars_bytes), options.frame_bytes);
   std::vector<std::int64_t> ends;
   if (v.type == value_type::string) {
@@ -389,7 +393,8 @@ void spill_on_host(spill_state& s, const column_view& v, const spill_options& op
   host_buffer const params = attach_params_host(c, all);
   bool const pinned = cuda_device_available();
   for (std::size_t b = 0; b + 1 < p.batch_begin.size(); ++b) {
-    std::span<const encode_source> const sources(all.data() + p.batch_begin[b], p.batch_begin[b + 1] - p.batch_begin[b]);
+    std::size_t const begin = p.batch_begin[b], end = p.batch_begin[b + 1];
+    std::span<const encode_source> const sources(all.data() + begin, end - begin);
     auto const layout = layout_frames(c, sources);
     host_buffer scratch(layout.back());
     std::vector<std::uint64_t> sizes(sources.size());
@@ -534,7 +539,8 @@ column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream) 
   }
   if (!cuda_device_available()) {
     ZS_FAIL(error_code::invalid_argument,
-            "restoring " + detail::describe(s.name, s.type) + " to device memory: no CUDA device here (restore it to host memory)");
+            "restoring " + detail::describe(s.name, s.type) +
+                " to device memory: no CUDA device here (restore it to host memory)");
   }
   return detail::restore_on_device(s, stream);
 }
@@ -588,13 +594,15 @@ void spill_to_file(const spilled_column& handle, const std::filesystem::path& pa
   put(head, hash::checksum(reinterpret_cast<const std::byte*>(head.data()), head.size()));
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   auto const fail = [&](const std::string& problem) {
-    ZS_FAIL(error_code::io_error, "spilling " + detail::describe(s.name, s.type) + " to '" + path.string() + "': " + problem);
+    ZS_FAIL(error_code::io_error,
+            "spilling " + detail::describe(s.name, s.type) + " to '" + path.string() + "': " + problem);
   };
   if (!file) fail("cannot open the file for writing");
   file.write(head.data(), static_cast<std::streamsize>(head.size()));
   static constexpr char zeros[frame_alignment] = {};
   for (auto const& f : s.frames) {
-    file.write(reinterpret_cast<const char*>(s.blocks[f.block].data() + f.offset), static_cast<std::streamsize>(f.bytes));
+    auto const* frame = reinterpret_cast<const char*>(s.blocks[f.block].data() + f.offset);
+    file.write(frame, static_cast<std::streamsize>(f.bytes));
     file.write(zeros, static_cast<std::streamsize>(align_frame(f.bytes) - f.bytes));
   }
   file.flush();
@@ -622,7 +630,9 @@ spilled_column restore_from_file(const std::filesystem::path& path) {
   std::uint64_t head[fixed_header_words];
   for (auto& v : head) v = word("header");
   auto s = std::make_unique<detail::spill_state>();
-  if (head[0] != file_version) fail("version " + std::to_string(head[0]) + ", expected " + std::to_string(file_version));
+  if (head[0] != file_version) {
+    fail("version " + std::to_string(head[0]) + ", expected " + std::to_string(file_version));
+  }
   s->type = static_cast<value_type>(head[1]);
   if (head[1] > 255 || !is_valid(s->type)) fail("an unknown value type");
   if (head[2] > 1) fail("an unknown memory kind");
@@ -650,7 +660,8 @@ spilled_column restore_from_file(const std::filesystem::path& path) {
     f.bytes = word("frame table");
     // Frames cover the rows in order, in blocks in order, one after another in the file.
     bool const in_order = f.row == row && f.chars_begin == chars && f.offset == expected_at && f.block < blocks &&
-                          (i == 0 ? f.block == 0 : f.block == s->frames.back().block || f.block == s->frames.back().block + 1);
+                          (i == 0 ? f.block == 0
+                                  : f.block == s->frames.back().block || f.block == s->frames.back().block + 1);
     if (!in_order || f.bytes > size || add_overflows(row, f.rows) || add_overflows(chars, f.chars)) {
       fail("its frame table is inconsistent at frame " + std::to_string(i));
     }
@@ -667,7 +678,8 @@ spilled_column restore_from_file(const std::filesystem::path& path) {
     fail("its frames do not cover the column's " + std::to_string(s->count) + " rows");
   }
   if (size - at < expected_at) {
-    fail("truncated: " + std::to_string(size - at) + " bytes of frames, the table lists " + std::to_string(expected_at));
+    fail("truncated: " + std::to_string(size - at) + " bytes of frames, the table lists " +
+         std::to_string(expected_at));
   }
   if (size - at > expected_at) fail(std::to_string(size - at - expected_at) + " bytes after the last frame");
 

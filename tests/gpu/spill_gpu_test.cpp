@@ -141,7 +141,8 @@ TEST_F(SpillGpu, RealColumnsRoundTripWithTheDefaults) {
 TEST_F(SpillGpu, HostColumnsRestoreToTheDeviceAndBack) {
   zs::column const c = sample_column(value_type::string, 3000);
   auto handle = zs::spill(c.view(), stream(), small_frames(zs::default_codec(value_type::string).id()));
-  zs::test::expect_same_column(c, zs::restore(handle, memory_kind::device, stream()).copy_to(memory_kind::host, stream()));
+  zs::column const back = zs::restore(handle, memory_kind::device, stream());
+  zs::test::expect_same_column(c, back.copy_to(memory_kind::host, stream()));
 }
 
 TEST_F(SpillGpu, CorruptedFrameThrowsNamingTheColumnAndKeepsTheData) {
