@@ -60,8 +60,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// The host column `c` repeated up to `bytes` of values (or characters of strings, whole strings
-// only; at least one copy of a column of empty strings).
+// The host column `c` (not empty) repeated up to `bytes` of values (or characters of strings,
+// whole strings only; at least one value, and one copy of a column of empty strings).
 zs::column tile(const zs::column& c, std::uint64_t bytes) {
   auto const v = c.view();
   if (c.type() != zs::value_type::string) {
@@ -79,14 +79,17 @@ zs::column tile(const zs::column& c, std::uint64_t bytes) {
   std::uint64_t const chars = c.data_bytes();
   std::vector<std::int64_t> offsets{0};
   std::uint64_t total = 0;
+  // Whole copies, then the strings of the next copy that end within `bytes`.
+  bool cut = false;
   do {
-    for (std::uint64_t i = 0; i < c.size(); ++i) {
+    for (std::uint64_t i = 0; i < c.size() && !cut; ++i) {
       std::uint64_t const len = static_cast<std::uint64_t>(v.offsets[i + 1] - v.offsets[i]);
-      if (total + len > bytes && offsets.size() > 1) break;
+      cut = total + len > bytes && offsets.size() > 1;
+      if (cut) break;
       total += len;
       offsets.push_back(static_cast<std::int64_t>(total));
     }
-  } while (chars > 0 && total + chars <= bytes);
+  } while (!cut && chars > 0 && total < bytes);
   std::uint64_t const rows = offsets.size() - 1;
   zs::column out = zs::column::allocate(c.type(), rows, zs::memory_kind::host, nullptr, total);
   auto const o = out.mutable_view();
@@ -241,7 +244,12 @@ int run_bench_spill(int argc, char** argv) {
   std::vector<result> results;
   bool all_verified = true;
   for (auto const& file : files) {
-    zs::column const host = tile(zs::io::read_column(file), bytes);
+    zs::column const real = zs::io::read_column(file);
+    if (real.size() == 0) {
+      std::printf("%-24s skipped: the file holds no rows\n", file.filename().string().c_str());
+      continue;
+    }
+    zs::column const host = tile(real, bytes);
     if (codec && !zs::get_codec(*codec).supports(host.type())) {
       std::printf("%-24s skipped: codec '%s' does not encode %s values\n", file.filename().string().c_str(),
                   codec_option.c_str(), std::string(zs::to_string(host.type())).c_str());
