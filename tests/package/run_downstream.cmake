@@ -43,3 +43,5 @@ zs_step("build the downstream project" "${CMAKE_COMMAND}" --build "${ZS_WORK_DIR
 # Two ranks: the program exchanges frames between them through zshuffle::comm.
 zs_step("run the downstream program on 2 ranks"
   "${ZS_MPIEXEC}" -n 2 ${ZS_MPIEXEC_FLAGS} "${ZS_WORK_DIR}/build/zs_downstream")
+zs_step("run the README's quickstart on 2 ranks"
+  "${ZS_MPIEXEC}" -n 2 ${ZS_MPIEXEC_FLAGS} "${ZS_WORK_DIR}/build/zs_quickstart")
