@@ -107,7 +107,7 @@ struct device_side final : spill_side {
     return e.front().raw_bytes == 0 ? 1.0 : e.front().ratio();
   }
   // Measured on the column's first 64 MiB the first time the process meets the codec and type on
-  // this device: a warm-up, then one timed batch each way.
+  // this device in a column of that size: a warm-up, then one timed batch each way.
   codec_speed speed(const codec& c) override {
     static std::mutex lock;
     static std::map<std::tuple<int, codec_id, value_type>, codec_speed> measured;
@@ -118,7 +118,8 @@ struct device_side final : spill_side {
       std::lock_guard<std::mutex> const hold(lock);
       if (auto const it = measured.find(key); it != measured.end()) return it->second;
     }
-    auto const frames = leading_frames(p_, v_.type, std::uint64_t{64} << 20);
+    constexpr std::uint64_t sample_bytes = std::uint64_t{64} << 20;
+    auto const frames = leading_frames(p_, v_.type, sample_bytes);
     std::vector<encode_source> sources;
     for (auto const& f : frames) sources.push_back(frame_source(v_, f));
     device_buffer const params = attach_params_device(c, sources, stream_);
@@ -146,6 +147,9 @@ struct device_side final : spill_side {
     throw_if_failed(statuses);
     double const bytes = static_cast<double>(uncompressed_bytes(v_.type, rows, chars));
     codec_speed const speed{bytes / std::max(encode_s, 1e-9), bytes / std::max(decode_s, 1e-9)};
+    // A column smaller than half the sample is measured on its own rows, each time: so few bytes
+    // time the calls' fixed costs, not the codec, and must not stand for larger columns.
+    if (2 * uncompressed_bytes(v_.type, rows, chars) < sample_bytes) return speed;
     std::lock_guard<std::mutex> const hold(lock);
     measured.emplace(key, speed);
     return speed;

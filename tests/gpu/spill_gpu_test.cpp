@@ -79,7 +79,8 @@ void expect_device_round_trip(const zs::column& host, const zs::spill_options& o
   ASSERT_EQ(back.memory(), memory_kind::device);
   zs::test::expect_same_column(host, back.copy_to(memory_kind::host, stream));
   zs::test::expect_same_column(host, zs::restore(handle, memory_kind::host, stream));
-  // The CPU path writes the same frames: the same bytes in host memory.
+  // The CPU path writes the same frames with the same codec: the same bytes in host memory.
+  if (!options.codec) return;  // the sides choose by their own codecs' speeds
   zs::spilled_column on_host = zs::spill(host.view(), stream, options);
   EXPECT_EQ(on_host.report().codec, handle.report().codec);
   EXPECT_EQ(on_host.report().spilled_bytes, handle.report().spilled_bytes);

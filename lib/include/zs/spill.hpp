@@ -20,8 +20,9 @@
 // still framed and checksummed), otherwise the type's default codec (zs::default_codec) when it
 // is predicted to beat moving the raw bytes over PCIe, else raw. The prediction uses the codec's
 // estimate of the ratio on a sample of the column, its encode and decode speeds for the column's
-// type (measured once per process, device and codec on the column's first rows, then
-// remembered) and the PCIe bandwidth (measured once per device by timing pinned copies, or
+// type (measured on the first 64 MiB of a column, 4 MiB on the CPU, once per process, device,
+// codec and type, then remembered; a column smaller than half that is measured on its own rows
+// and not remembered) and the PCIe bandwidth (measured once per device by timing pinned copies, or
 // spill_options::pcie_bandwidth). Encoding and copying run in batches that overlap, so the time
 // of each direction is predicted as the slower of the two:
 //
