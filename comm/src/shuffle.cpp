@@ -638,15 +638,43 @@ class shuffle_driver {
       worth[c] = forced == carriage::compressed;
       for (double link : in.link_bps) worth[c] = worth[c] || 1 / link > compute;
     }
-    // Ratios: one estimate per codec, batched over the columns worth it, from their first
-    // round's partitions.
-    std::vector<double> ratio(p.columns, 1.0);
+    auto const inputs_with = [&](const std::vector<double>& ratio) {
+      planner_inputs with = in;
+      for (std::size_t c = 0; c < p.columns; ++c) {
+        planner_column col;
+        col.name = describe_column(c, p.types[c]);
+        col.codec = std::string(p.codecs.of(c).name());
+        for (int d = 0; d < p.ranks; ++d) col.bytes.push_back(partition_bytes(c, d));
+        col.forced = forced_carriage(c);
+        col.ratio = ratio[c];
+        col.encode_bps = speeds[c].encode_bps;
+        col.decode_bps = speeds[c].decode_bps;
+        if (p.types[c] == value_type::string) {
+          // Raw strings travel in raw frames, whose copies cost time too.
+          auto const raw = speed_of(get_codec(codec_id::raw), c);
+          col.raw_encode_bps = raw.encode_bps;
+          col.raw_decode_bps = raw.decode_bps;
+        }
+        with.columns.push_back(std::move(col));
+      }
+      return with;
+    };
+    // An estimate encodes a sample on every call. It is not needed where even a column that
+    // compressed to almost nothing would leave every partition raw: the planner decides the same
+    // with any real ratio.
+    std::vector<double> ratio(p.columns, 1.0), unbounded(p.columns, 1.0);
+    for (std::size_t c = 0; c < p.columns; ++c) unbounded[c] = worth[c] ? 1e12 : 1.0;
+    auto const best_case = plan_transfers(inputs_with(unbounded));
+    bool const estimates_matter =
+        std::any_of(best_case.choice.begin(), best_case.choice.end(), [](carriage how) { return how == carriage::compressed; });
+    // Ratios: one estimate per codec, batched over the columns worth it (those forced compressed
+    // always, for the prediction), from their first round's partitions.
     for (auto const& g : p.codecs.groups()) {
       std::vector<encode_source> pieces;
       std::vector<std::uint64_t> piece_begin{0};
       std::vector<std::size_t> estimated;
       for (std::size_t c : g.columns) {
-        if (!worth[c]) continue;
+        if (!worth[c] || (!estimates_matter && forced_carriage(c) != carriage::compressed)) continue;
         for (int d = 0; d < p.ranks; ++d) pieces.push_back(source(c, d, 0));
         piece_begin.push_back(pieces.size());
         estimated.push_back(c);
@@ -658,24 +686,7 @@ class shuffle_driver {
         if (estimates[i].raw_bytes > 0) ratio[estimated[i]] = estimates[i].ratio();
       }
     }
-    for (std::size_t c = 0; c < p.columns; ++c) {
-      planner_column col;
-      col.name = describe_column(c, p.types[c]);
-      col.codec = std::string(p.codecs.of(c).name());
-      for (int d = 0; d < p.ranks; ++d) col.bytes.push_back(partition_bytes(c, d));
-      col.forced = forced_carriage(c);
-      col.ratio = ratio[c];
-      col.encode_bps = speeds[c].encode_bps;
-      col.decode_bps = speeds[c].decode_bps;
-      if (p.types[c] == value_type::string) {
-        // Raw strings travel in raw frames, whose copies cost time too.
-        auto const raw = speed_of(get_codec(codec_id::raw), c);
-        col.raw_encode_bps = raw.encode_bps;
-        col.raw_decode_bps = raw.decode_bps;
-      }
-      in.columns.push_back(std::move(col));
-    }
-    return in;
+    return inputs_with(ratio);
   }
 
   struct codec_speed {

@@ -95,6 +95,25 @@ TEST(ShuffleHost, PlannedRawToItselfAndCompressedToOthers) {
   }
 }
 
+// Links so fast that no codec could pay even if it compressed to nothing: the plan is all raw,
+// and no column's ratio was estimated (an estimate encodes a sample on every call). With slow
+// links the same columns are estimated.
+TEST(ShuffleHost, NoEstimateWhereNoRatioCouldPay) {
+  zs::mpi_communicator comm;
+  zs::shuffle_options fast, slow;
+  fast.link_bandwidth.assign(static_cast<std::size_t>(comm.size()), 1e15);
+  slow.link_bandwidth.assign(static_cast<std::size_t>(comm.size()), 1e3);
+  auto const fast_plan = *check_all_types(300, 4096, 8, fast).plan;
+  auto const slow_plan = *check_all_types(300, 4096, 8, slow).plan;
+  bool estimated = false;
+  for (std::size_t c = 0; c < fast_plan.inputs.columns.size(); ++c) {
+    EXPECT_EQ(fast_plan.inputs.columns[c].ratio, 1.0) << fast_plan.inputs.columns[c].name;
+    for (int d = 0; d < comm.size(); ++d) EXPECT_EQ(fast_plan.at(c, d), zs::carriage::raw);
+    estimated = estimated || slow_plan.inputs.columns[c].ratio != 1.0;
+  }
+  EXPECT_TRUE(estimated) << slow_plan.explain();
+}
+
 // The caller forces some columns: raw everywhere, or a codec everywhere; the rest is planned.
 TEST(ShuffleHost, ColumnsForcedRawOrCompressedKeepTheirChoice) {
   zs::mpi_communicator comm;
