@@ -36,8 +36,24 @@ nccl_communicator::nccl_communicator(communicator& host) : device_communicator(h
   ZS_NCCL_TRY(ncclCommInitRank(&comm_, host.size(), id, host.rank()));
 }
 
+nccl_communicator::nccl_communicator(communicator& host, ncclComm_t adopted)
+    : device_communicator(host), owned_(false) {
+  int count = -1, rank = -1;
+  bool const readable = adopted != nullptr && ncclCommCount(adopted, &count) == ncclSuccess &&
+                        ncclCommUserRank(adopted, &rank) == ncclSuccess;
+  bool const matches = readable && count == host.size() && rank == host.rank();
+  if (!host.all_ok(matches)) {
+    ZS_FAIL(error_code::invalid_argument,
+            "the adopted NCCL communicator does not match the host communicator on some rank (this rank: " +
+                (readable ? "NCCL rank " + std::to_string(rank) + " of " + std::to_string(count)
+                          : std::string(adopted == nullptr ? "null" : "unreadable")) +
+                ", host rank " + std::to_string(host.rank()) + " of " + std::to_string(host.size()) + ")");
+  }
+  comm_ = adopted;
+}
+
 nccl_communicator::~nccl_communicator() {
-  if (comm_ == nullptr) return;
+  if (comm_ == nullptr || !owned_) return;
   // ncclCommDestroy waits for the communicator's pending work, which may wait for a peer that
   // failed: while an exception unwinds, abort instead, so the error reaches the caller.
   if (std::uncaught_exceptions() > 0) {
@@ -48,7 +64,7 @@ nccl_communicator::~nccl_communicator() {
 }
 
 nccl_communicator::nccl_communicator(nccl_communicator&& other) noexcept
-    : device_communicator(other), comm_(std::exchange(other.comm_, nullptr)) {}
+    : device_communicator(other), comm_(std::exchange(other.comm_, nullptr)), owned_(other.owned_) {}
 
 ncclComm_t nccl_communicator::live() const {
   if (comm_ == nullptr) {

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -70,14 +71,17 @@ float cuda_event::elapsed_ms_since(const cuda_event& start) const {
   return ms;
 }
 
-// --- device_buffer ---
+// --- device memory resources ---
 
 namespace {
+
+constexpr int max_devices = 64;
+
 // Keep freed memory in the device's pool instead of returning it to the driver at every
 // synchronisation: shuffles allocate and free the same sizes round after round.
 void keep_pool_memory(int device) {
-  static std::once_flag flags[64];
-  if (device < 0 || device >= 64) return;
+  static std::once_flag flags[max_devices];
+  if (device < 0 || device >= max_devices) return;
   std::call_once(flags[device], [device] {
     cudaMemPool_t pool = nullptr;
     if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) return;
@@ -85,24 +89,65 @@ void keep_pool_memory(int device) {
     ZS_CUDA_TRY_NOTHROW(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   });
 }
+
+class pool_resource final : public device_memory_resource {
+ public:
+  void* allocate(std::size_t bytes, cudaStream_t stream) override {
+    int device = 0;
+    ZS_CUDA_TRY(cudaGetDevice(&device));
+    keep_pool_memory(device);
+    void* p = nullptr;
+    cudaError_t const status = cudaMallocAsync(&p, bytes, stream);
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (status == cudaErrorMemoryAllocation) {
+        ZS_FAIL(error_code::out_of_memory, "device allocation of " + std::to_string(bytes) + " bytes failed");
+      }
+      ZS_CUDA_TRY(status);
+    }
+    return p;
+  }
+  void deallocate(void* p, std::size_t, cudaStream_t stream) noexcept override {
+    ZS_CUDA_TRY_NOTHROW(cudaFreeAsync(p, stream));
+  }
+};
+
+std::atomic<device_memory_resource*>& resource_slot(int device) {
+  static std::atomic<device_memory_resource*> slots[max_devices] = {};
+  if (device < 0 || device >= max_devices) {
+    ZS_FAIL(error_code::invalid_argument, "device " + std::to_string(device) + " is not a device ordinal below " +
+                                              std::to_string(max_devices));
+  }
+  return slots[device];
+}
+
 }  // namespace
 
-device_buffer::device_buffer(std::size_t bytes, cudaStream_t stream) : size_(bytes), stream_(stream) {
+device_memory_resource& pool_memory_resource() noexcept {
+  static pool_resource pool;
+  return pool;
+}
+
+device_memory_resource& device_resource(int device) {
+  device_memory_resource* r = resource_slot(device).load(std::memory_order_acquire);
+  return r != nullptr ? *r : pool_memory_resource();
+}
+
+device_memory_resource* set_device_resource(int device, device_memory_resource* resource) {
+  device_memory_resource* previous = resource_slot(device).exchange(resource, std::memory_order_acq_rel);
+  return previous != nullptr ? previous : &pool_memory_resource();
+}
+
+// --- device_buffer ---
+
+device_buffer::device_buffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
   if (bytes == 0) return;
   int device = 0;
   ZS_CUDA_TRY(cudaGetDevice(&device));
-  keep_pool_memory(device);
-  cudaError_t const status = cudaMallocAsync(&data_, bytes, stream);
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    data_ = nullptr;
-    size_ = 0;
-    if (status == cudaErrorMemoryAllocation) {
-      ZS_FAIL(error_code::out_of_memory,
-              "device allocation of " + std::to_string(bytes) + " bytes failed");
-    }
-    ZS_CUDA_TRY(status);
-  }
+  device_memory_resource& resource = device_resource(device);
+  data_ = resource.allocate(bytes, stream);
+  size_ = bytes;
+  resource_ = &resource;
 }
 
 device_buffer::~device_buffer() { release(); }
@@ -110,7 +155,8 @@ device_buffer::~device_buffer() { release(); }
 device_buffer::device_buffer(device_buffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      stream_(other.stream_) {}
+      stream_(other.stream_),
+      resource_(std::exchange(other.resource_, nullptr)) {}
 
 device_buffer& device_buffer::operator=(device_buffer&& other) noexcept {
   if (this != &other) {
@@ -118,14 +164,16 @@ device_buffer& device_buffer::operator=(device_buffer&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     stream_ = other.stream_;
+    resource_ = std::exchange(other.resource_, nullptr);
   }
   return *this;
 }
 
 void device_buffer::release() noexcept {
-  if (data_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaFreeAsync(data_, stream_));
+  if (data_ != nullptr) resource_->deallocate(data_, size_, stream_);
   data_ = nullptr;
   size_ = 0;
+  resource_ = nullptr;
 }
 
 // --- pinned_buffer ---

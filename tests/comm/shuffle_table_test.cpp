@@ -3,12 +3,17 @@
 // it must receive, and in which order, without trusting the partitioner it tests.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "comm_test.hpp"
 #include "gpu_fixture.hpp"
+#include "zs/comm/context.hpp"
+#include "zs/comm/error.hpp"
 #include "zs/comm/mpi_communicator.hpp"
+#include "zs/comm/nccl_communicator.hpp"
 #include "zs/comm/shuffle_table.hpp"
 #include "zs/partition.hpp"
 #include "zs_test.hpp"
@@ -165,5 +170,91 @@ TEST_P(ShuffleTableGpu, HostColumnsAreRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ShuffleTableGpu, zs::test::all_backends(), zs::test::backend_name);
+
+// A context on the CPU path (forced, or for want of GPUs) takes host tables.
+TEST(ShuffleTableContext, CpuPathShufflesHostTables) {
+  zs::context_options cpu;
+  cpu.cpu = true;
+  zs::context ctx(MPI_COMM_WORLD, cpu);
+  EXPECT_EQ(ctx.which(), zs::context::path::cpu) << ctx.description();
+  EXPECT_EQ(ctx.device(), nullptr);
+  int const me = ctx.host().rank(), ranks = ctx.host().size();
+  std::size_t const keys[] = {0};
+  auto const out = zs::shuffle_table(ctx, table_of(rows_of(me)), keys, {});
+  expect_owned_rows(out, out.rows, me, ranks, 1, "CPU context");
+}
+
+TEST(ShuffleTableContext, ThePathFollowsTheGpus) {
+  zs::context ctx;
+  if (!zs::cuda_device_available()) {
+    EXPECT_EQ(ctx.which(), zs::context::path::cpu) << ctx.description();
+    EXPECT_EQ(ctx.memory(), zs::memory_kind::host);
+    return;
+  }
+  EXPECT_NE(ctx.which(), zs::context::path::cpu) << ctx.description();
+  EXPECT_EQ(ctx.which() == zs::context::path::nccl, zs::ranks_have_distinct_gpus(ctx.host())) << ctx.description();
+  ASSERT_NE(ctx.device(), nullptr);
+  EXPECT_GE(ctx.gpu(), 0);
+}
+
+// Counts the device allocations a context's collectives make through the application's resource.
+class counting_resource final : public zs::device_memory_resource {
+ public:
+  void* allocate(std::size_t bytes, cudaStream_t stream) override {
+    ++allocations;
+    return zs::pool_memory_resource().allocate(bytes, stream);
+  }
+  void deallocate(void* p, std::size_t bytes, cudaStream_t stream) noexcept override {
+    ++frees;
+    zs::pool_memory_resource().deallocate(p, bytes, stream);
+  }
+  std::atomic<int> allocations{0}, frees{0};
+};
+
+// On the GPU path: a host table goes to the device and its result comes back to the host, every
+// device allocation comes from the application's resource, and an adopted NCCL communicator
+// works the same as an owned one.
+TEST(ShuffleTableContext, GpuPathWithTheApplicationsMemoryAndNccl) {
+  ZS_REQUIRE_GPU();
+  counting_resource counting;
+  int me = 0, ranks = 0;
+  {
+    zs::context_options options;
+    options.memory = &counting;
+    zs::context ctx(MPI_COMM_WORLD, options);
+    if (ctx.which() == zs::context::path::cpu) GTEST_SKIP() << "not every rank has a GPU: " << ctx.description();
+    me = ctx.host().rank(), ranks = ctx.host().size();
+    std::size_t const keys[] = {0};
+    auto const out = zs::shuffle_table(ctx, table_of(rows_of(me)), keys, {});
+    for (auto const& c : out.rows.columns) EXPECT_EQ(c.memory(), zs::memory_kind::host);
+    expect_owned_rows(out, out.rows, me, ranks, 1, "GPU context, " + ctx.description());
+    EXPECT_GT(counting.allocations.load(), 0);
+  }
+  EXPECT_EQ(counting.allocations.load(), counting.frees.load()) << "every allocation given back";
+  int device = 0;
+  ZS_CUDA_TRY(cudaGetDevice(&device));
+  EXPECT_EQ(&zs::device_resource(device), &zs::pool_memory_resource()) << "the pool is back after the context";
+
+  zs::mpi_communicator world;
+  if (!zs::ranks_have_distinct_gpus(world)) GTEST_SKIP() << "ranks share a GPU: no NCCL communicator to adopt";
+  ncclUniqueId id{};
+  if (world.rank() == 0) ZS_NCCL_TRY(ncclGetUniqueId(&id));
+  world.bcast(std::as_writable_bytes(std::span(&id, 1)), 0);
+  ncclComm_t nccl = nullptr;
+  ZS_NCCL_TRY(ncclCommInitRank(&nccl, world.size(), id, world.rank()));
+  {
+    zs::context adopted(MPI_COMM_WORLD, nccl);
+    EXPECT_EQ(adopted.which(), zs::context::path::nccl);
+    zs::table input = table_of(rows_of(me));
+    for (auto& c : input.columns) c = c.copy_to(zs::memory_kind::device, adopted.stream());
+    std::size_t const keys[] = {0};
+    auto out = zs::shuffle_table(adopted, input, keys, {});
+    for (auto const& c : out.rows.columns) EXPECT_EQ(c.memory(), zs::memory_kind::device);
+    zs::table host_rows{out.rows.names, {}};
+    for (auto const& c : out.rows.columns) host_rows.columns.push_back(c.copy_to(zs::memory_kind::host, adopted.stream()));
+    expect_owned_rows(out, host_rows, me, ranks, 1, "adopted NCCL");
+  }
+  EXPECT_EQ(ncclCommDestroy(nccl), ncclSuccess) << "the adopted communicator is still the application's";
+}
 
 }  // namespace

@@ -1,7 +1,10 @@
 // Owning, move-only memory and stream types. Every GPU operation takes a stream.
 //
-// device_buffer: device memory from the current device's stream-ordered pool
-//   (cudaMallocAsync), freed on the stream it was last associated with.
+// device_buffer: device memory from the current device's memory resource (by default its
+//   stream-ordered pool, cudaMallocAsync), freed on the stream it was last associated with.
+// device_memory_resource: where device_buffer's memory comes from; replaceable per device, so
+//   an application's allocator (an RMM resource, an arena with a budget) serves every
+//   allocation zshuffle makes.
 // pinned_buffer: page-locked host memory (cudaMallocHost), for fast and asynchronous copies.
 // host_buffer:   ordinary host memory, for the CPU reference path.
 // cuda_stream:   a non-blocking CUDA stream.
@@ -60,11 +63,36 @@ class cuda_event {
   cudaEvent_t event_ = nullptr;
 };
 
+/// Stream-ordered device memory, the interface of RMM's device_memory_resource in small: an
+/// adapter of a few lines makes any RMM resource one (docs/ARCHITECTURE.md, "Memory").
+class device_memory_resource {
+ public:
+  virtual ~device_memory_resource() = default;
+  /// `bytes` (> 0) of memory of the current device, usable by work on `stream` enqueued after
+  /// this call. Throws zs::error with error_code::out_of_memory when there is no room.
+  virtual void* allocate(std::size_t bytes, cudaStream_t stream) = 0;
+  /// Takes back `p` (from allocate(bytes, ...)) once the work enqueued on `stream` before this
+  /// call is done. Must not throw.
+  virtual void deallocate(void* p, std::size_t bytes, cudaStream_t stream) noexcept = 0;
+};
+
+/// The default resource: the device's stream-ordered pool (cudaMallocAsync / cudaFreeAsync),
+/// set to keep freed memory for reuse rather than return it to the driver at each
+/// synchronisation. One object serves every device.
+device_memory_resource& pool_memory_resource() noexcept;
+
+/// The resource device_buffer allocates from on `device` (the pool unless replaced).
+device_memory_resource& device_resource(int device);
+/// Replaces the resource of `device` (nullptr: back to the pool) and returns the previous one.
+/// Buffers allocated before keep the resource they came from, so a resource must outlive its
+/// buffers. Set it before zshuffle work on that device starts, not while it runs.
+device_memory_resource* set_device_resource(int device, device_memory_resource* resource);
+
 class device_buffer {
  public:
   device_buffer() = default;
-  /// Allocates `bytes` from the current device's pool, ordered on `stream`. Throws zs::error
-  /// with error_code::out_of_memory when the device has no room.
+  /// Allocates `bytes` from the current device's resource (device_resource), ordered on
+  /// `stream`. Throws zs::error with error_code::out_of_memory when the device has no room.
   device_buffer(std::size_t bytes, cudaStream_t stream);
   ~device_buffer();
   device_buffer(device_buffer&& other) noexcept;
@@ -87,6 +115,7 @@ class device_buffer {
   void* data_ = nullptr;
   std::size_t size_ = 0;
   cudaStream_t stream_ = nullptr;
+  device_memory_resource* resource_ = nullptr;  // what data_ came from
 };
 
 class pinned_buffer {

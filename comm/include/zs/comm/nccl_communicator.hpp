@@ -24,6 +24,12 @@ class nccl_communicator final : public device_communicator {
   /// already sets NCCL_NVLS_ENABLE: on shared multi-GPU hosts it can take the GPUs out of
   /// service, and all-to-all traffic gains nothing from it.
   explicit nccl_communicator(communicator& host);
+  /// Adopts an NCCL communicator the application made, over the same ranks as `host` in the same
+  /// order (checked: ncclCommCount and ncclCommUserRank on every rank, one agreed verdict).
+  /// It stays the application's: not destroyed here. On a timeout or an NCCL error it is
+  /// aborted like an owned one (NCCL offers no other way to end a transfer that waits for a
+  /// peer), and the application must make a new one. Collective over `host`.
+  nccl_communicator(communicator& host, ncclComm_t adopted);
   ~nccl_communicator() override;
   nccl_communicator(nccl_communicator&& other) noexcept;
   nccl_communicator& operator=(nccl_communicator&&) = delete;
@@ -53,6 +59,7 @@ class nccl_communicator final : public device_communicator {
   ncclComm_t live() const;
 
   ncclComm_t comm_ = nullptr;
+  bool owned_ = true;  // made here (destroyed here), or adopted from the application
 };
 
 }  // namespace zs
