@@ -1,8 +1,5 @@
-// Shuffle a table by key across MPI ranks: on the GPUs when every rank has its own, else on the CPU.
-#include <zs/comm/mpi_communicator.hpp>
-#include <zs/comm/nccl_communicator.hpp>
-#include <zs/comm/shuffle_table.hpp>
-#include <zs/memory.hpp>
+// Shuffle a table by key across MPI ranks: on the GPUs when every rank has one, else on the CPU.
+#include <zs/comm/context.hpp>
 #include <zs/partition.hpp>
 
 #include <cstdio>
@@ -10,9 +7,10 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  zs::mpi_environment mpi_running(&argc, &argv);
-  zs::mpi_communicator mpi;
-  int const me = mpi.rank(), ranks = mpi.size();
+  zs::mpi_environment mpi(&argc, &argv);
+  zs::context ctx;  // picks this rank's GPU and the path: NCCL, MPI or the CPU
+  int const me = ctx.host().rank(), ranks = ctx.host().size();
+
   std::vector<std::int64_t> customer;
   std::vector<double> amount;
   std::vector<std::string> note;
@@ -25,26 +23,16 @@ int main(int argc, char** argv) {
   orders.columns.push_back(zs::column::from_values<std::int64_t>(customer));
   orders.columns.push_back(zs::column::from_values<double>(amount));
   orders.columns.push_back(zs::column::from_strings(note));
+
   std::size_t const key[] = {0};  // rows with equal customers meet on one rank
+  zs::shuffled_table const mine = zs::shuffle_table(ctx, orders, key, {});
 
-  int gpus = 0;
-  if (zs::cuda_device_available() && cudaGetDeviceCount(&gpus) == cudaSuccess) cudaSetDevice(zs::device_for_rank(gpus));
-  zs::shuffled_table mine;
-  if (mpi.all_ok(gpus > 0) && zs::ranks_have_distinct_gpus(mpi)) {
-    zs::cuda_stream stream;
-    zs::nccl_communicator nccl(mpi);
-    for (auto& c : orders.columns) c = c.copy_to(zs::memory_kind::device, stream);
-    mine = zs::shuffle_table(nccl, orders, key, {}, stream);
-    for (auto& c : mine.rows.columns) c = c.copy_to(zs::memory_kind::host, stream);
-  } else {
-    mine = zs::shuffle_table(mpi, orders, key, {});
-  }
-
-  auto const& got = mine.rows.columns[0];
-  bool ok = mpi.allreduce_sum(got.size()) == 1000u * static_cast<unsigned>(ranks);
+  auto const& got = mine.rows.columns[0];  // host memory, like the input
+  bool ok = ctx.host().allreduce_sum(got.size()) == 1000u * static_cast<unsigned>(ranks);
   for (std::uint64_t r = 0; r < got.size(); ++r) {
     ok = ok && zs::hash_key(got.view().values<std::int64_t>()[r]) % ranks == static_cast<unsigned>(me);
   }
-  std::printf("rank %d: %llu rows, %s\n", me, static_cast<unsigned long long>(got.size()), ok ? "ok" : "WRONG");
+  std::printf("rank %d: %llu rows, %s; %s\n", me, static_cast<unsigned long long>(got.size()), ok ? "ok" : "WRONG",
+              ctx.description().c_str());
   return ok ? 0 : 1;
 }
