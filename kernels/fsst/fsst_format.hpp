@@ -60,29 +60,38 @@ struct decode_table {
   std::uint32_t count;  // symbols defined: codes 0..count-1
 };
 
-/// Parses and checks a serialized table (table_bytes bytes). False when it breaks the layout:
-/// another version or endianness marker, zero-terminated mode, a symbol count other than the
-/// sum of the length counts or above 255, a suffix limit above the 2-byte symbols, a terminator
-/// other than 0, or a nonzero byte after the last symbol.
-ZS_HD inline bool load_decode_table(const std::byte* block, decode_table& t) noexcept {
-  auto const* b = reinterpret_cast<const std::uint8_t*>(block);
+/// Checks a serialized table's header (its first table_header_bytes): false for another version
+/// or endianness marker, zero-terminated mode, a symbol count other than the sum of the length
+/// counts or above 255, a suffix limit above the 2-byte symbols, a terminator other than 0. Sets
+/// `symbol_bytes` to the bytes of the symbols that follow it (the rest of the block must be zero).
+ZS_HD inline bool check_table_header(const std::uint8_t* b, std::uint32_t& symbol_bytes) noexcept {
   std::uint64_t const version = load_symbol(b, 8);
   if ((version >> 32) != reference_version || (version & 0xff) != 1) return false;
   std::uint32_t const count = (version >> 8) & 0xff;
   std::uint32_t const terminator = (version >> 16) & 0xff;
   std::uint32_t const suffix_limit = (version >> 24) & 0xff;
   if (b[8] != 0 || terminator != 0) return false;
-  std::uint32_t per_length[8];
   std::uint32_t sum = 0, bytes = 0;
   for (std::uint32_t l = 0; l < 8; ++l) {
-    per_length[l] = b[9 + l];
-    sum += per_length[l];
-    bytes += per_length[l] * (l + 1);
+    sum += b[9 + l];
+    bytes += b[9 + l] * (l + 1);
   }
-  if (sum != count || count > max_symbols || suffix_limit > per_length[1]) return false;
+  symbol_bytes = bytes;
+  return sum == count && count <= max_symbols && suffix_limit <= b[10];
+}
+
+/// Parses and checks a serialized table (table_bytes bytes). False when it breaks the layout:
+/// check_table_header's rules, or a nonzero byte after the last symbol.
+ZS_HD inline bool load_decode_table(const std::byte* block, decode_table& t) noexcept {
+  auto const* b = reinterpret_cast<const std::uint8_t*>(block);
+  std::uint32_t bytes = 0;
+  if (!check_table_header(b, bytes)) return false;
   for (std::uint64_t k = table_header_bytes + bytes; k < table_bytes; ++k) {
     if (b[k] != 0) return false;
   }
+  std::uint32_t const count = (load_symbol(b, 8) >> 8) & 0xff;
+  std::uint32_t per_length[8];
+  for (std::uint32_t l = 0; l < 8; ++l) per_length[l] = b[9 + l];
   for (std::uint32_t c = 0; c < 256; ++c) {
     t.symbol[c] = 0;
     t.length[c] = 0;
@@ -240,9 +249,10 @@ inline constexpr std::uint64_t no_fit = UINT64_MAX;
 /// escape and the byte where no symbol matches. Returns the bytes written, or no_fit when they
 /// would exceed `capacity` (the caller then stores the split raw).
 ///
-/// The input is read through a 16-byte window of two words refilled 8 bytes at a time, and the
-/// output gathered 8 bytes at a time: on the GPU a thread per split then loads and stores words,
-/// not single bytes (what the greedy match reads ahead, up to 8 bytes, comes from registers).
+/// The input is read through a 16-byte window of two words refilled 8 bytes at a time (from a
+/// word loaded one refill ahead), and the output gathered 8 bytes at a time: on the GPU a thread
+/// per split then loads and stores words, not single bytes (what the greedy match reads ahead,
+/// up to 8 bytes, comes from registers).
 /// The same codes as matching at every position of the input (match).
 ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_t* in, std::uint64_t n,
                                         std::uint8_t* out, std::uint64_t capacity) noexcept {
@@ -250,6 +260,9 @@ ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_
   std::uint64_t lo = load_bytes(in, take(n), n);
   std::uint64_t hi = n > 8 ? load_bytes(in + 8, take(n - 8), n - 8) : 0;
   std::uint64_t fetched = n < 16 ? n : 16;  // bytes of the input read into the window so far
+  // The word after the window, loaded one refill ahead of its use: on the GPU the load's latency
+  // passes while the window's bytes are matched.
+  std::uint64_t next = fetched < n ? load_bytes(in + fetched, take(n - fetched), n - fetched) : 0;
   std::uint64_t o = 0, pending = 0;         // output bytes, and the unstored ones gathered
   std::uint32_t gathered = 0;
   auto put = [&](std::uint64_t byte) {
@@ -286,14 +299,14 @@ ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_
     std::uint64_t const ahead = fetched - p;
     if (ahead < 8 && fetched < n) {
       std::uint32_t const k = take(n - fetched);
-      std::uint64_t const word = load_bytes(in + fetched, k, n - fetched);
       if (ahead == 0) {
-        lo = word;
+        lo = next;
       } else {
-        lo |= word << (8 * ahead);
-        hi |= word >> (64 - 8 * ahead);
+        lo |= next << (8 * ahead);
+        hi |= next >> (64 - 8 * ahead);
       }
       fetched += k;
+      next = fetched < n ? load_bytes(in + fetched, take(n - fetched), n - fetched) : 0;
     }
   }
   for (std::uint32_t k = 0; k < gathered; ++k) out[o - gathered + k] = static_cast<std::uint8_t>(pending >> (8 * k));

@@ -3,7 +3,9 @@
 
 #include "common/launch.hpp"
 #include "common/work_map.hpp"
+#include "common/cuda_warp.cuh"
 #include "fsst/fsst_format.hpp"
+#include "fsst/fsst_warp.hpp"
 #include "fsst/fsst_kernels.hpp"
 #include "zs/error.hpp"
 
@@ -45,6 +47,41 @@ __global__ void encode_lengths_kernel(device_encode_batch batch, batch_plan plan
   }
 }
 
+// Builds the block's encoder tables for the serialized table `block`: the block checks the
+// table (a byte of the padding a thread) and reads its entries (a code a thread) in parallel,
+// then thread 0 inserts the symbols in code order, as build_encode_table does on the CPU. A
+// table that does not parse (prepare wrote it, so never) leaves every byte escaped. Every thread
+// of the block calls it.
+__device__ void fill_encode_table(const std::byte* block, encode_table& lookup, decode_table& parsed) {
+  auto const* b = reinterpret_cast<const std::uint8_t*>(block);
+  std::uint32_t symbol_bytes = 0;
+  bool bad = !check_table_header(b, symbol_bytes);
+  for (unsigned k = threadIdx.x; k < long_slots; k += blockDim.x) {
+    lookup.long_bytes[k] = 0;
+    lookup.long_info[k] = 0;
+    if (k < pair_slots) lookup.pair[k] = 0;
+    if (k < 256) {
+      lookup.single[k] = no_code;
+      std::uint64_t symbol = 0;
+      std::uint8_t length = 0;
+      if (!bad) load_decode_entry(block, k, symbol, length);
+      parsed.symbol[k] = symbol;
+      parsed.length[k] = length;
+    }
+  }
+  if (!bad) {
+    for (std::uint64_t k = table_header_bytes + symbol_bytes + threadIdx.x; k < table_bytes; k += blockDim.x) {
+      bad |= b[k] != 0;
+    }
+  }
+  bad = __syncthreads_or(bad) != 0;
+  if (threadIdx.x == 0 && !bad) {
+    std::uint32_t const count = table_symbol_count(block);
+    for (std::uint32_t c = 0; c < count; ++c) insert(lookup, parsed.symbol[c], parsed.length[c], c);
+  }
+  __syncthreads();
+}
+
 // A block per group of splits of one frame, a thread per split; the frame's encoder tables in
 // shared memory, built again only when the block moves to another frame's group.
 __global__ void encode_splits_kernel(device_encode_batch batch, batch_plan plan, encode_scratch s) {
@@ -54,21 +91,8 @@ __global__ void encode_splits_kernel(device_encode_batch batch, batch_plan plan,
   for (std::uint64_t g = blockIdx.x; g < plan.num_groups; g += gridDim.x) {
     std::size_t const f = frame_of_chunk(plan.group_begin, batch.num_frames, g);
     if (f != loaded) {
-      __syncthreads();
-      // The block clears the tables; thread 0 inserts the symbols in code order, as
-      // build_encode_table does on the CPU. A table that does not parse (prepare wrote it, so
-      // never) leaves every byte escaped.
-      for (unsigned k = threadIdx.x; k < long_slots; k += blockDim.x) {
-        lookup.long_bytes[k] = 0;
-        lookup.long_info[k] = 0;
-        if (k < pair_slots) lookup.pair[k] = 0;
-        if (k < 256) lookup.single[k] = no_code;
-      }
-      __syncthreads();
-      if (threadIdx.x == 0 && load_decode_table(batch.sources[f].params, parsed)) {
-        for (std::uint32_t c = 0; c < parsed.count; ++c) insert(lookup, parsed.symbol[c], parsed.length[c], c);
-      }
-      __syncthreads();
+      __syncthreads();  // every thread is done with the previous frame's tables
+      fill_encode_table(batch.sources[f].params, lookup, parsed);
       loaded = f;
     }
     encode_source const& src = batch.sources[f];
@@ -172,26 +196,47 @@ __global__ void decode_check_lengths_kernel(device_decode_batch batch, batch_pla
   }
 }
 
-// The split kernels: a block per group of one frame's splits, the frame's table in shared memory.
+// Fills the block's shared table with frame f's (which decode_check_frames accepted), a code
+// per thread. Every thread of the block calls it.
+__device__ void fill_decode_table(const std::byte* block, decode_table& table) {
+  for (unsigned c = threadIdx.x; c < 256; c += blockDim.x) {
+    std::uint64_t symbol;
+    std::uint8_t length;
+    load_decode_entry(block, c, symbol, length);
+    table.symbol[c] = symbol;
+    table.length[c] = length;
+  }
+  if (threadIdx.x == 0) table.count = table_symbol_count(block);
+}
+
+// The split kernels: a block per group of one frame's splits, a warp per split (fsst_warp.hpp),
+// the frame's table in shared memory, filled again only when the block moves to another frame.
+// The writer gets a ring of ring_bytes per warp in dynamic shared memory.
 template <bool Write>
 __global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan) {
   __shared__ decode_table table;
   __shared__ bool table_ok;
+  extern __shared__ ::zs::kernels::warp::word4 rings[];
+  ::zs::kernels::warp::cuda_warp w;
+  unsigned const warp_in_block = threadIdx.x / 32;
   std::size_t loaded = SIZE_MAX;
   for (std::uint64_t g = blockIdx.x; g < plan.num_groups; g += gridDim.x) {
     std::size_t const f = frame_of_chunk(plan.group_begin, batch.num_frames, g);
     if (f != loaded) {
       __syncthreads();
-      // Only a frame still ok is known to hold its table: thread 0 decides for the block.
-      if (threadIdx.x == 0) table_ok = batch.status[f] == frame_status::ok && load_decode_table(table_of(batch, f), table);
+      // Only a frame still ok is known to hold a valid table: thread 0 decides for the block
+      // (another block may mark the frame corrupt meanwhile; its table stays valid).
+      if (threadIdx.x == 0) table_ok = batch.status[f] == frame_status::ok;
+      __syncthreads();
+      if (table_ok) fill_decode_table(table_of(batch, f), table);
       __syncthreads();
       loaded = f;
     }
-    if (batch.status[f] != frame_status::ok || !table_ok) continue;
+    if (!table_ok) continue;
     decode_target const& t = batch.targets[f];
     std::uint64_t const splits = plan.split_begin[f + 1] - plan.split_begin[f];
-    std::uint64_t const i = (g - plan.group_begin[f]) * plan.group_splits + threadIdx.x;
-    if (i >= splits) continue;
+    std::uint64_t const i = (g - plan.group_begin[f]) * plan.group_splits + warp_in_block;
+    if (i >= splits) continue;  // the whole warp
     frame_header const h = load_header(batch.frames + batch.frame_offsets[f]);
     body_layout l{};
     read_layout(h, h.payload_bytes - body_at, l);  // checked by decode_check_frames
@@ -202,13 +247,13 @@ __global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan)
     auto const* in = reinterpret_cast<const std::uint8_t*>(body + l.data_at);
     if constexpr (Write) {
       auto* out = static_cast<std::uint8_t*>(t.values) + t.chars_begin + i * default_split_bytes;
-      decode_split_wide(table, in + begin, end - begin, out, n);
+      auto* ring = reinterpret_cast<std::uint8_t*>(rings) + std::size_t{warp_in_block} * ring_bytes;
+      decode_split_warp(w, table, in + begin, end - begin, out, n, ring);
     } else {
       // Offsets in order (each split within the data section, the last checked to end it) and
-      // the split's codes decoding to exactly its characters.
-      if (end < begin || end - begin > n || !check_split(table, in + begin, end - begin, n)) {
-        batch.status[f] = frame_status::corrupt_payload;
-      }
+      // the split's codes decoding to exactly its characters. Every lane reaches the same verdict.
+      bool const ok = end >= begin && end - begin <= n && check_split_warp(w, table, in + begin, end - begin, n);
+      if (!ok && w.lane == 0) batch.status[f] = frame_status::corrupt_payload;
     }
   }
 }
@@ -238,14 +283,17 @@ void launch_items(Kernel kernel, std::uint64_t items, cudaStream_t stream, Args.
   observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
 }
 
+// A block per group of plan.group_splits splits: `per_thread` splits a thread (the encoder) or
+// `per_warp` (the decoder, a split a warp); `shared_bytes` of dynamic shared memory a block.
 template <class Kernel, class... Args>
 void launch_groups(Kernel kernel, std::string_view name, const launch_choice& choice, const batch_plan& plan,
-                   cudaStream_t stream, Args... args) {
+                   unsigned threads_per_split, std::size_t shared_bytes, cudaStream_t stream, Args... args) {
   if (plan.num_groups == 0) return;
   expect_launch_of(name, choice);
-  ZS_EXPECTS(choice.params.threads == plan.group_splits, "split groups of the launch's block size");
-  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, plan.num_groups);
-  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
+  ZS_EXPECTS(choice.params.threads == plan.group_splits * threads_per_split, "split groups of the launch's block size");
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, plan.num_groups, shared_bytes);
+  observed_launch(r, stream,
+                  [&] { kernel<<<r.geometry.grid, r.geometry.threads, shared_bytes, stream>>>(args...); });
 }
 
 std::size_t scan_bytes(std::uint64_t items) {
@@ -282,7 +330,7 @@ void encode_splits(const device_encode_batch& batch, const batch_plan& plan, con
                    const launch_choice& encode, void* cub_temp, std::size_t cub_bytes, cudaStream_t stream) {
   if (batch.num_frames == 0) return;
   ZS_CUDA_TRY(cudaMemsetAsync(s.split_sizes + plan.num_splits, 0, sizeof(std::uint64_t), stream));
-  launch_groups(encode_splits_kernel, "fsst_encode", encode, plan, stream, batch, plan, s);
+  launch_groups(encode_splits_kernel, "fsst_encode", encode, plan, 1, 0, stream, batch, plan, s);
   ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, s.split_sizes, s.split_prefix,
                                             static_cast<std::int64_t>(plan.num_splits + 1), stream));
   launch_items(encode_frames_kernel, batch.num_frames, stream, batch, plan, s);
@@ -302,10 +350,11 @@ void decode_splits(const device_decode_batch& batch, const batch_plan& plan, con
   ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, plan.lengths, plan.prefix,
                                             static_cast<std::int64_t>(plan.num_strings + 1), stream));
   launch_items(decode_check_lengths_kernel, plan.num_strings, stream, batch, plan);
-  launch_groups(decode_splits_kernel<false>, "fsst_decode", decode, plan, stream, batch, plan);
+  launch_groups(decode_splits_kernel<false>, "fsst_decode", decode, plan, 32, 0, stream, batch, plan);
   // Every check has run: what is still ok is written.
   launch_items(decode_offsets_kernel, plan.num_strings + batch.num_frames, stream, batch, plan);
-  launch_groups(decode_splits_kernel<true>, "fsst_decode", decode, plan, stream, batch, plan);
+  launch_groups(decode_splits_kernel<true>, "fsst_decode", decode, plan, 32, std::size_t{plan.group_splits} * ring_bytes,
+                stream, batch, plan);
 }
 
 }  // namespace zs::kernels::fsst

@@ -29,8 +29,8 @@ void gather_sample(const sample_copy* copies, std::size_t num_copies, std::uint8
 
 /// A batch's work maps and scratch, device arrays. Frame f has strings
 /// [string_begin[f], string_begin[f + 1]) and splits [split_begin[f], split_begin[f + 1]) of the
-/// batch's numbering; its splits go in groups of `group_splits` (the block size of the split
-/// kernels), groups [group_begin[f], group_begin[f + 1]).
+/// batch's numbering; its splits go in groups of `group_splits` (a block of the split kernels:
+/// the encoder's block size, the decoder's warps per block), groups [group_begin[f], group_begin[f + 1]).
 struct batch_plan {
   const std::uint64_t* string_begin;
   const std::uint64_t* split_begin;
@@ -73,8 +73,9 @@ void encode_splits(const device_encode_batch& batch, const batch_plan& plan, con
 void decode_check_frames(const device_decode_batch& batch, const batch_plan& plan, cudaStream_t stream);
 /// Step 2, after the lengths are unpacked (their statuses in `lengths_status`): the lengths
 /// checked to add up to each frame's characters, every split checked, then, for frames still ok,
-/// the offsets and the characters written (a thread per split, table in shared memory, 16-byte
-/// stores). `decode` is the choice for kernel "fsst_decode" (its threads = plan.group_splits).
+/// the offsets and the characters written (a warp per split, table in shared memory, output
+/// gathered in shared memory and written with aligned 16-byte stores; kernels/fsst/fsst_warp.hpp).
+/// `decode` is the choice for kernel "fsst_decode" (its threads = 32 x plan.group_splits).
 void decode_splits(const device_decode_batch& batch, const batch_plan& plan, const frame_status* lengths_status,
                    const launch_choice& decode, void* cub_temp, std::size_t cub_bytes, cudaStream_t stream);
 

@@ -1,9 +1,10 @@
 // The fsst codec's CPU reference, white box: its symbol tables, its splits, the rules only its
-// own checks catch, and its ratios on the real string columns against the FSST reference
-// library's (shared/data/REFERENCE.md). Round trips of hostile inputs, truncation and bit flips
-// are in the codec conformance suite.
+// own checks catch, its ratios on the real string columns against the FSST reference library's
+// (shared/data/REFERENCE.md), and the GPU decoder's warp programs run by the warp emulator.
+// Round trips of hostile inputs, truncation and bit flips are in the codec conformance suite.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <random>
 #include <string>
@@ -11,6 +12,8 @@
 
 #include "codecs/fsst/fsst_table_builder.hpp"
 #include "fsst/fsst_format.hpp"
+#include "fsst/fsst_warp.hpp"
+#include "warp_emulator.hpp"
 #include "zs/codec.hpp"
 #include "zs_test.hpp"
 
@@ -456,4 +459,166 @@ TEST(FsstSplits, WindowedEncoderGivesTheGreedyCodes) {
       }
     }
   }
+}
+
+// ---- the GPU decoder's warp programs (kernels/fsst/fsst_warp.hpp), run by the warp emulator ----
+
+namespace {
+
+// A table with symbols of every length, and code streams drawn from it: codes, and escapes of
+// random bytes (0xFF often, so that runs of 0xFF alternate escapes and escaped bytes).
+struct code_streams {
+  zs::fsst::decode_table table{};
+  std::mt19937_64 rng{23};
+
+  code_streams() {
+    std::string text;
+    std::mt19937_64 r(3);
+    while (text.size() < 20000) text += std::string("alpha beta gamma delta /usr/share/doc ") + static_cast<char>(r());
+    auto const block = table_of({text});
+    EXPECT_TRUE(zs::fsst::load_decode_table(block.data(), table));
+    EXPECT_GT(table.count, 16U);
+  }
+
+  // Codes for about `target` characters; their decoded length in `n`.
+  std::vector<std::uint8_t> draw(std::size_t target, std::uint64_t& n, unsigned escape_percent) {
+    std::vector<std::uint8_t> codes;
+    n = 0;
+    while (n < target) {
+      if (rng() % 100 < escape_percent) {
+        codes.push_back(zs::fsst::escape_code);
+        codes.push_back(rng() % 2 == 0 ? 0xFF : static_cast<std::uint8_t>(rng()));
+        n += 1;
+      } else {
+        auto const code = static_cast<std::uint8_t>(rng() % table.count);
+        codes.push_back(code);
+        n += table.length[code];
+      }
+    }
+    return codes;
+  }
+};
+
+// check_split_warp's verdict (every lane must agree).
+bool warp_check(const zs::fsst::decode_table& t, const std::vector<std::uint8_t>& codes, std::uint64_t n) {
+  // Room past the codes, as in a frame, so that a lane's window may reach past the split.
+  std::vector<std::uint8_t> padded(codes);
+  padded.resize(codes.size() + 64, 0x5A);
+  bool verdict[32];
+  zs::test::warp_emulator::run(
+      1, 0,
+      [&](auto& w, std::uint64_t, std::byte*) {
+        verdict[w.lane] = zs::fsst::check_split_warp(w, t, padded.data(), codes.size(), n);
+      },
+      [](auto&) {});
+  for (unsigned l = 1; l < 32; ++l) EXPECT_EQ(verdict[l], verdict[0]) << "lanes disagree";
+  return verdict[0];
+}
+
+// decode_split_warp's output at out + shift, with guard bytes around it.
+void expect_warp_decode(const zs::fsst::decode_table& t, const std::vector<std::uint8_t>& codes, std::uint64_t n,
+                        std::size_t shift) {
+  std::vector<std::uint8_t> expected(n + 1);
+  zs::fsst::decode_split(t, codes.data(), codes.size(), expected.data(), n);
+  std::vector<std::array<std::uint64_t, 2>> storage((n + 64) / 16 + 2);  // 16-byte aligned
+  auto* out = reinterpret_cast<std::uint8_t*>(storage.data());
+  std::memset(out, 0xAB, storage.size() * 16);
+  zs::test::warp_emulator::run(
+      1, zs::fsst::ring_bytes,
+      [&](auto& w, std::uint64_t, std::byte* smem) {
+        zs::fsst::decode_split_warp(w, t, codes.data(), codes.size(), out + 16 + shift, n,
+                                    reinterpret_cast<std::uint8_t*>(smem));
+      },
+      [](auto&) {});
+  ASSERT_EQ(std::memcmp(out + 16 + shift, expected.data(), n), 0) << n << " bytes at alignment " << shift;
+  for (std::size_t k = 0; k < 16 + shift; ++k) ASSERT_EQ(out[k], 0xAB) << "wrote before the split";
+  for (std::size_t k = 16 + shift + n; k < storage.size() * 16; ++k) ASSERT_EQ(out[k], 0xAB) << "wrote past the split";
+}
+
+}  // namespace
+
+TEST(FsstWarp, TableEntriesReadInParallelMatchTheParsedTable) {
+  std::mt19937_64 rng(29);
+  std::string noise(50000, '\0');
+  for (auto& ch : noise) ch = static_cast<char>(rng());
+  for (auto const& block : {table_of({}), table_of({"abcabcabc", "abcd"}), table_of({noise}),
+                            table_of(std::vector<std::string>(300, "http://www.example.org/index.html")),
+                            table_of({noise.substr(0, 3000) + std::string(5000, 'q') + "rstuvwxyz rstuvwxyz"})}) {
+    zs::fsst::decode_table t{};
+    ASSERT_TRUE(zs::fsst::load_decode_table(block.data(), t));
+    EXPECT_EQ(zs::fsst::table_symbol_count(block.data()), t.count);
+    for (std::uint32_t c = 0; c < 256; ++c) {
+      std::uint64_t symbol = 1;
+      std::uint8_t length = 1;
+      zs::fsst::load_decode_entry(block.data(), c, symbol, length);
+      EXPECT_EQ(symbol, t.symbol[c]) << "code " << c;
+      EXPECT_EQ(length, t.length[c]) << "code " << c;
+    }
+  }
+}
+
+TEST(FsstWarp, CheckerAgreesWithTheSplitChecker) {
+  code_streams s;
+  for (unsigned escapes : {0U, 5U, 50U, 100U}) {
+    for (std::size_t target : {1, 7, 100, 700, 5000}) {
+      std::uint64_t n = 0;
+      auto codes = s.draw(target, n, escapes);
+      auto expect_same = [&](const std::vector<std::uint8_t>& c, std::uint64_t chars, const char* what) {
+        EXPECT_EQ(warp_check(s.table, c, chars), zs::fsst::check_split(s.table, c.data(), c.size(), chars))
+            << what << ", " << c.size() << " codes for " << chars << " characters, " << escapes << "% escapes";
+      };
+      expect_same(codes, n, "as drawn");
+      expect_same(codes, n + 1, "one character more");
+      expect_same(codes, n - 1, "one character fewer");
+      auto cut = codes;
+      cut.pop_back();
+      expect_same(cut, n - 1, "last byte cut");
+      auto dangling = codes;
+      dangling.push_back(zs::fsst::escape_code);
+      expect_same(dangling, n + 1, "an escape without its byte");
+      auto undefined = codes;
+      undefined[undefined.size() / 2] = static_cast<std::uint8_t>(s.table.count);  // an undefined code, or
+      expect_same(undefined, n, "a code changed");                                 // an escaped byte changed
+      // Runs of 0xFF of every parity at the end, across lane and step boundaries.
+      for (std::size_t run = 1; run <= 9; ++run) {
+        auto ff = codes;
+        ff.insert(ff.end(), run, 0xFF);
+        expect_same(ff, n + run / 2, "a run of 0xFF");
+      }
+    }
+  }
+  // Raw and oversized splits.
+  std::vector<std::uint8_t> const raw(100, 0xFF);
+  EXPECT_TRUE(warp_check(s.table, raw, 100));
+  EXPECT_FALSE(warp_check(s.table, raw, 99));
+}
+
+TEST(FsstWarp, DecoderWritesTheSplitAtEveryAlignment) {
+  code_streams s;
+  for (unsigned escapes : {0U, 30U}) {
+    for (std::size_t target : {1, 2, 15, 16, 17, 300, 2049, 9000}) {
+      std::uint64_t n = 0;
+      auto const codes = s.draw(target, n, escapes);
+      if (codes.size() >= n) continue;  // not an encoded split (those are smaller than their characters)
+      ASSERT_TRUE(zs::fsst::check_split(s.table, codes.data(), codes.size(), n));
+      for (std::size_t shift = 0; shift < 16; ++shift) expect_warp_decode(s.table, codes, n, shift);
+    }
+  }
+  // A whole split of text as the encoder codes it, and one stored raw.
+  std::string text;
+  while (text.size() < zs::fsst::default_split_bytes) text += "the quick brown fox jumps over the lazy dog\xff; ";
+  text.resize(zs::fsst::default_split_bytes);
+  auto const block = table_of({text});
+  zs::fsst::decode_table t{};
+  ASSERT_TRUE(zs::fsst::load_decode_table(block.data(), t));
+  zs::fsst::encode_table e{};
+  zs::fsst::build_encode_table(t, e);
+  std::vector<std::uint8_t> coded(2 * text.size());
+  auto const* in = reinterpret_cast<const std::uint8_t*>(text.data());
+  std::uint64_t const stored = zs::fsst::encode_split(e, in, text.size(), coded.data(), text.size() - 1);
+  ASSERT_NE(stored, zs::fsst::no_fit);
+  coded.resize(stored);
+  for (std::size_t shift : {0, 3, 8, 15}) expect_warp_decode(t, coded, text.size(), shift);
+  std::vector<std::uint8_t> const raw(in, in + 1000);
+  for (std::size_t shift : {0, 1, 9}) expect_warp_decode(t, raw, raw.size(), shift);
 }

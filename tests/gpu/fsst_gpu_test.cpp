@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "zs/codec.hpp"
+#include "zs/device.hpp"
+#include "zs/tuning.hpp"
 #include "zs_test.hpp"
 
 namespace {
@@ -134,6 +136,34 @@ TEST(FsstGpu, OneHundredMegabyteStringAndAllEmptyStrings) {
   for (std::size_t i = 0; i < one.size(); i += 7) one[i] = static_cast<char>(rng());
   expect_gpu_as_cpu(zs::column::from_strings(std::vector<std::string>{one}), 1, false, stream.get());
   expect_gpu_as_cpu(zs::column::from_strings(std::vector<std::string>(100000, "")), 5, false, stream.get());
+}
+
+// The split kernels take groups of splits with a grid stride (the encoder a thread a split, the
+// decoder a warp), a block filling its tables again at each frame it moves to: every block size
+// the tuning may choose, on a grid of one wave, gives the CPU's frames and strings.
+TEST(FsstGpu, EveryBlockSizeEncodesAndDecodesAsTheCpu) {
+  ZS_REQUIRE_GPU();
+  // Puts the process-wide table back however the test ends.
+  struct restore_tuning {
+    zs::tuning_table saved = *zs::tuning();
+    ~restore_tuning() { zs::set_tuning(saved); }
+  } const restore;
+  zs::cuda_stream stream;
+  auto const c = zs::test::data_column("deb_paths.txt");
+  zs::device_profile const& d = zs::current_device_profile();
+  for (unsigned threads : {32U, 64U, 128U, 256U}) {
+    SCOPED_TRACE(threads);
+    zs::tuning_table forced;
+    for (const char* kernel : {"fsst_encode", "fsst_decode"}) {
+      for (auto size : {zs::size_class::small, zs::size_class::medium, zs::size_class::large}) {
+        forced.set({{d.name, d.compute_major, d.compute_minor, kernel, zs::value_type::string, size},
+                    zs::launch_params{threads, 1, 0}});
+      }
+    }
+    zs::set_tuning(forced);
+    expect_gpu_as_cpu(c, 37, true, stream.get());
+    expect_gpu_as_cpu(c, 1, false, stream.get());
+  }
 }
 
 // Frames that break the fsst rules behind valid checksums: the GPU gives the CPU's statuses and

@@ -15,6 +15,7 @@
 #include "fsst/fsst_format.hpp"
 #include "fsst/fsst_kernels.hpp"
 #include "temp_layout.hpp"
+#include "zs/device.hpp"
 #include "zs/error.hpp"
 #include "zs/memory.hpp"
 
@@ -94,6 +95,17 @@ std::uint64_t batch_bytes(std::span<const decode_target> s) {
   return b;
 }
 
+// The encoder's block size for a batch when no tuning table chose one: the default, halved
+// down to a warp while the batch's groups of splits (a thread each) would leave SMs without a
+// block. A batch of a few thousand splits otherwise runs on half the GPU.
+unsigned fitted_group_threads(std::span<const encode_source> sources, unsigned threads) {
+  std::uint64_t splits = 0;
+  for (auto const& s : sources) splits += fsst::split_count(s.chars_bytes, fsst::default_split_bytes);
+  auto const sms = static_cast<std::uint64_t>(std::max(1, current_device_profile().sm_count));
+  while (threads > 32 && (splits + threads - 1) / threads < sms) threads /= 2;
+  return threads;
+}
+
 // The lengths frames' sources: a uint64 per string, at `lengths` + the frame's first string.
 std::vector<encode_source> length_sources(std::span<const encode_source> sources, const host_plan& p,
                                           const std::uint64_t* lengths) {
@@ -162,6 +174,7 @@ void fsst_codec::encode_payloads_async(const device_encode_batch& batch, const e
                                        std::size_t temp_bytes, detail::upload_image& uploads,
                                        cudaStream_t stream) const {
   launch_choice choice = choose_launch(fsst_encode_spec, value_type::string, batch_bytes(host.sources));
+  if (!choice.from_table) choice.params.threads = fitted_group_threads(host.sources, choice.params.threads);
   // The temp size was computed for the default group size; split groups follow the choice.
   host_plan const p = plan_batch(host.sources, choice.params.threads);
   host_plan const sized = plan_batch(host.sources, fsst_encode_spec.defaults.threads);
@@ -237,7 +250,8 @@ void fsst_codec::decode_payloads_async(const device_decode_batch& batch, const d
                                        std::size_t temp_bytes, detail::upload_image& uploads,
                                        cudaStream_t stream) const {
   launch_choice const choice = choose_launch(fsst_decode_spec, value_type::string, batch_bytes(host.targets));
-  host_plan const p = plan_batch(host.targets, choice.params.threads);
+  // A warp per split: a group is a block's warps.
+  host_plan const p = plan_batch(host.targets, std::max(1U, choice.params.threads / 32));
   detail::temp_layout layout(temp, temp_bytes);
   decode_carve c = carve_decode(layout, host.targets, plan_batch(host.targets, fsst_decode_spec.defaults.threads));
   c.plan.num_groups = p.group_begin.back();

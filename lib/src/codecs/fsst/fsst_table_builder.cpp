@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <utility>
 
@@ -98,20 +97,66 @@ void count(const table& t, std::span<const std::uint8_t> sample, std::span<const
   }
 }
 
+// Gains of candidate symbols by their bytes and length: open addressing over a power-of-two
+// array, grown at half full (a few hundred thousand candidates a round; an ordered map of them
+// took most of the table's building time).
+class gain_map {
+ public:
+  struct entry {
+    std::uint64_t bytes = 0;
+    std::uint32_t length = 0;  // 0: an empty slot
+    std::uint64_t gain = 0;
+  };
+
+  void add(symbol s, std::uint64_t gain) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    entry& e = find(s);
+    if (e.length == 0) {
+      e.bytes = s.bytes;
+      e.length = s.length;
+      ++used_;
+    }
+    e.gain += gain;
+  }
+  const std::vector<entry>& slots() const { return slots_; }
+  std::size_t size() const { return used_; }
+
+ private:
+  entry& find(symbol s) {
+    std::size_t const mask = slots_.size() - 1;
+    std::uint64_t const h = (s.bytes ^ (std::uint64_t{s.length} << 59)) * 0x9E3779B97F4A7C15ULL;
+    for (std::size_t i = static_cast<std::size_t>(h >> 40) & mask;; i = (i + 1) & mask) {
+      entry& e = slots_[i];
+      if (e.length == 0 || (e.length == s.length && e.bytes == s.bytes)) return e;
+    }
+  }
+  void grow() {
+    std::vector<entry> old = std::move(slots_);
+    slots_.assign(old.empty() ? 4096 : 2 * old.size(), entry{});
+    for (auto const& e : old) {
+      if (e.length != 0) find({e.bytes, e.length}) = e;
+    }
+  }
+
+  std::vector<entry> slots_;
+  std::size_t used_ = 0;
+};
+
 // The next table: the 255 candidates of highest gain that find a place in the lookup.
 table make_table(const table& t, const counts& c, bool extend) {
-  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> gains;  // (length, bytes) -> gain
+  gain_map gains;
   std::uint32_t const tokens = 256 + static_cast<std::uint32_t>(t.symbols.size());
   for (std::uint32_t a = 0; a < tokens; ++a) {
     if (c.single[a] == 0) continue;
     symbol const s = token_symbol(t, a);
-    gains[{s.length, s.bytes}] += std::uint64_t{c.single[a]} * s.length * (s.length == 1 ? 8 : 1);
+    gains.add(s, std::uint64_t{c.single[a]} * s.length * (s.length == 1 ? 8 : 1));
     if (!extend || s.length == fsst::max_symbol_bytes) continue;
+    const std::uint32_t* row = c.pair.data() + std::size_t{a} * token_space;
     for (std::uint32_t b = 0; b < tokens; ++b) {
-      std::uint32_t const n = c.pair[a * token_space + b];
+      std::uint32_t const n = row[b];
       if (n == 0) continue;
       symbol const joined = concat(s, token_symbol(t, b));
-      gains[{joined.length, joined.bytes}] += std::uint64_t{n} * joined.length;
+      gains.add(joined, std::uint64_t{n} * joined.length);
     }
   }
   struct candidate {
@@ -120,17 +165,25 @@ table make_table(const table& t, const counts& c, bool extend) {
   };
   std::vector<candidate> ranked;
   ranked.reserve(gains.size());
-  for (auto const& [key, gain] : gains) ranked.push_back({gain, {key.second, key.first}});
-  // Highest gain first; ties to the longer symbol, then the smaller bytes, so the order is total.
-  std::sort(ranked.begin(), ranked.end(), [](const candidate& x, const candidate& y) {
+  for (auto const& e : gains.slots()) {
+    if (e.length != 0) ranked.push_back({e.gain, {e.bytes, e.length}});
+  }
+  // Highest gain first; ties to the longer symbol, then the smaller bytes, so the order is total
+  // (and the table does not depend on the order the candidates were gathered in).
+  auto const better = [](const candidate& x, const candidate& y) {
     if (x.gain != y.gain) return x.gain > y.gain;
     if (x.s.length != y.s.length) return x.s.length > y.s.length;
     return x.s.bytes < y.s.bytes;
-  });
+  };
+  // Only the head of the ranking is ever looked at: candidates that lose their place are rare,
+  // so sort a prefix first and the rest only if the table is not full by then.
+  std::size_t const head = std::min<std::size_t>(ranked.size(), 4 * fsst::max_symbols);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(head), ranked.end(), better);
   table next;
-  for (auto const& cand : ranked) {
+  for (std::size_t k = 0; k < ranked.size(); ++k) {
     if (next.symbols.size() == fsst::max_symbols) break;
-    next.add(cand.s);
+    if (k == head) std::sort(ranked.begin() + static_cast<std::ptrdiff_t>(head), ranked.end(), better);
+    next.add(ranked[k].s);
   }
   return next;
 }

@@ -6,8 +6,8 @@
 namespace zs::codecs {
 namespace {
 
-// A block is a group of splits of one frame; the last group of a frame leaves threads idle, so
-// blocks stay small.
+// A block is a group of splits of one frame (the encoder: a thread each; the decoder: a warp
+// each); the last group of a frame leaves threads idle, so blocks stay small.
 constexpr std::array<unsigned, 4> split_threads{32, 64, 128, 256};
 
 }  // namespace
@@ -29,7 +29,9 @@ const kernel_spec& fsst_encode_spec = register_kernel({
 
 const kernel_spec& fsst_decode_spec = register_kernel({
     .name = "fsst_decode",
-    .defaults = {64, default_launch_waves, 0},
+    // Four warps (four splits) a block, each with a 4 KiB output ring in shared memory: a dozen
+    // blocks fit on an SM.
+    .defaults = {128, default_launch_waves, 0},
     .threads = split_threads,
     .items = {},
     .max_waves = max_launch_waves,
@@ -39,7 +41,7 @@ const kernel_spec& fsst_decode_spec = register_kernel({
              .types = tuned_types::one,
              .type = value_type::string,
              .compares = {.decoded_offsets = true}},
-    .what = "fsst check and decode: a thread per split, the table in shared memory, 16-byte stores",
+    .what = "fsst check and decode: a warp per split, the table and a 4 KiB output ring per warp in shared memory, 16-byte stores",
 });
 
 }  // namespace zs::codecs

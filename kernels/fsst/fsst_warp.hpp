@@ -1,0 +1,270 @@
+// The fsst decoder's warp programs (common/warp_tools.hpp): a whole warp checks or decodes one
+// split, so that a batch of a few thousand splits still fills the GPU, and every lane reads and
+// writes neighbouring bytes. The same code runs on the GPU (kernels/fsst/fsst_kernels.cu) and
+// in the CPU tests through the warp emulator; it accepts and writes exactly what check_split
+// and decode_split (fsst_format.hpp) do.
+//
+// A split's codes are taken in steps of step_codes bytes, lane_codes consecutive bytes a lane.
+// Whether a byte is a code or the byte after an escape depends on every byte before it (a run of
+// 0xFF bytes alternates escape, escaped 0xFF, escape, ...): each lane describes its bytes as a
+// map from the state it enters with (after an escape or not) to the state it leaves with, the
+// warp composes the maps with a scan, and each lane learns its entering state. A scan of the
+// lanes' output lengths then gives each lane where its symbols go.
+//
+// The decoder gathers a step's output in a per-warp ring in shared memory (bytes at their
+// positions relative to the 16-byte aligned address at or before the split's output), then
+// writes every complete 16-byte group of it with one aligned 16-byte store per lane: no
+// per-byte global stores but at the split's two ends, where a group holds bytes of the
+// neighbouring splits (which other warps write).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/warp_tools.hpp"
+#include "fsst/fsst_format.hpp"
+
+namespace zs::fsst {
+
+/// Code bytes a lane takes per step, and a warp per step.
+inline constexpr std::uint32_t lane_codes = 8;
+inline constexpr std::uint32_t step_codes = lane_codes * kernels::warp::warp_lanes;
+/// The decoder's ring per warp: a step's output (at most 8 bytes a code) and the up to 15 bytes
+/// of the group it leaves incomplete, with room to spare, a power of two so that positions wrap
+/// with a mask.
+inline constexpr std::uint32_t ring_bytes = 4096;
+static_assert(ring_bytes >= step_codes * max_symbol_bytes + 16 && (ring_bytes & (ring_bytes - 1)) == 0);
+
+/// Code c's symbol and length in a serialized table that load_decode_table accepted (zero for
+/// codes it does not define): each thread of a block reads its codes' entries, so that a shared
+/// table fills in parallel. The same entries as load_decode_table.
+ZS_HD inline void load_decode_entry(const std::byte* block, std::uint32_t c, std::uint64_t& symbol,
+                                    std::uint8_t& length) noexcept {
+  auto const* b = reinterpret_cast<const std::uint8_t*>(block);
+  symbol = 0;
+  length = 0;
+  std::uint32_t const count = (load_symbol(b, 8) >> 8) & 0xff;
+  if (c >= count) return;
+  // Code order: lengths 2, 3, ..., 8, then 1.
+  std::uint32_t code = 0, at = table_header_bytes;
+  for (std::uint32_t step = 0; step < 8; ++step) {
+    std::uint32_t const l = step == 7 ? 1 : step + 2;
+    std::uint32_t const of_length = b[9 + l - 1];
+    if (c < code + of_length) {
+      symbol = load_symbol(b + at + (c - code) * l, l);
+      length = static_cast<std::uint8_t>(l);
+      return;
+    }
+    code += of_length;
+    at += of_length * l;
+  }
+}
+
+/// The symbol count of a table that load_decode_table accepted.
+ZS_HD inline std::uint32_t table_symbol_count(const std::byte* block) noexcept {
+  return (load_symbol(reinterpret_cast<const std::uint8_t*>(block), 8) >> 8) & 0xff;
+}
+
+// ---- escape states: bit s of a map is the state after the bytes when entering in state s ----
+// (state 1: the previous byte was an escape, so the next one stands for itself)
+
+/// The map of `count` (at most 8) code bytes, little-endian in `bytes`.
+ZS_HD inline std::uint32_t escape_map(std::uint64_t bytes, std::uint32_t count) noexcept {
+  if (count == 0) return 2;  // no bytes: the state passes through
+  // No escape among them (the bytes past count are 0): the state after them is 0 either way.
+  std::uint64_t const inverted = ~bytes;
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  if (((inverted - ones) & ~inverted & (ones << 7)) == 0) return 0;
+  std::uint32_t map = 0;
+  for (std::uint32_t entering = 0; entering < 2; ++entering) {
+    std::uint32_t s = entering;
+    for (std::uint32_t j = 0; j < lane_codes; ++j) {
+      if (j < count) s = s == 0 && ((bytes >> (8 * j)) & 0xff) == escape_code ? 1U : 0U;
+    }
+    map |= s << entering;
+  }
+  return map;
+}
+/// `later` after `earlier`.
+ZS_HD constexpr std::uint32_t compose_maps(std::uint32_t later, std::uint32_t earlier) noexcept {
+  return ((later >> (earlier & 1)) & 1) | (((later >> ((earlier >> 1) & 1)) & 1) << 1);
+}
+ZS_HD constexpr std::uint32_t apply_map(std::uint32_t map, std::uint32_t state) noexcept { return (map >> state) & 1; }
+
+/// One lane's share of a step: its code bytes, how many, and the escape state it enters with.
+struct lane_step {
+  std::uint64_t bytes;
+  std::uint32_t count;
+  std::uint32_t entering;
+};
+
+/// Reads this lane's bytes of the step at `pos` of a split's `stored` code bytes, and works out
+/// its entering state from `carry` (the state after the bytes before `pos`), which becomes the
+/// state after the step. Every lane calls it together.
+template <class Warp>
+ZS_WARP_FN lane_step read_step(Warp& w, const std::uint8_t* in, std::uint64_t stored, std::uint64_t pos,
+                               std::uint32_t& carry) {
+  lane_step s{};
+  std::uint64_t const first = pos + std::uint64_t{w.lane} * lane_codes;
+  std::uint64_t const left = first < stored ? stored - first : 0;
+  s.count = left < lane_codes ? static_cast<std::uint32_t>(left) : lane_codes;
+  s.bytes = s.count == 0 ? 0 : load_bytes(in + first, s.count, left);
+  // Inclusive scan of the maps: after it, lane l holds the map of lanes 0..l.
+  std::uint32_t map = escape_map(s.bytes, s.count);
+  for (unsigned d = 1; d < kernels::warp::warp_lanes; d <<= 1) {
+    std::uint32_t const earlier = w.shfl_up(map, d);
+    if (w.lane >= d) map = compose_maps(map, earlier);
+  }
+  std::uint32_t const before = w.shfl_up(map, 1);
+  std::uint32_t const all = w.shfl(map, kernels::warp::warp_lanes - 1);
+  s.entering = w.lane == 0 ? carry : apply_map(before, carry);
+  carry = apply_map(all, carry);
+  return s;
+}
+
+/// The bytes a lane's codes decode to, and whether one of them is undefined (check_split's rule).
+struct lane_lengths {
+  std::uint32_t bytes;
+  bool undefined;
+};
+
+ZS_WARP_FN inline lane_lengths step_lengths(const decode_table& t, const lane_step& s) noexcept {
+  lane_lengths r{0, false};
+  std::uint32_t state = s.entering;
+  ZS_UNROLL
+  for (std::uint32_t j = 0; j < lane_codes; ++j) {
+    std::uint32_t const code = (s.bytes >> (8 * j)) & 0xff;
+    if (j >= s.count) {
+      // past the split's last code
+    } else if (state != 0) {
+      r.bytes += 1;
+      state = 0;
+    } else if (code == escape_code) {
+      state = 1;
+    } else {
+      std::uint32_t const length = t.length[code];
+      r.undefined |= length == 0;
+      r.bytes += length;
+    }
+  }
+  return r;
+}
+
+/// check_split by a warp: the same answer in every lane.
+template <class Warp>
+ZS_WARP_FN bool check_split_warp(Warp& w, const decode_table& t, const std::uint8_t* in, std::uint64_t stored,
+                                 std::uint64_t n) {
+  if (stored > n) return false;
+  if (stored == n) return true;
+  std::uint64_t produced = 0;  // at most 8 x stored: no wrap
+  bool undefined = false;
+  std::uint32_t carry = 0;
+  for (std::uint64_t pos = 0; pos < stored; pos += step_codes) {
+    lane_step const s = read_step(w, in, stored, pos, carry);
+    lane_lengths const l = step_lengths(t, s);
+    undefined |= l.undefined;
+    produced += w.reduce_add(l.bytes);
+  }
+  // An escape must have its byte: the state after the last code is 0.
+  return !w.any(undefined) && carry == 0 && produced == n;
+}
+
+/// Writes the ring's bytes of positions [from, to) (to - from at most ring_bytes, from a
+/// multiple of 16) to `base` + position, but only those of positions [lo, hi): whole aligned
+/// 16-byte groups with one store each, the groups cut by lo or hi byte by byte.
+template <class Warp>
+ZS_WARP_FN void flush_ring(Warp& w, const std::uint8_t* ring, std::uint8_t* base, std::uint64_t from,
+                           std::uint64_t to, std::uint64_t lo, std::uint64_t hi) {
+  for (std::uint64_t g = from + 16 * std::uint64_t{w.lane}; g < to; g += 16 * kernels::warp::warp_lanes) {
+    auto const* src = ring + (g & (ring_bytes - 1));
+    if (g >= lo && g + 16 <= hi && g + 16 <= to) {
+      auto const* words = reinterpret_cast<const std::uint64_t*>(src);
+      store16(base + g, words[0], words[1]);
+    } else {
+      for (std::uint64_t k = 0; k < 16; ++k) {
+        if (g + k >= lo && g + k < hi && g + k < to) base[g + k] = src[k];
+      }
+    }
+  }
+}
+
+/// decode_split by a warp, for a split that check_split accepted: its `n` characters to `out`,
+/// through `ring` (ring_bytes of this warp's shared memory, 16-byte aligned).
+template <class Warp>
+ZS_WARP_FN void decode_split_warp(Warp& w, const decode_table& t, const std::uint8_t* in, std::uint64_t stored,
+                                  std::uint8_t* out, std::uint64_t n, std::uint8_t* ring) {
+  // Positions count from the aligned address at or before out: out's bytes are [lo, hi).
+  std::uint64_t const lo = reinterpret_cast<std::uintptr_t>(out) & 15;
+  std::uint64_t const hi = lo + n;
+  std::uint8_t* const base = out - lo;
+  if (stored == n) {
+    // Stored raw: each lane an aligned group at a time, read a word at a time.
+    for (std::uint64_t g = 16 * std::uint64_t{w.lane}; g < hi; g += 16 * kernels::warp::warp_lanes) {
+      if (g >= lo && g + 16 <= hi) {
+        std::uint64_t const k = g - lo;
+        store16(base + g, load_bytes(in + k, 8, n - k), load_bytes(in + k + 8, 8, n - k - 8));
+      } else {
+        for (std::uint64_t k = 0; k < 16; ++k) {
+          if (g + k >= lo && g + k < hi) base[g + k] = in[g + k - lo];
+        }
+      }
+    }
+    return;
+  }
+  std::uint64_t produced = lo;  // positions written to the ring so far
+  std::uint64_t flushed = 0;    // positions before it are in out (a multiple of 16)
+  std::uint32_t carry = 0;
+  for (std::uint64_t pos = 0; pos < stored; pos += step_codes) {
+    lane_step const s = read_step(w, in, stored, pos, carry);
+    // Each code's symbol and length, then where the lane's first one goes.
+    std::uint64_t symbol[lane_codes];
+    std::uint32_t length[lane_codes];
+    std::uint32_t state = s.entering, bytes = 0;
+    ZS_UNROLL
+    for (std::uint32_t j = 0; j < lane_codes; ++j) {
+      std::uint32_t const code = (s.bytes >> (8 * j)) & 0xff;
+      symbol[j] = 0;
+      length[j] = 0;
+      if (j < s.count) {
+        if (state != 0) {
+          symbol[j] = code;
+          length[j] = 1;
+          state = 0;
+        } else if (code == escape_code) {
+          state = 1;
+        } else {
+          symbol[j] = t.symbol[code];
+          length[j] = t.length[code];
+        }
+      }
+      bytes += length[j];
+    }
+    std::uint32_t inclusive = bytes;
+    for (unsigned d = 1; d < kernels::warp::warp_lanes; d <<= 1) {
+      std::uint32_t const earlier = w.shfl_up(inclusive, d);
+      if (w.lane >= d) inclusive += earlier;
+    }
+    std::uint32_t const step_bytes = w.shfl(inclusive, kernels::warp::warp_lanes - 1);
+    // Ring positions wrap at ring_bytes: their low 32 bits are enough.
+    auto at = static_cast<std::uint32_t>(produced) + (inclusive - bytes);
+    ZS_UNROLL
+    for (std::uint32_t j = 0; j < lane_codes; ++j) {
+      ZS_UNROLL
+      for (std::uint32_t k = 0; k < max_symbol_bytes; ++k) {
+        if (k < length[j]) ring[(at + k) & (ring_bytes - 1)] = static_cast<std::uint8_t>(symbol[j] >> (8 * k));
+      }
+      at += length[j];
+    }
+    produced += step_bytes;
+    w.sync();
+    // The complete groups go out; the incomplete last one stays for the next step.
+    std::uint64_t const complete = produced / 16 * 16;
+    flush_ring(w, ring, base, flushed, complete, lo, hi);
+    flushed = complete;
+    w.sync();
+  }
+  flush_ring(w, ring, base, flushed, hi, lo, hi);
+  w.sync();
+}
+
+}  // namespace zs::fsst
