@@ -16,6 +16,7 @@
 #include "zs/error.hpp"
 #include "zs/hash.hpp"
 #include "zs/io.hpp"
+#include "zs/partition.hpp"
 
 namespace zs::cli {
 namespace {
@@ -285,6 +286,134 @@ std::vector<zs::column> shuffler::run(const zs::shuffle_options& options, zs::sh
     for (auto const& c : arrived) host.push_back(c.copy_to(zs::memory_kind::host, stream_->get()));
   });
   return host;
+}
+
+zs::shuffled_table shuffler::shuffle_table(const zs::table& host, std::span<const std::size_t> keys,
+                                           const zs::table_shuffle_options& options, zs::shuffle_stats* stats) {
+  if (!on_gpu()) return together([&] { return zs::shuffle_table(comm_, host, keys, options, stats); });
+  zs::table device{host.names, {}};
+  agreed_step(comm_, command_, "copying the table to the GPU", [&] {
+    for (auto const& c : host.columns) device.columns.push_back(c.copy_to(zs::memory_kind::device, stream_->get()));
+  });
+  auto out = together([&] { return zs::shuffle_table(*device_, device, keys, options, stream_->get(), stats); });
+  agreed_step(comm_, command_, "copying the shuffled table to the host", [&] {
+    for (auto& c : out.rows.columns) c = c.copy_to(zs::memory_kind::host, stream_->get());
+  });
+  return out;
+}
+
+zs::table table_slice(const std::vector<input_column>& input, std::uint64_t n, int rank, int ranks) {
+  std::uint64_t const begin = n * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(ranks);
+  std::uint64_t const end = n * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(ranks);
+  zs::table t;
+  for (auto const& c : input) {
+    auto const w = c.whole.view();
+    ZS_EXPECTS(w.count > 0, "a column file with rows");
+    t.names.push_back(c.name);
+    if (w.type != zs::value_type::string) {
+      std::size_t const width = zs::value_width(w.type);
+      zs::column out = zs::column::allocate(w.type, end - begin, zs::memory_kind::host);
+      auto* to = static_cast<std::byte*>(out.mutable_view().data);
+      for (std::uint64_t i = begin; i < end; ++i) {
+        std::memcpy(to + (i - begin) * width, static_cast<const std::byte*>(w.data) + (i % w.count) * width, width);
+      }
+      t.columns.push_back(std::move(out));
+      continue;
+    }
+    auto const length = [&](std::uint64_t i) {
+      return static_cast<std::uint64_t>(w.offsets[i % w.count + 1] - w.offsets[i % w.count]);
+    };
+    std::uint64_t chars = 0;
+    for (std::uint64_t i = begin; i < end; ++i) chars += length(i);
+    zs::column out = zs::column::allocate(w.type, end - begin, zs::memory_kind::host, nullptr, chars);
+    auto const to = out.mutable_view();
+    to.offsets[0] = 0;
+    for (std::uint64_t i = begin; i < end; ++i) {
+      std::uint64_t const r = i - begin, len = length(i);
+      std::memcpy(static_cast<char*>(to.data) + to.offsets[r], static_cast<const char*>(w.data) + w.offsets[i % w.count],
+                  len);
+      to.offsets[r + 1] = to.offsets[r] + static_cast<std::int64_t>(len);
+    }
+    t.columns.push_back(std::move(out));
+  }
+  return t;
+}
+
+namespace {
+
+// The bytes of row i of a host column: its value, or its characters.
+std::pair<const std::byte*, std::uint64_t> value_bytes(const zs::column_view& v, std::uint64_t i) {
+  if (v.type == zs::value_type::string) {
+    return {static_cast<const std::byte*>(v.data) + v.offsets[i], static_cast<std::uint64_t>(v.offsets[i + 1] - v.offsets[i])};
+  }
+  std::size_t const width = zs::value_width(v.type);
+  return {static_cast<const std::byte*>(v.data) + i * width, width};
+}
+
+// The rank a key value belongs to: its hash_partition hash modulo ranks.
+int home_of(const zs::column_view& key, std::uint64_t i, int ranks) {
+  std::uint32_t h = 0;
+  switch (key.type) {
+    case zs::value_type::int32: h = zs::hash_key(key.values<std::int32_t>()[i]); break;
+    case zs::value_type::int64: h = zs::hash_key(key.values<std::int64_t>()[i]); break;
+    case zs::value_type::uint32: h = zs::hash_key(key.values<std::uint32_t>()[i]); break;
+    case zs::value_type::uint64: h = zs::hash_key(key.values<std::uint64_t>()[i]); break;
+    case zs::value_type::float32: h = zs::hash_key(key.values<float>()[i]); break;
+    case zs::value_type::float64: h = zs::hash_key(key.values<double>()[i]); break;
+    case zs::value_type::string: {
+      auto const [at, n] = value_bytes(key, i);
+      h = zs::hash_key(std::string_view(reinterpret_cast<const char*>(at), n));
+      break;
+    }
+    default: ZS_FAIL(zs::error_code::unsupported, "the demo cannot place keys of type " + std::string(zs::to_string(key.type)));
+  }
+  return static_cast<int>(h % static_cast<std::uint32_t>(ranks));
+}
+
+// Order-free fingerprints of a table's rows: per column the count and the wrapping sum of each
+// value's mixed checksum, and the same over whole rows (all columns of a row folded together),
+// so rows that arrive torn apart or changed show even when every column's values are all there.
+std::vector<std::uint64_t> fingerprints(const zs::table& t) {
+  std::size_t const C = t.columns.size();
+  std::vector<std::uint64_t> sums(C + 2, 0);  // per column, whole rows, row count
+  std::uint64_t const rows = C == 0 ? 0 : t.columns.front().size();
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    std::uint64_t row = 0;
+    for (std::size_t c = 0; c < C; ++c) {
+      auto const [at, n] = value_bytes(t.columns[c].view(), i);
+      std::uint64_t const h = zs::hash::mix64(zs::hash::checksum(at, n) + c);
+      sums[c] += h;
+      row = zs::hash::mix64(row ^ h);
+    }
+    sums[C] += zs::hash::mix64(row);
+  }
+  sums[C + 1] = rows;
+  return sums;
+}
+
+}  // namespace
+
+std::vector<column_check> verify_table(zs::communicator& comm, const zs::table& sent, const zs::table& received,
+                                       std::size_t key) {
+  int const ranks = comm.size(), me = comm.rank();
+  std::size_t const C = sent.columns.size();
+  bool home = received.columns.size() == C;
+  std::uint64_t const rows = home && C > 0 ? received.columns.front().size() : 0;
+  for (std::uint64_t i = 0; home && i < rows; ++i) home = home_of(received.columns[key].view(), i, ranks) == me;
+  auto const mine_sent = fingerprints(sent);
+  auto const mine_received = home ? fingerprints(received) : std::vector<std::uint64_t>(C + 2, 0);
+  std::vector<column_check> checks(C);
+  together([&] {
+    bool const all_home = comm.all_ok(home);
+    bool const rows_whole = comm.allreduce_sum(mine_sent[C]) == comm.allreduce_sum(mine_received[C]) &&
+                            comm.allreduce_sum(mine_sent[C + 1]) == comm.allreduce_sum(mine_received[C + 1]);
+    for (std::size_t c = 0; c < C; ++c) {
+      checks[c].rows = comm.allreduce_sum(home ? received.columns[c].size() : 0);
+      checks[c].intact = all_home && rows_whole &&
+                         comm.allreduce_sum(mine_sent[c]) == comm.allreduce_sum(mine_received[c]);
+    }
+  });
+  return checks;
 }
 
 std::vector<column_check> verify(zs::communicator& comm, const std::vector<input_column>& input,

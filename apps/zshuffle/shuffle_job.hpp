@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "zs/comm/device_communicator.hpp"
 #include "zs/comm/mpi_communicator.hpp"
 #include "zs/comm/shuffle.hpp"
+#include "zs/comm/shuffle_table.hpp"
 #include "zs/memory.hpp"
 #include "output_file.hpp"
 #include "progress.hpp"
@@ -107,6 +109,11 @@ class shuffler {
   /// Collective; the library's own failures are agreed, a transport failure is not.
   std::vector<zs::column> run(const zs::shuffle_options& options, zs::shuffle_stats* stats = nullptr);
 
+  /// zs::shuffle_table of a host table on this path (copied to the GPU and back on the GPU
+  /// path). Returns the rows this rank owns, in host memory. Collective, agreed as run().
+  zs::shuffled_table shuffle_table(const zs::table& host, std::span<const std::size_t> keys,
+                                   const zs::table_shuffle_options& options, zs::shuffle_stats* stats = nullptr);
+
  private:
   zs::mpi_communicator& comm_;
   std::string command_;
@@ -132,5 +139,17 @@ struct column_check {
 std::vector<column_check> verify(zs::communicator& comm, const std::vector<input_column>& input,
                                  const std::vector<partitioned_column>& parts,
                                  const std::vector<zs::column>& received);
+
+/// Rows [n * rank / ranks, n * (rank + 1) / ranks) of a table of n rows made of the files, in
+/// host memory: row i holds value i mod rows of each file (shorter files repeat from their
+/// start). Names: the file names.
+zs::table table_slice(const std::vector<input_column>& input, std::uint64_t n, int rank, int ranks);
+
+/// Checks a table shuffle end to end against the slices sent: every received row's key hashes
+/// to this rank (zs::hash_key modulo ranks, the shuffle's documented placement), and over all
+/// ranks the rows received are the rows sent, whole (an order-free sum of row fingerprints) and
+/// column by column. Collective; the result is the same on every rank.
+std::vector<column_check> verify_table(zs::communicator& comm, const zs::table& sent, const zs::table& received,
+                                       std::size_t key);
 
 }  // namespace zs::cli

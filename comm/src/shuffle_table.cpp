@@ -1,5 +1,6 @@
 #include "zs/comm/shuffle_table.hpp"
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -12,6 +13,11 @@ namespace zs {
 namespace {
 
 constexpr std::string_view operation = "shuffle_table";
+
+using clock_type = std::chrono::steady_clock;
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
 
 // The checks a rank can make alone, before the partitioning: the memory the call needs.
 void check_memory(const table& input, memory_kind expected) {
@@ -34,6 +40,7 @@ shuffled_table shuffle_by_key(communicator& comm, const table& input, std::span<
                               Move move) {
   auto const ranks = static_cast<std::uint64_t>(comm.size());
   std::uint32_t const k = options.partitions_per_rank;
+  auto start = clock_type::now();
   partitioned_table sent;
   std::vector<std::uint64_t> row_offsets;
   agree_on(comm, operation, "partitioning the rows", [&] {
@@ -49,11 +56,15 @@ shuffled_table shuffle_by_key(communicator& comm, const table& input, std::span<
     for (std::uint64_t d = 0; d <= ranks; ++d) row_offsets.push_back(sent.partition_offsets[d * k]);
   });
 
+  double const partition_seconds = seconds_since(start);
+  start = clock_type::now();
   std::vector<shuffle_column> columns;
   for (auto const& c : sent.rows.columns) columns.push_back({c.view(), row_offsets});
   std::vector<column> received = move(std::span<const shuffle_column>(columns));
 
   shuffled_table out;
+  out.partition_seconds = partition_seconds;
+  out.shuffle_seconds = seconds_since(start);
   out.first_partition = static_cast<std::uint32_t>(static_cast<std::uint64_t>(comm.rank()) * k);
   out.rows.names = input.names;
   out.rows.columns = std::move(received);
@@ -65,12 +76,14 @@ shuffled_table shuffle_by_key(communicator& comm, const table& input, std::span<
   // Each source sent its rows in partition order, so the rows arrive grouped by source, then
   // partition. Partitioning them again with the same hash groups them by partition, stably: a
   // partition's rows stay in source order.
+  start = clock_type::now();
   agree_on(comm, operation, "grouping the received rows by partition", [&] {
     auto grouped = hash_partition(out.rows, keys, static_cast<std::uint32_t>(ranks * k), stream);
     out.rows.columns = std::move(grouped.rows.columns);
     auto const first = grouped.partition_offsets.begin() + out.first_partition;
     out.partition_offsets.assign(first, first + k + 1);
   });
+  out.group_seconds = seconds_since(start);
   return out;
 }
 

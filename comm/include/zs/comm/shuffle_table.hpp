@@ -46,6 +46,11 @@ struct shuffled_table {
   /// first_partition + j, is rows [partition_offsets[j], partition_offsets[j + 1]).
   std::vector<std::uint64_t> partition_offsets;
   std::uint32_t first_partition = 0;
+  /// Seconds on this rank (host clock) of each phase: partitioning the input, the shuffle of its
+  /// columns (zs::shuffle: planning, encode, exchange, decode), and grouping the received rows
+  /// by partition (0 with one partition per rank). On the GPU each phase waits for the GPU to
+  /// learn sizes or statuses, so only the last copies of a phase may still run when it ends.
+  double partition_seconds = 0, shuffle_seconds = 0, group_seconds = 0;
 };
 
 /// Shuffles a table of device columns on the GPU: hash partitioning on `stream`, then
