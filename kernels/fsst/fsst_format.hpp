@@ -12,8 +12,10 @@
 //                          on its own; stored raw when it is exactly its characters' size
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "zs/frame.hpp"
 #include "zs/hd.hpp"
@@ -45,6 +47,15 @@ inline constexpr std::uint64_t default_split_bytes = 16384;
 
 /// Reads up to 8 bytes little-endian (the first `n` of `p`) into a word; the rest are zero.
 ZS_HD inline std::uint64_t load_symbol(const std::uint8_t* p, std::uint32_t n) noexcept {
+#if !defined(__CUDA_ARCH__)
+  // On the host a whole word is one unaligned load (the table builder and the CPU reference
+  // match at every symbol); the GPU reads words through load_bytes.
+  if (n == 8 && std::endian::native == std::endian::little) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+#endif
   std::uint64_t v = 0;
   for (std::uint32_t k = 0; k < n; ++k) v |= static_cast<std::uint64_t>(p[k]) << (8 * k);
   return v;

@@ -118,6 +118,11 @@ class gain_map {
     }
     e.gain += gain;
   }
+  /// Empties the map but keeps its room (the rounds of one build reuse it).
+  void clear() {
+    std::fill(slots_.begin(), slots_.end(), entry{});
+    used_ = 0;
+  }
   const std::vector<entry>& slots() const { return slots_; }
   std::size_t size() const { return used_; }
 
@@ -143,8 +148,8 @@ class gain_map {
 };
 
 // The next table: the 255 candidates of highest gain that find a place in the lookup.
-table make_table(const table& t, const counts& c, bool extend) {
-  gain_map gains;
+table make_table(const table& t, const counts& c, bool extend, gain_map& gains) {
+  gains.clear();
   std::uint32_t const tokens = 256 + static_cast<std::uint32_t>(t.symbols.size());
   for (std::uint32_t a = 0; a < tokens; ++a) {
     if (c.single[a] == 0) continue;
@@ -244,10 +249,11 @@ void build_table(std::span<const std::uint8_t> sample, std::span<const sample_ch
   std::uint64_t best_bytes = compressed_bytes(current, sample);
   table best;
   counts c;
+  gain_map gains;
   for (std::uint32_t fraction : fractions) {
     count(current, sample, chunks, fraction, c);
     // The last round only re-ranks what the table has, on the whole sample.
-    current = make_table(current, c, fraction < 128);
+    current = make_table(current, c, fraction < 128, gains);
     std::uint64_t const bytes = compressed_bytes(current, sample);
     if (bytes < best_bytes) {
       best_bytes = bytes;
