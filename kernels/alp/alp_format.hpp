@@ -1,7 +1,8 @@
 // The alp codec's format (docs/FORMAT.md, codec 4): column parameters, the vector layout, and the
 // per-vector encoder and decoder. Everything here is ZS_HD: the CPU reference runs these very
-// functions, and the GPU kernels (alp_kernels.cu) run them one vector per thread, so the CPU
-// tests exercise the code the kernels run and both sides write the same bytes.
+// functions, and the GPU kernels (alp_kernels.cu) run them or warp-parallel versions of them
+// that keep their order of choices and arithmetic step for step (the same exceptions, integers
+// and bytes), so the CPU tests exercise the rules the kernels follow and both sides agree.
 //
 // A frame's body is ceil(n / 1024) vectors. Each vector is coded on its own, in one of these
 // modes: ALP (decimal values as integers: exponent, factor, frame of reference, bit-packed in

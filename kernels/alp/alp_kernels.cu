@@ -4,6 +4,8 @@
 
 #include "alp/alp_format.hpp"
 #include "alp/alp_kernels.hpp"
+#include "alp/alp_warp.hpp"
+#include "common/cuda_warp.cuh"
 #include "common/launch.hpp"
 #include "common/work_map.hpp"
 #include "zs/error.hpp"
@@ -11,7 +13,7 @@
 namespace zs::kernels::alp {
 namespace {
 
-namespace fmt = ::zs::alp;
+using warp::cuda_warp;
 
 std::size_t align256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
@@ -22,74 +24,96 @@ std::size_t scan_temp_bytes(std::uint64_t items) {
   return bytes;
 }
 
-// Scratch: vector sizes (num_vectors + 1, the last 0), their exclusive scan, the scan's temp.
+// Scratch: vector sizes (num_vectors + 1, the last 0), their exclusive scan, each vector's
+// chosen fields (the size pass's choice, so the write pass does not search again), the scan's temp.
 struct encode_scratch {
   std::uint64_t* sizes;
   std::uint64_t* starts;
+  fmt::vector_fields* choices;
   void* scan_temp;
   std::size_t scan_bytes;
 };
+std::size_t list_bytes(std::uint64_t num_vectors) { return align256((num_vectors + 1) * sizeof(std::uint64_t)); }
+std::size_t choice_bytes(std::uint64_t num_vectors) { return align256(num_vectors * sizeof(fmt::vector_fields)); }
 encode_scratch carve(void* temp, std::uint64_t num_vectors) {
   auto* base = static_cast<std::byte*>(temp);
-  std::size_t const list = align256((num_vectors + 1) * sizeof(std::uint64_t));
-  return {reinterpret_cast<std::uint64_t*>(base), reinterpret_cast<std::uint64_t*>(base + list), base + 2 * list,
+  std::size_t const list = list_bytes(num_vectors);
+  return {reinterpret_cast<std::uint64_t*>(base), reinterpret_cast<std::uint64_t*>(base + list),
+          reinterpret_cast<fmt::vector_fields*>(base + 2 * list), base + 2 * list + choice_bytes(num_vectors),
           scan_temp_bytes(num_vectors + 1)};
 }
 
-template <typename Float>
-__device__ void size_vector(const encode_source& s, std::uint64_t v, std::uint64_t* size) {
-  fmt::column_params p;
-  fmt::load_params<Float>(s.params, p);
-  fmt::vector_scratch scratch;
-  std::uint32_t const count = fmt::values_in_vector(s.count, v);
-  std::uint64_t bytes = 0;
-  fmt::choose_vector(static_cast<const Float*>(s.values) + v * fmt::vector_values, count, p, scratch, bytes);
-  *size = bytes;
-}
-
-template <typename Float>
-__device__ void write_vector(const encode_source& s, std::uint64_t v, std::byte* body, std::uint64_t start) {
-  fmt::column_params p;
-  fmt::load_params<Float>(s.params, p);
-  fmt::vector_scratch scratch;
-  std::uint32_t const count = fmt::values_in_vector(s.count, v);
-  const Float* first = static_cast<const Float*>(s.values) + v * fmt::vector_values;
-  std::uint64_t bytes = 0;
-  fmt::vector_fields const fields = fmt::choose_vector(first, count, p, scratch, bytes);
-  std::uint64_t const vectors = fmt::vector_count(s.count);
-  std::uint64_t const end = start + fmt::write_vector(first, count, fields, scratch.is_fill, body + 8 * vectors + start);
-  detail::store_le(body + 8 * v, end, 8);
-}
+// The kernels: a warp per vector over a grid-stride loop of the batch's vectors (alp_warp.hpp
+// gives what the warp does with one).
+__device__ std::uint64_t first_warp() { return (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / warp_lanes; }
+__device__ std::uint64_t warp_stride() { return std::uint64_t{gridDim.x} * blockDim.x / warp_lanes; }
 
 __device__ std::byte* body_of(std::byte* frame) { return frame + frame_header_bytes + params_section_bytes(fmt::params_bytes); }
 
+template <typename Float>
+__device__ void size_vector(cuda_warp& w, const encode_source& s, std::uint64_t v, fmt::vector_fields* choice,
+                            std::uint64_t* size) {
+  fmt::column_params p;
+  fmt::load_params<Float>(s.params, p);
+  fmt::vector_fields fields;
+  std::uint64_t bytes = 0;
+  choose_vector_warp(w, static_cast<const Float*>(s.values) + v * fmt::vector_values, fmt::values_in_vector(s.count, v),
+                     p, fields, bytes);
+  if (w.lane == 0) {  // lane 0 holds the choice
+    *choice = fields;
+    *size = bytes;
+  }
+}
+
 __global__ void size_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
-                            std::uint64_t* sizes) {
-  for (std::uint64_t g = first_item(); g < num_vectors; g += item_stride()) {
+                            std::uint64_t* sizes, fmt::vector_fields* choices) {
+  cuda_warp w;
+  for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
     std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
     encode_source const& s = batch.sources[f];
     std::uint64_t const v = g - vector_begin[f];
     if (s.type == value_type::float64) {
-      size_vector<double>(s, v, sizes + g);
+      size_vector<double>(w, s, v, choices + g, sizes + g);
     } else {
-      size_vector<float>(s, v, sizes + g);
+      size_vector<float>(w, s, v, choices + g, sizes + g);
     }
   }
 }
 
+template <typename Float>
+__device__ void write_vector(cuda_warp& w, const encode_source& s, std::uint64_t v, const fmt::vector_fields& fields,
+                             std::byte* body, std::uint64_t start, std::uint64_t* stage) {
+  std::uint32_t const count = fmt::values_in_vector(s.count, v);
+  std::uint64_t const end = start + fmt::vector_bytes<Float>(fields, count);
+  if (w.lane == 0) detail::store_le(body + 8 * v, end, 8);
+  std::uint64_t fill_bits = 0;
+  if (fields.fill) {
+    fmt::column_params p;
+    fmt::load_params<Float>(s.params, p);
+    fill_bits = p.fill;
+  }
+  write_vector_warp(w, static_cast<const Float*>(s.values) + v * fmt::vector_values, count, fill_bits, fields,
+                    body + 8 * fmt::vector_count(s.count) + start, stage);
+}
+
 __global__ void write_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
-                             const std::uint64_t* starts) {
-  for (std::uint64_t g = first_item(); g < num_vectors; g += item_stride()) {
+                             const std::uint64_t* starts, const fmt::vector_fields* choices) {
+  extern __shared__ std::uint64_t stage_all[];
+  cuda_warp w;
+  std::uint64_t* stage = stage_all + (threadIdx.x / warp_lanes) * (stage_bytes_per_warp / sizeof(std::uint64_t));
+  for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
     std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
     encode_source const& s = batch.sources[f];
     std::uint64_t const v = g - vector_begin[f];
     std::byte* body = body_of(batch.frames + batch.frame_offsets[f]);
     std::uint64_t const start = starts[g] - starts[vector_begin[f]];
+    fmt::vector_fields const fields = choices[g];
     if (s.type == value_type::float64) {
-      write_vector<double>(s, v, body, start);
+      write_vector<double>(w, s, v, fields, body, start, stage);
     } else {
-      write_vector<float>(s, v, body, start);
+      write_vector<float>(w, s, v, fields, body, start, stage);
     }
+    w.sync();  // the stage's readers are done before the next vector's writers
   }
 }
 
@@ -104,6 +128,8 @@ __global__ void finish_kernel(device_encode_batch batch, const std::uint64_t* ve
   }
 }
 
+// --- decoding ----------------------------------------------------------------------------------
+
 template <typename Float>
 __device__ bool check_frame(const std::byte* frame, const decode_target& t) {
   frame_header const h = load_header(frame);
@@ -111,8 +137,12 @@ __device__ bool check_frame(const std::byte* frame, const decode_target& t) {
   const std::byte* payload = frame + frame_header_bytes;
   fmt::column_params p;
   if (!fmt::load_params<Float>(payload + params_prefix_bytes, p)) return false;
+  // The body holds the vector ends; the decode kernel checks each vector's end (a thread
+  // reading every end of a frame of thousands of vectors would hold the decode up).
   std::uint64_t const section = params_section_bytes(fmt::params_bytes);
-  return fmt::check_ends(payload + section, h.payload_bytes - section, t.count);
+  std::uint64_t const body_bytes = h.payload_bytes - section;
+  std::uint64_t const vectors = fmt::vector_count(t.count);
+  return vectors <= body_bytes / 8 && (vectors != 0 || body_bytes == 0);
 }
 
 __global__ void check_kernel(device_decode_batch batch) {
@@ -132,51 +162,77 @@ __global__ void check_kernel(device_decode_batch batch) {
   }
 }
 
-// A warp decodes a vector: every lane checks it (the same reads, the same answer, so the warp
-// stays converged), then the two decode phases are split over the lanes, cell i by lane i mod
-// 32, so a warp's stores of a row of cells are one coalesced line.
+// A warp checks and decodes a vector.
 template <typename Float>
-__device__ bool decode_vector(const std::byte* frame, const decode_target& t, std::uint64_t v, unsigned lane) {
+__device__ bool decode_vector(cuda_warp& w, const std::byte* frame, const decode_target& t, std::uint64_t v) {
   const std::byte* payload = frame + frame_header_bytes;
   fmt::column_params p;
   fmt::load_params<Float>(payload + params_prefix_bytes, p);
   const std::byte* body = payload + params_section_bytes(fmt::params_bytes);
+  // fmt::check_ends, split over the vectors: the ends are 8-byte multiples that never decrease,
+  // within the data section, the last at its end.
+  std::uint64_t const vectors = fmt::vector_count(t.count);
+  std::uint64_t const data = detail::load_le(frame + 24, 8) - params_section_bytes(fmt::params_bytes) - 8 * vectors;
   std::uint64_t const start = fmt::vector_start(body, v);
-  const std::byte* vector = body + 8 * fmt::vector_count(t.count) + start;
+  std::uint64_t const end = fmt::vector_end(body, v);
+  if (start % 8 != 0 || end % 8 != 0 || end < start || end > data || (v + 1 == vectors && end != data)) return false;
+  const std::byte* vector = body + 8 * vectors + start;
   std::uint32_t const count = fmt::values_in_vector(t.count, v);
   fmt::vector_fields fields;
-  if (!fmt::check_vector<Float>(vector, fmt::vector_end(body, v) - start, count, p, fields)) return false;
-  Float* out = static_cast<Float*>(t.values) + v * fmt::vector_values;
-  fmt::decode_cells<Float>(vector, count, p, fields, out, lane, 32);
-  __syncwarp();
-  fmt::patch_cells<Float>(vector, count, fields, out, lane, 32);
-  __syncwarp();
+  if (!check_vector_warp<cuda_warp, Float>(w, vector, end - start, count, p, fields)) return false;
+  decode_vector_warp(w, vector, count, p, fields, static_cast<Float*>(t.values) + v * fmt::vector_values);
   return true;
 }
 
 __global__ void decode_kernel(device_decode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors) {
-  unsigned const lane = threadIdx.x % 32;
-  std::uint64_t const first_warp = (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / 32;
-  std::uint64_t const warps = std::uint64_t{gridDim.x} * blockDim.x / 32;
-  for (std::uint64_t g = first_warp; g < num_vectors; g += warps) {
+  cuda_warp w;
+  for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
     std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
     // One read of the status for the warp: another warp may mark the frame corrupt meanwhile,
     // and the lanes must agree on whether to decode.
-    int const ok = __shfl_sync(0xffffffffU, lane == 0 && batch.status[f] == frame_status::ok ? 1 : 0, 0);
+    int const ok = w.shfl(w.lane == 0 && batch.status[f] == frame_status::ok ? 1 : 0, 0);
     if (ok == 0) continue;
     decode_target const& t = batch.targets[f];
     const std::byte* frame = batch.frames + batch.frame_offsets[f];
     std::uint64_t const v = g - vector_begin[f];
-    bool const decoded = t.type == value_type::float64 ? decode_vector<double>(frame, t, v, lane)
-                                                       : decode_vector<float>(frame, t, v, lane);
+    bool const decoded = t.type == value_type::float64 ? decode_vector<double>(w, frame, t, v)
+                                                       : decode_vector<float>(w, frame, t, v);
     // Every failing vector writes the same status; the race between warps is benign.
-    if (!decoded && lane == 0) batch.status[f] = frame_status::corrupt_payload;
+    if (!decoded && w.lane == 0) batch.status[f] = frame_status::corrupt_payload;
   }
 }
 
-// A block prepares a column: thread 0 reads the sample, the block counts each sampled value's
-// occurrences and costs every (stretch, exponent/factor) pair, thread 0 chooses from them in
-// the CPU's order, so the bytes are the CPU's.
+// --- column parameters -------------------------------------------------------------------------
+
+/// fmt::take_sample by a block: sampled value t is row start(t / sample_run) + t % sample_run
+/// of the column's pieces laid end to end (read_sample's walk reads exactly those rows), so
+/// the threads read them at once; every stretch but the last is whole.
+template <typename Float>
+__device__ void take_sample_block(const encode_source* pieces, std::uint64_t n, fmt::column_sample<Float>& s) {
+  std::uint64_t rows = 0;
+  for (std::uint64_t k = 0; k < n; ++k) rows += pieces[k].count;
+  bool const short_column = rows <= fmt::sample_values;
+  std::uint32_t const want = rows == 0 ? 0
+                             : short_column ? static_cast<std::uint32_t>((rows + fmt::sample_run - 1) / fmt::sample_run)
+                                            : fmt::sample_vectors;
+  std::uint32_t const taken = short_column ? static_cast<std::uint32_t>(rows) : fmt::sample_values;
+  for (std::uint32_t t = threadIdx.x; t < taken; t += blockDim.x) {
+    std::uint32_t const stretch = t / fmt::sample_run;
+    std::uint64_t row = (short_column ? std::uint64_t{stretch} * fmt::sample_run : rows / want * stretch) + t % fmt::sample_run;
+    std::uint64_t k = 0;
+    while (row >= pieces[k].count) row -= pieces[k++].count;
+    s.values[t] = static_cast<const Float*>(pieces[k].values)[row];
+  }
+  if (threadIdx.x == 0) {
+    s.n = taken;
+    s.stretches = want;
+    for (std::uint32_t k = 0; k < want; ++k) s.ends[k] = (k + 1) * fmt::sample_run < taken ? (k + 1) * fmt::sample_run : taken;
+  }
+}
+
+// A block prepares a column: the threads read the sample, count each sampled value's
+// occurrences and cost every (stretch, exponent/factor) pair; thread 0 takes the fill value
+// out and chooses the candidates from the costs in the CPU's order, so the bytes are the CPU's.
 template <typename Float>
 __device__ void prepare_column(const encode_source* pieces, std::uint64_t n, std::byte* out) {
   // Raw shared memory, constructed by thread 0: __shared__ variables take no initializers.
@@ -189,8 +245,9 @@ __device__ void prepare_column(const encode_source* pieces, std::uint64_t n, std
   if (threadIdx.x == 0) {
     new (sample_bytes) fmt::column_sample<Float>();
     new (params_bytes) fmt::column_params();
-    fmt::take_sample(pieces, n, s);
   }
+  __syncthreads();
+  take_sample_block(pieces, n, s);
   __syncthreads();
   for (std::uint32_t i = threadIdx.x; i < s.n; i += blockDim.x) counts[i] = fmt::occurrences(s, i);
   __syncthreads();
@@ -223,15 +280,24 @@ __global__ void prepare_kernel(const encode_source* pieces, const std::uint64_t*
   }
 }
 
-// A launch of a warp kernel: a warp per unit, whole warps per block.
+// A launch of a warp kernel: a warp per unit, whole warps per block, `shared_per_warp` bytes of
+// dynamic shared memory for each.
 template <class Kernel, class... Args>
-void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t units, cudaStream_t stream, Args... args) {
+void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t units, std::size_t shared_per_warp,
+                  cudaStream_t stream, Args... args) {
   if (units == 0) return;
   unsigned const threads = choice.params.threads;
   ZS_EXPECTS(threads % 32 == 0 && threads > 0, "warp kernels take whole warps");
   std::uint64_t const per_block = threads / 32;
-  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, (units + per_block - 1) / per_block);
-  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
+  std::size_t const shared = shared_per_warp * per_block;
+  if (shared > 48 * 1024) {
+    // Beyond the default dynamic shared memory of a block: the kernel must ask for it.
+    ZS_CUDA_TRY(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(shared)));
+  }
+  launch_record const r =
+      plan_launch(reinterpret_cast<const void*>(kernel), choice, (units + per_block - 1) / per_block, shared);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, shared, stream>>>(args...); });
 }
 
 template <class Kernel, class... Args>
@@ -244,8 +310,7 @@ void launch_items(Kernel kernel, const launch_choice& choice, std::uint64_t item
 }  // namespace
 
 std::size_t encode_temp_bytes(std::uint64_t num_vectors) {
-  std::size_t const list = align256((num_vectors + 1) * sizeof(std::uint64_t));
-  return 2 * list + scan_temp_bytes(num_vectors + 1);
+  return 2 * list_bytes(num_vectors) + choice_bytes(num_vectors) + scan_temp_bytes(num_vectors + 1);
 }
 
 void encode(const device_encode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
@@ -255,12 +320,12 @@ void encode(const device_encode_batch& batch, const std::uint64_t* vector_begin,
   encode_scratch const s = carve(temp, num_vectors);
   // The last size stays 0, so the scan's last entry is the batch's total.
   ZS_CUDA_TRY(cudaMemsetAsync(s.sizes + num_vectors, 0, sizeof(std::uint64_t), stream));
-  launch_items(size_kernel, choice, num_vectors, stream, batch, vector_begin, num_vectors, s.sizes);
+  launch_warps(size_kernel, choice, num_vectors, 0, stream, batch, vector_begin, num_vectors, s.sizes, s.choices);
   std::size_t scan_bytes = s.scan_bytes;
   ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(s.scan_temp, scan_bytes, s.sizes, s.starts,
                                             static_cast<std::int64_t>(num_vectors + 1), stream));
-  launch_items(write_kernel, choice, num_vectors, stream, batch, vector_begin, num_vectors,
-               static_cast<const std::uint64_t*>(s.starts));
+  launch_warps(write_kernel, choice, num_vectors, stage_bytes_per_warp, stream, batch, vector_begin, num_vectors,
+               static_cast<const std::uint64_t*>(s.starts), static_cast<const fmt::vector_fields*>(s.choices));
   launch_items(finish_kernel, frame_ops_choice(), batch.num_frames, stream, batch, vector_begin,
                static_cast<const std::uint64_t*>(s.starts));
 }
@@ -269,7 +334,7 @@ void decode(const device_decode_batch& batch, const std::uint64_t* vector_begin,
             const launch_choice& choice, cudaStream_t stream) {
   expect_launch_of("alp_decode", choice);
   launch_items(check_kernel, frame_ops_choice(), batch.num_frames, stream, batch);
-  launch_warps(decode_kernel, choice, num_vectors, stream, batch, vector_begin, num_vectors);
+  launch_warps(decode_kernel, choice, num_vectors, 0, stream, batch, vector_begin, num_vectors);
 }
 
 void prepare(const encode_source* pieces, const std::uint64_t* piece_begin, std::size_t num_columns,

@@ -1,7 +1,10 @@
 // Batched GPU kernels of the alp codec (alp_format.hpp gives the format and the per-vector
-// coders they run). Every vector of 1024 values is coded independently: the encoder maps a
-// thread to a vector (it chooses the vector's encoding, then a device-wide scan of the vector
-// sizes places them), the decoder a warp (the vector's cells split over the lanes).
+// coders they run). Every vector of 1024 values is coded independently, by a warp whose lane l
+// holds cells l, l + 32, ... (coalesced rows): the encoder's size pass chooses each vector's
+// encoding with warp reductions and records it, a device-wide scan of the sizes places the
+// vectors, and the write pass codes them (ballots and scans place kept values and exceptions,
+// each lane packs its FastLanes lane's words); the decoder checks and decodes a vector per warp
+// in the same layout, then patches its exceptions 32 at a time.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,7 +17,8 @@
 
 namespace zs::kernels::alp {
 
-/// Device scratch of an encode of `num_vectors` vectors (sizes, their scan, the scan's temp).
+/// Device scratch of an encode of `num_vectors` vectors (sizes, their scan, each vector's
+/// chosen fields, the scan's temp).
 std::size_t encode_temp_bytes(std::uint64_t num_vectors);
 
 /// Encodes every frame's body and sets its codec id, body bytes and codec parameters.
@@ -23,10 +27,10 @@ std::size_t encode_temp_bytes(std::uint64_t num_vectors);
 void encode(const device_encode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
             const launch_choice& choice, void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
-/// Decodes every frame whose status is ok: a pass over frames checks their parameters and
-/// vector table, a pass over vectors checks and decodes each vector. Frames that break the
-/// format get corrupt_payload (their targets' contents are then unspecified). Arguments as
-/// encode's; choice: kernel "alp_decode" (whole warps per block).
+/// Decodes every frame whose status is ok: a pass over frames checks their parameters and the
+/// size of their vector table, a pass over vectors checks each vector's end and the vector and
+/// decodes it. Frames that break the format get corrupt_payload (their targets' contents are
+/// then unspecified). Arguments as encode's; choice: kernel "alp_decode" (whole warps per block).
 void decode(const device_decode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
             const launch_choice& choice, cudaStream_t stream);
 

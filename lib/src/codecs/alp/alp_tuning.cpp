@@ -18,7 +18,7 @@ const kernel_spec& alp_encode_spec = register_kernel({
     .max_waves = max_launch_waves,
     .swept = true,
     .tune = {.codec = "alp", .calls = tune_calls::encode, .types = tuned_types::each, .compares = {.frames = true}},
-    .what = "alp encode passes (vector sizes, then vectors), a thread per 1024-value vector",
+    .what = "alp encode passes (vector choices and sizes, then vectors), a warp per 1024-value vector",
 });
 
 const kernel_spec& alp_decode_spec = register_kernel({

@@ -5,7 +5,7 @@
 
 namespace zs::codecs {
 
-/// "alp_encode": the sizing and writing passes of the encoder, a thread per 1024-value vector.
+/// "alp_encode": the sizing and writing passes of the encoder, a warp per 1024-value vector.
 extern const kernel_spec& alp_encode_spec;
 /// "alp_decode": the decoder, a warp per 1024-value vector.
 extern const kernel_spec& alp_decode_spec;

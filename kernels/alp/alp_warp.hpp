@@ -1,0 +1,604 @@
+// The alp codec's per-vector coders for a warp (alp_format.hpp gives the format and the
+// one-worker reference they match): a warp chooses, writes, checks and decodes a vector of
+// 1024 values, lane l holding cells l, l + 32, ... (cell 32k + lane in row k), so its loads
+// and stores of a row are one coalesced run. They take a Warp (common/warp_tools.hpp): the
+// GPU kernels (alp_kernels.cu) run them on cuda_warp, the CPU tests on the warp emulator, and
+// both check them against the reference byte for byte.
+//
+// Every function that takes a Warp is called by all 32 lanes together with the same arguments.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+
+#include "alp/alp_format.hpp"
+#include "common/warp_tools.hpp"
+
+namespace zs::kernels::alp {
+
+namespace fmt = ::zs::alp;
+
+inline constexpr unsigned warp_lanes = 32;
+inline constexpr unsigned full_mask = 0xffffffffU;
+/// Rows of a vector as the warp holds it: row k is cells 32k .. 32k + 31.
+inline constexpr unsigned cell_rows = fmt::vector_values / warp_lanes;
+/// Shared memory write_vector_warp stages a vector's integers in (8 bytes a value whatever the
+/// type, so one kernel codes both).
+inline constexpr std::size_t stage_bytes_per_warp = fmt::vector_values * sizeof(std::uint64_t);
+
+template <typename T>
+ZS_HD constexpr T min_of(T a, T b) noexcept { return b < a ? b : a; }
+template <typename T>
+ZS_HD constexpr T max_of(T a, T b) noexcept { return a < b ? b : a; }
+
+ZS_HD inline std::uint32_t popc32(std::uint32_t x) noexcept {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__popc(x));
+#else
+  return static_cast<std::uint32_t>(__builtin_popcount(x));
+#endif
+}
+ZS_HD inline int bit_length64(std::uint64_t x) noexcept {
+#if defined(__CUDA_ARCH__)
+  return x == 0 ? 0 : 64 - __clzll(static_cast<long long>(x));
+#else
+  return x == 0 ? 0 : 64 - __builtin_clzll(x);
+#endif
+}
+/// The position of the set bit of `mask` with n set bits below it (n < popc(mask)).
+ZS_HD inline std::uint32_t nth_set_bit(std::uint32_t mask, std::uint32_t n) noexcept {
+#if defined(__CUDA_ARCH__)
+  return __fns(mask, 0, static_cast<int>(n + 1));
+#else
+  for (; n > 0; --n) mask &= mask - 1;
+  return static_cast<std::uint32_t>(__builtin_ctz(mask));
+#endif
+}
+
+/// The lanes below `lane`, as a mask.
+ZS_HD inline unsigned lanes_below(unsigned lane) { return lane == 0 ? 0U : full_mask >> (32 - lane); }
+
+template <class Warp>
+ZS_WARP_FN std::uint32_t warp_sum(Warp& w, std::uint32_t x) { return w.reduce_add(x); }
+
+template <class Warp>
+ZS_WARP_FN long long warp_min(Warp& w, long long x) {
+  for (unsigned d = 16; d > 0; d >>= 1) x = min_of(x, w.shfl_xor(x, d));
+  return x;
+}
+template <class Warp>
+ZS_WARP_FN long long warp_max(Warp& w, long long x) {
+  for (unsigned d = 16; d > 0; d >>= 1) x = max_of(x, w.shfl_xor(x, d));
+  return x;
+}
+
+/// The exclusive prefix sum of x over the lanes; `total` gets the sum of all.
+template <class Warp>
+ZS_WARP_FN std::uint32_t warp_exclusive_sum(Warp& w, std::uint32_t x, std::uint32_t& total) {
+  unsigned const lane = w.lane;
+  std::uint32_t inclusive = x;
+  for (unsigned d = 1; d < 32; d <<= 1) {
+    std::uint32_t const up = w.shfl_up(inclusive, d);
+    if (lane >= d) inclusive += up;
+  }
+  total = w.shfl(inclusive, 31);
+  return inclusive - x;
+}
+
+/// The cells of row `lane` that lie inside a vector of `count` values, as a mask (lane k: row k).
+ZS_HD inline std::uint32_t valid_cells_of_row(std::uint32_t count, unsigned row) {
+  std::uint32_t const first = row * warp_lanes;
+  if (count <= first) return 0;
+  return count - first >= warp_lanes ? full_mask : (1U << (count - first)) - 1;
+}
+
+/// The kept cells of each row (lane k: row k's mask, the cells that are not taken out as fill)
+/// and the kept cells before each row (an exclusive scan), so kept value j of cell c of row k is
+/// base_k + popc(kept_k & lanes below c).
+struct kept_rows {
+  std::uint32_t mask;  // this lane's row
+  std::uint32_t base;  // this lane's row
+  std::uint32_t kept;  // in the vector
+};
+template <class Warp>
+ZS_WARP_FN kept_rows scan_kept(Warp& w, std::uint32_t kept_mask) {
+  kept_rows r;
+  r.mask = kept_mask;
+  r.base = warp_exclusive_sum(w, popc32(kept_mask), r.kept);
+  return r;
+}
+
+// --- the ALP arithmetic with a vector's scales looked up once ---------------------------------
+
+/// 10^e, 10^-f (encoding) and 10^f, 10^-e (decoding) in the value's precision: the very
+/// constants fmt::fit_int and fmt::decode_int compute, so the integers and values are theirs.
+template <typename Float>
+struct alp_scales {
+  Float up_e;
+  Float down_f;
+  Float up_f;
+  Float down_e;
+};
+template <typename Float>
+ZS_HD inline alp_scales<Float> scales_of(int e, int f) {
+  return {fmt::pow10_as<Float>(e), fmt::inv_pow10_as<Float>(f), fmt::pow10_as<Float>(f), fmt::inv_pow10_as<Float>(e)};
+}
+template <typename Float>
+ZS_HD inline Float decode_scaled(std::int64_t d, const alp_scales<Float>& s) {
+  return fmt::mul(fmt::mul(static_cast<Float>(d), s.up_f), s.down_e);
+}
+/// fmt::fit_int, step for step.
+template <typename Float>
+ZS_HD inline fmt::fit fit_scaled(Float v, const alp_scales<Float>& s, std::int64_t& d, std::int32_t& correction) {
+  using word_t = typename fmt::float_traits<Float>::bits_t;
+  Float const x = fmt::mul(fmt::mul(v, s.up_e), s.down_f);
+  double const xd = static_cast<double>(x);
+  if (!(xd >= -fmt::float_traits<Float>::int_limit && xd <= fmt::float_traits<Float>::int_limit)) return fmt::fit::none;
+  d = fmt::round_to_int(x);
+  word_t const diff = static_cast<word_t>(fmt::bits_of(v) - fmt::bits_of(decode_scaled<Float>(d, s)));
+  if (diff == 0) return fmt::fit::exact;
+  auto const signed_diff = static_cast<std::int64_t>(
+      sizeof(Float) == 4 ? static_cast<std::int64_t>(static_cast<std::int32_t>(static_cast<std::uint32_t>(diff)))
+                         : static_cast<std::int64_t>(static_cast<std::uint64_t>(diff)));
+  if (signed_diff < -32767 || signed_diff > 32767) return fmt::fit::none;
+  correction = static_cast<std::int32_t>(signed_diff);
+  return fmt::fit::corrected;
+}
+
+/// The integers one ALP candidate gives a group of cells: their range and exception counts.
+struct alp_stats {
+  long long lo = LLONG_MAX;
+  long long hi = LLONG_MIN;
+  std::uint32_t exceptions = 0;
+  std::uint32_t corrections = 0;
+};
+ZS_HD inline void add_fit(alp_stats& s, fmt::fit how, std::int64_t d) {
+  if (how != fmt::fit::exact) ++s.exceptions;
+  if (how == fmt::fit::none) return;  // its slot holds the base: no part of the range
+  if (how == fmt::fit::corrected) ++s.corrections;
+  s.lo = min_of(s.lo, static_cast<long long>(d));
+  s.hi = max_of(s.hi, static_cast<long long>(d));
+}
+ZS_HD inline alp_stats merged(const alp_stats& a, const alp_stats& b) {
+  return {min_of(a.lo, b.lo), max_of(a.hi, b.hi), a.exceptions + b.exceptions, a.corrections + b.corrections};
+}
+template <class Warp>
+ZS_WARP_FN alp_stats warp_total(Warp& w, const alp_stats& s) {
+  return {warp_min(w, s.lo), warp_max(w, s.hi), warp_sum(w, s.exceptions), warp_sum(w, s.corrections)};
+}
+
+/// fmt::analyze_alp's fields from the warp's totals of a view.
+template <typename Float>
+ZS_HD inline fmt::vector_fields alp_fields(const alp_stats& s, int e, int f, bool fill, std::uint32_t fills) {
+  fmt::vector_fields v;
+  v.mode = fmt::mode_alp;
+  v.exponent = e;
+  v.factor = f;
+  v.exceptions = s.exceptions;
+  v.corrections = s.corrections;
+  bool const any = s.lo <= s.hi;  // some value fits: the range is the reference's
+  long long const lo = any ? s.lo : 0;
+  long long const hi = any ? s.hi : 0;
+  v.base = static_cast<std::uint64_t>(lo);
+  v.bits = bit_length64(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
+  v.fill = fill;
+  v.fills = fill ? fills : 0;
+  return v;
+}
+
+/// The fewest bytes an ALP_RD vector of this view can take (no code bits, the narrowest right
+/// part, no exceptions): when an earlier option is no larger, ALP_RD cannot win there.
+template <typename Float>
+ZS_HD inline std::uint64_t rd_floor_bytes(std::uint32_t count, bool fill, std::uint32_t fills) {
+  using traits = fmt::float_traits<Float>;
+  std::uint32_t const rows = (count - (fill ? fills : 0) + traits::lanes - 1) / traits::lanes;
+  return fmt::vector_header_bytes + (fill ? fmt::fill_map_bytes : 0) + fmt::dict_bytes +
+         fmt::packed_bytes(traits::lanes, traits::width, rows, traits::width - fmt::max_left_bits);
+}
+
+/// The warp's vector: lane l holds cells l, l + 32, ... (values[k] is cell 32k + lane), which
+/// of them lie in the vector and which hold the column's fill value (bit k each).
+template <typename Float>
+struct warp_cells {
+  Float values[cell_rows];
+  std::uint32_t valid = 0;
+  std::uint32_t fill = 0;
+};
+template <class Warp, typename Float>
+ZS_WARP_FN void load_cells(const Warp& w, const Float* first, std::uint32_t count, bool has_fill, std::uint64_t fill_bits,
+                           warp_cells<Float>& cells) {
+  unsigned const lane = w.lane;
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    std::uint32_t const c = k * warp_lanes + lane;
+    bool const inside = c < count;
+    cells.values[k] = inside ? first[c] : Float(0);
+    cells.valid |= inside ? 1U << k : 0U;
+    bool const is_fill = inside && has_fill && static_cast<std::uint64_t>(fmt::bits_of(cells.values[k])) == fill_bits;
+    cells.fill |= is_fill ? 1U << k : 0U;
+  }
+}
+
+/// The fill mask of row `lane` (lane k gets row k's: bit c for cell 32k + c).
+template <class Warp, typename Float>
+ZS_WARP_FN std::uint32_t fill_row_of_lane(Warp& w, const warp_cells<Float>& cells) {
+  unsigned const lane = w.lane;
+  std::uint32_t mine = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    std::uint32_t const row = w.ballot(((cells.fill >> k) & 1U) != 0);
+    if (lane == k) mine = row;
+  }
+  return mine;
+}
+
+/// fmt::choose_vector by a warp. Every ALP option (each candidate, with and without the fill
+/// cells) is costed over the lanes' cells with warp reductions; ALP_RD is costed only where its
+/// floor undercuts the options before it, and then the vector goes to fmt::choose_vector on
+/// one lane (values that are not decimal: slow, but the same bytes). The options are compared
+/// in the reference's order, ties to the first, so the choice is the reference's.
+template <class Warp, typename Float>
+ZS_WARP_FN void choose_vector_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::column_params& p,
+                                   fmt::vector_fields& choice, std::uint64_t& size) {
+  unsigned const lane = w.lane;
+  warp_cells<Float> cells;
+  load_cells(w, first, count, p.has_fill, p.fill, cells);
+  std::uint32_t const fills = warp_sum(w, popc32(cells.fill));
+
+  // Per candidate, the best with the fill cells kept (view 0) and taken out (view 1).
+  std::uint64_t best_bytes[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};
+  fmt::vector_fields best_alp[2];
+  for (int c = 0; c < p.candidates; ++c) {
+    alp_scales<Float> const sc = scales_of<Float>(p.exponent[c], p.factor[c]);
+    alp_stats kept;
+    alp_stats filled;
+ZS_UNROLL
+    for (unsigned k = 0; k < cell_rows; ++k) {
+      if (((cells.valid >> k) & 1U) == 0) continue;
+      std::int64_t d = 0;
+      std::int32_t correction = 0;
+      fmt::fit const how = fit_scaled(cells.values[k], sc, d, correction);
+      if (((cells.fill >> k) & 1U) != 0) {
+        add_fit(filled, how, d);
+      } else {
+        add_fit(kept, how, d);
+      }
+    }
+    kept = warp_total(w, kept);
+    filled = warp_total(w, filled);
+    for (int view = 0; view < (fills != 0 ? 2 : 1); ++view) {
+      fmt::vector_fields const option =
+          alp_fields<Float>(view == 0 ? merged(kept, filled) : kept, p.exponent[c], p.factor[c], view == 1, fills);
+      std::uint64_t const b = fmt::vector_bytes<Float>(option, count);
+      if (b < best_bytes[view]) {
+        best_bytes[view] = b;
+        best_alp[view] = option;
+      }
+    }
+  }
+  fmt::vector_fields best;
+  best.mode = fmt::mode_raw;
+  std::uint64_t bytes = fmt::vector_bytes<Float>(best, count);
+  bool rd_may_win = false;
+  for (int view = 0; view < (fills != 0 ? 2 : 1); ++view) {
+    if (best_bytes[view] < bytes) {
+      bytes = best_bytes[view];
+      best = best_alp[view];
+    }
+    rd_may_win = rd_may_win || rd_floor_bytes<Float>(count, view == 1, fills) < bytes;
+  }
+  if (lane == 0 && rd_may_win) {
+    fmt::vector_scratch scratch;
+    best = fmt::choose_vector(first, count, p, scratch, bytes);
+  }
+  choice = best;
+  size = bytes;
+}
+
+/// fmt::write_vector by a warp, for the size pass's choice. ALP and raw vectors: the lanes code
+/// their cells row by row, place the kept values by a scan of the rows' kept masks, the
+/// exceptions by ballots of the row's exceptions, and stage the ALP offsets in shared memory,
+/// from which lane l (l < the type's lane count) packs FastLanes lane l word by word. ALP_RD
+/// vectors (rare: values that are not decimal) are written by fmt::write_vector on one lane.
+template <class Warp, typename Float>
+ZS_WARP_FN void write_vector_warp(Warp& w, const Float* first, std::uint32_t count, std::uint64_t fill_bits,
+                                  const fmt::vector_fields& fields, std::byte* out, std::uint64_t* stage_words) {
+  unsigned const lane = w.lane;
+  using traits = fmt::float_traits<Float>;
+  using word_t = typename traits::bits_t;
+  constexpr unsigned lanes = traits::lanes;
+  constexpr int width = traits::width;
+  warp_cells<Float> cells;
+  load_cells(w, first, count, fields.fill, fill_bits, cells);
+
+  if (fields.mode == fmt::mode_rd) {
+    auto* is_fill = reinterpret_cast<std::uint8_t*>(stage_words);
+ZS_UNROLL
+    for (unsigned k = 0; k < cell_rows; ++k) {
+      if (((cells.valid >> k) & 1U) != 0) is_fill[k * warp_lanes + lane] = static_cast<std::uint8_t>((cells.fill >> k) & 1U);
+    }
+    w.sync();
+    if (lane == 0) fmt::write_vector(first, count, fields, is_fill, out);
+    return;
+  }
+
+  if (lane == 0) fmt::store_vector_header(fields, out);
+  std::byte* at = out + fmt::vector_header_bytes;
+  std::uint32_t const fill_row = fill_row_of_lane(w, cells);
+  if (fields.fill) {
+    reinterpret_cast<std::uint32_t*>(at)[lane] = fill_row;  // bit i % 32 of word i / 32, little-endian
+    at += fmt::fill_map_bytes;
+  }
+  kept_rows const rows_kept = scan_kept(w, valid_cells_of_row(count, lane) & ~fill_row);
+  std::uint32_t const m = rows_kept.kept;
+  unsigned const below = lanes_below(lane);
+
+  if (fields.mode == fmt::mode_raw) {
+    std::uint64_t const raw = std::uint64_t{m} * sizeof(Float);
+    if (lane == 0 && raw % 8 != 0) *reinterpret_cast<std::uint64_t*>(at + fmt::pad8(raw) - 8) = 0;
+    w.sync();
+    auto* words = reinterpret_cast<word_t*>(at);
+ZS_UNROLL
+    for (unsigned k = 0; k < cell_rows; ++k) {
+      std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
+      std::uint32_t const base = w.shfl(rows_kept.base, k);
+      if (((kept_mask >> lane) & 1U) != 0) words[base + popc32(kept_mask & below)] = fmt::bits_of(cells.values[k]);
+    }
+    return;
+  }
+
+  // ALP.
+  std::uint32_t const rows = (m + lanes - 1) / lanes;
+  std::uint64_t const packed_size = fmt::packed_bytes(lanes, width, rows, fields.bits);
+  std::byte* positions = at + packed_size;
+  std::byte* patches = positions + fmt::pad8(2 * std::uint64_t{fields.exceptions});
+  std::uint64_t const patch_bytes = fmt::alp_patch_bytes<Float>(fields);
+  if (lane == 0 && fields.exceptions != 0) {
+    // The padding after the last position and the last patch: zero, under the writes below.
+    *reinterpret_cast<std::uint64_t*>(patches - 8) = 0;
+    *reinterpret_cast<std::uint64_t*>(patches + patch_bytes - 8) = 0;
+  }
+  w.sync();
+  alp_scales<Float> const sc = scales_of<Float>(fields.exponent, fields.factor);
+  auto* stage = reinterpret_cast<word_t*>(stage_words);
+  std::uint32_t exceptions_before = 0;
+  std::uint32_t patch_before = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
+    std::uint32_t const base = w.shfl(rows_kept.base, k);
+    bool const kept = ((kept_mask >> lane) & 1U) != 0;
+    std::int64_t d = 0;
+    std::int32_t correction = 0;
+    fmt::fit const how = kept ? fit_scaled(cells.values[k], sc, d, correction) : fmt::fit::exact;
+    std::uint32_t const corrected = w.ballot(how == fmt::fit::corrected);
+    std::uint32_t const stored = w.ballot(how == fmt::fit::none);
+    if (kept) {
+      std::uint32_t const j = base + popc32(kept_mask & below);
+      // An exception that stores its value has the base in its slot (offset 0).
+      stage[j] = how == fmt::fit::none ? word_t{0} : static_cast<word_t>(static_cast<std::uint64_t>(d) - fields.base);
+      if (how != fmt::fit::exact) {
+        std::uint32_t const x = exceptions_before + popc32((corrected | stored) & below);
+        std::uint32_t const at_patch = patch_before + 2 * popc32(corrected & below) +
+                                       static_cast<std::uint32_t>(sizeof(Float)) * popc32(stored & below);
+        if (how == fmt::fit::corrected) {
+          detail::store_le(positions + 2 * x, j | fmt::correction_flag, 2);
+          detail::store_le(patches + at_patch, static_cast<std::uint16_t>(static_cast<std::int16_t>(correction)), 2);
+        } else {
+          detail::store_le(positions + 2 * x, j, 2);
+          detail::store_le(patches + at_patch, fmt::bits_of(cells.values[k]), sizeof(Float));
+        }
+      }
+    }
+    exceptions_before += popc32(corrected | stored);
+    patch_before += 2 * popc32(corrected) + static_cast<std::uint32_t>(sizeof(Float)) * popc32(stored);
+  }
+  for (std::uint32_t j = m + lane; j < rows * lanes; j += warp_lanes) stage[j] = 0;  // the last row's empty slots
+  w.sync();
+  if (lane < lanes && fields.bits != 0) {
+    // FastLanes lane `lane`: its rows' fields one after another, words[i * lanes + lane].
+    auto* words = reinterpret_cast<word_t*>(at);
+    int const bits = fields.bits;
+    word_t word = 0;
+    int used = 0;
+    std::uint32_t next = 0;  // the lane's next word
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      word_t const value = stage[r * lanes + lane];
+      word |= static_cast<word_t>(value << used);
+      if (used + bits >= width) {
+        words[next++ * lanes + lane] = word;
+        word = used == 0 ? word_t{0} : static_cast<word_t>(value >> (width - used));
+        used += bits - width;
+      } else {
+        used += bits;
+      }
+    }
+    if (used > 0) words[next * lanes + lane] = word;
+  }
+}
+
+/// fmt::check_vector by a warp, the same verdict: every lane reads the header (the same bytes,
+/// so every early answer is the warp's), the loops over the exceptions and the fill map are
+/// split over the lanes and their verdicts joined.
+template <class Warp, typename Float>
+ZS_WARP_FN bool check_vector_warp(Warp& w, const std::byte* in, std::uint64_t available, std::uint32_t count,
+                                  const fmt::column_params& p, fmt::vector_fields& v) {
+  unsigned const lane = w.lane;
+  using traits = fmt::float_traits<Float>;
+  if (available < fmt::vector_header_bytes) return false;
+  std::uint8_t const mode_byte = static_cast<std::uint8_t>(in[0]);
+  v.mode = static_cast<std::uint8_t>(mode_byte & ~fmt::fill_flag);
+  v.fill = (mode_byte & fmt::fill_flag) != 0;
+  v.bits = static_cast<int>(in[1]);
+  if (v.mode == fmt::mode_rd) {
+    v.dict_size = static_cast<int>(in[2]);
+    v.right_bits = static_cast<int>(in[3]);
+  } else {
+    v.exponent = static_cast<int>(in[2]);
+    v.factor = static_cast<int>(in[3]);
+  }
+  v.exceptions = static_cast<std::uint32_t>(detail::load_le(in + 4, 2));
+  v.fills = static_cast<std::uint32_t>(detail::load_le(in + 6, 2));
+  v.base = detail::load_le(in + 8, 8);
+  if (v.mode > fmt::mode_raw) return false;
+  if (v.fill ? (!p.has_fill || v.fills == 0 || v.fills > count) : v.fills != 0) return false;
+  std::uint32_t const m = count - v.fills;
+  switch (v.mode) {
+    case fmt::mode_alp:
+      if (v.bits > traits::width || v.exponent > traits::max_exponent || v.factor > v.exponent) return false;
+      if (traits::width == 32 &&
+          v.base != static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(static_cast<std::uint32_t>(v.base)))))
+        return false;
+      break;
+    case fmt::mode_rd:
+      if (v.dict_size < 1 || v.dict_size > fmt::max_dict || !fmt::valid_right_bits(traits::width, v.right_bits) ||
+          v.bits != fmt::bit_length(static_cast<std::uint64_t>(v.dict_size - 1)) || v.base != 0)
+        return false;
+      break;
+    default:
+      if (v.bits != 0 || v.exponent != 0 || v.factor != 0 || v.base != 0 || v.exceptions != 0) return false;
+      break;
+  }
+  if (v.exceptions > m) return false;
+  std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
+  if (v.mode == fmt::mode_alp && v.exceptions != 0) {
+    std::uint64_t const before = fmt::vector_header_bytes + (v.fill ? fmt::fill_map_bytes : 0) +
+                                 fmt::packed_bytes(traits::lanes, traits::width, rows, v.bits);
+    if (before > available || fmt::pad8(2 * std::uint64_t{v.exceptions}) > available - before) return false;
+    bool bad = false;
+    std::uint32_t corrections = 0;
+    for (std::uint32_t x = lane; x < v.exceptions; x += warp_lanes) {
+      std::uint64_t const word = detail::load_le(in + before + 2 * x, 2);
+      bad = bad || (word & ~std::uint64_t{fmt::correction_flag | fmt::position_mask}) != 0;
+      corrections += (word & fmt::correction_flag) != 0 ? 1 : 0;
+    }
+    if (w.any(bad)) return false;
+    v.corrections = warp_sum(w, corrections);
+  }
+  if (fmt::vector_bytes<Float>(v, count) != available) return false;
+  const std::byte* at = in + fmt::vector_header_bytes;
+  if (v.fill) {
+    // The map marks exactly `fills` cells, none past the vector's count: lane l reads its 4 bytes.
+    bool bad = false;
+    std::uint32_t marked = 0;
+    for (std::uint32_t b = 4 * lane; b < 4 * lane + 4; ++b) {
+      auto const byte = static_cast<unsigned>(at[b]);
+      std::uint32_t const cells = count > 8 * b ? count - 8 * b : 0;
+      bad = bad || (cells < 8 && (byte >> cells) != 0);
+      marked += popc32((byte));
+    }
+    if (w.any(bad) || warp_sum(w, marked) != v.fills) return false;
+    at += fmt::fill_map_bytes;
+  }
+  if (v.mode == fmt::mode_raw) return true;
+  if (v.mode == fmt::mode_rd) {
+    for (int i = 0; i < fmt::max_dict; ++i) {
+      std::uint64_t const entry = detail::load_le(at + 2 * i, 2);
+      if (i >= v.dict_size ? entry != 0 : (entry >> (traits::width - v.right_bits)) != 0) return false;
+      v.dict[i] = static_cast<std::uint16_t>(entry);
+    }
+    at += fmt::dict_bytes;
+  }
+  std::uint64_t const packed = fmt::packed_bytes(traits::lanes, traits::width, rows, v.bits) +
+                               (v.mode == fmt::mode_rd ? fmt::packed_bytes(traits::lanes, traits::width, rows, v.right_bits) : 0);
+  const std::byte* positions = at + packed;
+  std::uint64_t const mask = v.mode == fmt::mode_alp ? fmt::position_mask : 0xffff;
+  const std::byte* lefts = positions + fmt::pad8(2 * std::uint64_t{v.exceptions});
+  bool bad = false;
+  for (std::uint32_t x = lane; x < v.exceptions; x += warp_lanes) {
+    std::uint64_t const pos = detail::load_le(positions + 2 * x, 2) & mask;
+    bad = bad || pos >= m || (x > 0 && pos <= (detail::load_le(positions + 2 * (x - 1), 2) & mask));
+    if (v.mode == fmt::mode_rd) bad = bad || detail::load_le(lefts + 2 * x, 2) >> (traits::width - v.right_bits) != 0;
+  }
+  return !w.any(bad);
+}
+
+/// Kept value j of a vector before patching (fmt::unpatched), with ALP's scales looked up once.
+template <typename Float>
+ZS_HD inline Float kept_value(const fmt::vector_sections& s, const fmt::vector_fields& v, const alp_scales<Float>& sc,
+                            std::uint32_t j) {
+  using traits = fmt::float_traits<Float>;
+  using word_t = typename traits::bits_t;
+  if (v.mode != fmt::mode_alp) return fmt::unpatched<Float>(s, v, j);
+  word_t const offset = fmt::get_field<word_t>(reinterpret_cast<const word_t*>(s.packed), traits::lanes, j, v.bits);
+  return decode_scaled<Float>(static_cast<std::int64_t>(v.base + static_cast<std::uint64_t>(offset)), sc);
+}
+
+/// Decodes a vector that check_vector_warp accepted into out[0 .. count), as fmt::read_vector
+/// does: the cells row by row (cell 32k + lane by lane `lane`, so a row's stores are one
+/// coalesced run; the kept value of each cell from a scan of the fill map's rows), then the
+/// exceptions 32 at a time (their patches placed by a scan of their sizes, their cells found by
+/// a search of the rows).
+template <class Warp, typename Float>
+ZS_WARP_FN void decode_vector_warp(Warp& w, const std::byte* vector, std::uint32_t count, const fmt::column_params& p,
+                                   const fmt::vector_fields& fields, Float* out) {
+  unsigned const lane = w.lane;
+  using traits = fmt::float_traits<Float>;
+  using word_t = typename traits::bits_t;
+  fmt::vector_sections const s = fmt::sections_of<Float>(vector, count, fields);
+  std::uint32_t const fill_row = fields.fill ? reinterpret_cast<const std::uint32_t*>(s.map)[lane] : 0U;
+  kept_rows const rows_kept = scan_kept(w, valid_cells_of_row(count, lane) & ~fill_row);
+  unsigned const below = lanes_below(lane);
+  Float const fill = fmt::from_bits<Float>(static_cast<word_t>(p.fill));
+  alp_scales<Float> const sc = fields.mode == fmt::mode_alp ? scales_of<Float>(fields.exponent, fields.factor)
+                                                            : alp_scales<Float>{};
+  for (unsigned k = 0; k < cell_rows && k * warp_lanes < count; ++k) {
+    std::uint32_t const c = k * warp_lanes + lane;
+    std::uint32_t j = c;
+    bool fill_cell = false;
+    if (fields.fill) {
+      std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
+      std::uint32_t const base = w.shfl(rows_kept.base, k);
+      fill_cell = ((kept_mask >> lane) & 1U) == 0;
+      j = base + popc32(kept_mask & below);
+    }
+    if (c < count) out[c] = fill_cell ? fill : kept_value<Float>(s, fields, sc, j);
+  }
+  if (fields.mode == fmt::mode_raw || fields.exceptions == 0) return;
+  w.sync();  // the exceptions' cells were written above, maybe by other lanes
+  std::uint32_t const mask = fields.mode == fmt::mode_alp ? fmt::position_mask : 0xffffU;
+  std::uint32_t patch_before = 0;
+  for (std::uint32_t first = 0; first < fields.exceptions; first += warp_lanes) {
+    std::uint32_t const x = first + lane;
+    bool const active = x < fields.exceptions;
+    auto const word = active ? static_cast<std::uint32_t>(detail::load_le(s.positions + 2 * x, 2)) : 0U;
+    bool const corrected = fields.mode == fmt::mode_alp && (word & fmt::correction_flag) != 0;
+    std::uint32_t const size = !active ? 0U : fields.mode == fmt::mode_alp && !corrected ? sizeof(Float) : 2U;
+    std::uint32_t sizes = 0;
+    std::uint32_t const patch = patch_before + warp_exclusive_sum(w, size, sizes);
+    patch_before += sizes;
+    std::uint32_t const j = word & mask;
+    std::uint32_t cell = j;
+    if (fields.fill) {
+      // The row whose kept cells hold kept value j: the last whose count of kept cells before
+      // it is at most j (rows without kept cells share the next row's count).
+      unsigned row = 0;
+      for (unsigned step = 16; step > 0; step >>= 1) {
+        if (w.shfl(rows_kept.base, row + step) <= j) row += step;
+      }
+      std::uint32_t const kept_mask = w.shfl(rows_kept.mask, row);
+      std::uint32_t const base = w.shfl(rows_kept.base, row);
+      cell = row * warp_lanes + nth_set_bit(kept_mask, j - base);
+    }
+    if (!active) continue;
+    Float value;
+    if (fields.mode == fmt::mode_rd) {
+      word_t const left = static_cast<word_t>(detail::load_le(s.patches + patch, 2));
+      word_t const right =
+          fmt::get_field<word_t>(reinterpret_cast<const word_t*>(s.right), traits::lanes, j, fields.right_bits);
+      value = fmt::from_bits<Float>(static_cast<word_t>((left << fields.right_bits) | right));
+    } else if (corrected) {
+      auto const correction = static_cast<std::int16_t>(static_cast<std::uint16_t>(detail::load_le(s.patches + patch, 2)));
+      value = fmt::from_bits<Float>(static_cast<word_t>(fmt::bits_of(kept_value<Float>(s, fields, sc, j)) +
+                                                        static_cast<word_t>(static_cast<std::int64_t>(correction))));
+    } else {
+      value = fmt::from_bits<Float>(static_cast<word_t>(detail::load_le(s.patches + patch, sizeof(Float))));
+    }
+    out[cell] = value;
+  }
+  w.sync();
+}
+
+
+}  // namespace zs::kernels::alp

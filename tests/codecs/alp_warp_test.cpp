@@ -1,0 +1,200 @@
+// The alp codec's warp coders (kernels/alp/alp_warp.hpp), which the GPU kernels run, on the warp
+// emulator against the one-worker reference of alp_format.hpp: the same choice and bytes for
+// every vector, the reference's vectors decoded to the same bits, and the same verdict on
+// damaged vectors. CI has no GPU: this is where the kernels' per-vector logic is checked.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "alp/alp_format.hpp"
+#include "alp/alp_warp.hpp"
+#include "warp_emulator.hpp"
+
+namespace {
+
+namespace fmt = zs::alp;
+namespace ka = zs::kernels::alp;
+using emu = zs::test::warp_emulator;
+
+// Decimals, fill runs, decimals that need corrections, NaN payloads, -0.0, infinities,
+// denormals, extremes, random bit patterns, and whole vectors of fill cells.
+template <typename T>
+std::vector<T> awkward_values(std::size_t n, std::uint64_t seed) {
+  using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  using L = std::numeric_limits<T>;
+  std::mt19937_64 rng(seed);
+  std::vector<T> v(n);
+  T const specials[] = {T(-0.0), L::infinity(), -L::infinity(), L::quiet_NaN(), L::denorm_min(), L::max(), L::lowest()};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t const kind = (i / 700) % 6;
+    if (kind == 0) v[i] = static_cast<T>(static_cast<double>(rng() % 100000) / 1000.0);
+    if (kind == 1) v[i] = (i / 37) % 2 == 0 ? T(-1e34) : static_cast<T>(static_cast<double>(rng() % 500) / 10.0);
+    if (kind == 2) v[i] = i % 3 == 0 ? specials[rng() % 7] : std::bit_cast<T>(static_cast<bits>(rng()));
+    if (kind == 3) v[i] = static_cast<T>(1.0 + static_cast<double>(rng() % 1000000007) / 1000000007.0);
+    if (kind == 4) v[i] = rng() % 50 == 0 ? specials[rng() % 7] : static_cast<T>(static_cast<double>(rng() % 2000) / 100.0 - 10.0);
+    if (kind == 5) v[i] = (i / 1024) % 2 == 0 ? T(-1e34) : static_cast<T>(static_cast<double>(rng() % 90) * 0.25);
+  }
+  return v;
+}
+
+template <typename T>
+fmt::column_params prepared(const std::vector<T>& values) {
+  zs::encode_source piece{zs::value_type_of<T>::value, values.size(), values.data()};
+  auto sample = std::make_unique<fmt::column_sample<T>>();
+  std::vector<std::uint32_t> counts(fmt::sample_values);
+  std::vector<std::uint64_t> costs(fmt::sample_vectors * fmt::combinations<T>());
+  return fmt::prepare_column(&piece, 1, *sample, counts.data(), costs.data());
+}
+
+// What the reference chose for a column's vectors, so a test can show it covered every path.
+struct chosen_paths {
+  int alp = 0, rd = 0, raw = 0, fill = 0, corrections = 0, stored = 0;
+};
+
+template <typename T>
+chosen_paths check_column(const std::vector<T>& values, const fmt::column_params& p) {
+  chosen_paths paths;
+  std::uint64_t const vectors = fmt::vector_count(values.size());
+  std::uint64_t const slot = fmt::max_vector_bytes<T>(fmt::vector_values) + fmt::fill_map_bytes;
+  // The reference's vectors, each in a slot of its own.
+  std::vector<std::uint64_t> ref_bytes(vectors);
+  std::vector<fmt::vector_fields> ref_fields(vectors);
+  std::vector<std::uint64_t> ref_out(vectors * slot / 8, 0);
+  auto* ref = reinterpret_cast<std::byte*>(ref_out.data());
+  auto scratch = std::make_unique<fmt::vector_scratch>();
+  for (std::uint64_t v = 0; v < vectors; ++v) {
+    std::uint32_t const count = fmt::values_in_vector(values.size(), v);
+    const T* first = values.data() + v * fmt::vector_values;
+    ref_fields[v] = fmt::choose_vector(first, count, p, *scratch, ref_bytes[v]);
+    EXPECT_EQ(fmt::write_vector(first, count, ref_fields[v], scratch->is_fill, ref + v * slot), ref_bytes[v]);
+    fmt::vector_fields const& f = ref_fields[v];
+    paths.alp += f.mode == fmt::mode_alp ? 1 : 0;
+    paths.rd += f.mode == fmt::mode_rd ? 1 : 0;
+    paths.raw += f.mode == fmt::mode_raw ? 1 : 0;
+    paths.fill += f.fill ? 1 : 0;
+    paths.corrections += f.mode == fmt::mode_alp && f.corrections != 0 ? 1 : 0;
+    paths.stored += f.mode == fmt::mode_alp && f.exceptions > f.corrections ? 1 : 0;
+  }
+
+  // The warp's choice and bytes, over garbage, so that a byte the warp leaves unwritten shows.
+  std::vector<std::uint64_t> got_bytes(vectors);
+  std::vector<fmt::vector_fields> got_fields(vectors);
+  std::vector<std::uint64_t> got_out(vectors * slot / 8, 0xCDCDCDCDCDCDCDCDULL);
+  auto* got = reinterpret_cast<std::byte*>(got_out.data());
+  emu::run(
+      vectors, ka::stage_bytes_per_warp,
+      [&](emu::warp& w, std::uint64_t v, std::byte* smem) {
+        std::uint32_t const count = fmt::values_in_vector(values.size(), v);
+        const T* first = values.data() + v * fmt::vector_values;
+        fmt::vector_fields fields;
+        std::uint64_t bytes = 0;
+        ka::choose_vector_warp(w, first, count, p, fields, bytes);
+        if (w.lane == 0) {  // lane 0 holds the choice, as the size kernel stores it
+          got_fields[v] = fields;
+          got_bytes[v] = bytes;
+        }
+        w.sync();
+        fmt::vector_fields const chosen = got_fields[v];
+        ka::write_vector_warp(w, first, count, p.fill, chosen, got + v * slot, reinterpret_cast<std::uint64_t*>(smem));
+      },
+      [](emu::warp&) {});
+  for (std::uint64_t v = 0; v < vectors; ++v) {
+    EXPECT_EQ(got_bytes[v], ref_bytes[v]) << "vector " << v << " (reference mode " << int(ref_fields[v].mode) << ")";
+    EXPECT_EQ(std::memcmp(got + v * slot, ref + v * slot, ref_bytes[v]), 0)
+        << "vector " << v << " (mode " << int(ref_fields[v].mode) << ", fill " << ref_fields[v].fill << ", exceptions "
+        << ref_fields[v].exceptions << ") differs from the reference";
+  }
+
+  // The reference's vectors decoded by the warp: every value's bits come back.
+  std::vector<T> decoded(vectors * fmt::vector_values);
+  std::memset(decoded.data(), 0xAB, decoded.size() * sizeof(T));
+  std::vector<int> accepted(vectors, 0);
+  emu::run(
+      vectors, 0,
+      [&](emu::warp& w, std::uint64_t v, std::byte*) {
+        std::uint32_t const count = fmt::values_in_vector(values.size(), v);
+        fmt::vector_fields fields;
+        if (!ka::check_vector_warp<emu::warp, T>(w, ref + v * slot, ref_bytes[v], count, p, fields)) return;
+        ka::decode_vector_warp(w, ref + v * slot, count, p, fields, decoded.data() + v * fmt::vector_values);
+        if (w.lane == 0) accepted[v] = 1;
+      },
+      [](emu::warp&) {});
+  for (std::uint64_t v = 0; v < vectors; ++v) EXPECT_EQ(accepted[v], 1) << "vector " << v << " rejected";
+  EXPECT_EQ(std::memcmp(decoded.data(), values.data(), values.size() * sizeof(T)), 0) << "decoded bits differ";
+
+  // Damaged vectors: the warp's verdict is the reference's.
+  std::mt19937_64 rng(5);
+  std::uint64_t const trials = vectors * 8;
+  std::vector<std::uint64_t> damaged(ref_out.size());
+  std::vector<int> warp_verdict(trials, -1);
+  std::vector<int> ref_verdict(trials, -1);
+  std::vector<std::vector<std::uint64_t>> copies(trials);
+  for (std::uint64_t t = 0; t < trials; ++t) {
+    std::uint64_t const v = t / 8;
+    copies[t].assign(ref_out.begin() + static_cast<std::ptrdiff_t>(v * slot / 8),
+                     ref_out.begin() + static_cast<std::ptrdiff_t>((v + 1) * slot / 8));
+    auto* bytes = reinterpret_cast<std::byte*>(copies[t].data());
+    std::uint64_t const at = rng() % ref_bytes[v];
+    bytes[at] ^= static_cast<std::byte>(1U << (rng() % 8));
+    fmt::vector_fields fields;
+    ref_verdict[t] = fmt::check_vector<T>(bytes, ref_bytes[v], fmt::values_in_vector(values.size(), v), p, fields) ? 1 : 0;
+  }
+  emu::run(
+      trials, 0,
+      [&](emu::warp& w, std::uint64_t t, std::byte*) {
+        fmt::vector_fields fields;
+        bool const ok = ka::check_vector_warp<emu::warp, T>(w, reinterpret_cast<std::byte*>(copies[t].data()),
+                                                            ref_bytes[t / 8], fmt::values_in_vector(values.size(), t / 8), p,
+                                                            fields);
+        if (w.lane == 0) warp_verdict[t] = ok ? 1 : 0;
+      },
+      [](emu::warp&) {});
+  for (std::uint64_t t = 0; t < trials; ++t) EXPECT_EQ(warp_verdict[t], ref_verdict[t]) << "damaged vector " << t / 8;
+  return paths;
+}
+
+template <typename T>
+void check_awkward(std::size_t n, std::uint64_t seed) {
+  std::vector<T> const values = awkward_values<T>(n, seed);
+  fmt::column_params const p = prepared(values);
+  chosen_paths const first = check_column(values, p);
+  // Several candidates and a fill value, whatever the sample says.
+  fmt::column_params q;
+  q.candidates = 3;
+  q.exponent[0] = 3;
+  q.factor[0] = 0;
+  q.exponent[1] = 2;
+  q.factor[1] = 0;
+  q.exponent[2] = 1;
+  q.factor[2] = 1;
+  q.has_fill = true;
+  q.fill = static_cast<std::uint64_t>(fmt::bits_of(T(-1e34)));
+  chosen_paths const second = check_column(values, q);
+  if (n > 6 * 700) {  // the long columns hold every kind of vector
+    for (chosen_paths const& c : {first, second}) {
+      EXPECT_GT(c.alp, 0);
+      EXPECT_GT(c.raw + c.rd, 0);
+      EXPECT_GT(c.corrections, 0);
+      EXPECT_GT(c.stored, 0);
+    }
+    EXPECT_GT(second.fill, 0);
+    EXPECT_GT(first.rd + second.rd, 0);
+  }
+}
+
+TEST(AlpWarp, Float32VectorsMatchTheReference) { check_awkward<float>(6 * 700 * 3 + 517, 1); }
+TEST(AlpWarp, Float64VectorsMatchTheReference) { check_awkward<double>(6 * 700 * 3 + 517, 2); }
+TEST(AlpWarp, ShortColumns) {
+  for (std::size_t n : {1, 2, 31, 33, 1023, 1025}) {
+    check_awkward<float>(n, n);
+    check_awkward<double>(n, n + 1);
+  }
+}
+
+}  // namespace
