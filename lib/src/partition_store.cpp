@@ -1,0 +1,128 @@
+#include "zs/partition_store.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "zs/error.hpp"
+
+namespace zs {
+
+partition_store::partition_store(partition_store_options options) : options_(std::move(options)) {}
+
+std::uint64_t partition_store::bytes_of(const table& t) noexcept {
+  std::uint64_t bytes = 0;
+  for (auto const& c : t.columns) {
+    bytes += c.data_bytes();
+    if (c.type() == value_type::string) bytes += 8 * (c.size() + 1);
+  }
+  return bytes;
+}
+
+void partition_store::insert(std::uint64_t id, table&& t, cudaStream_t stream) {
+  for (std::size_t c = 1; c < t.columns.size(); ++c) {
+    if (t.columns[c].size() != t.columns[0].size() || t.columns[c].memory() != t.columns[0].memory()) {
+      ZS_FAIL(error_code::invalid_argument, "partition_store: a piece of partition " + std::to_string(id) +
+                                                " has columns of unequal length or in different memory (column " +
+                                                std::to_string(c) + ")");
+    }
+  }
+  if (t.names.empty()) {
+    for (std::size_t c = 0; c < t.columns.size(); ++c) t.names.push_back("column " + std::to_string(c));
+  } else if (t.names.size() != t.columns.size()) {
+    ZS_FAIL(error_code::invalid_argument, "partition_store: a piece of partition " + std::to_string(id) + " has " +
+                                              std::to_string(t.names.size()) + " names for " +
+                                              std::to_string(t.columns.size()) + " columns");
+  }
+  // `t` is moved from only once nothing can fail: a failed insert leaves it with the caller.
+  piece p;
+  p.order = next_order_;
+  p.bytes = bytes_of(t);
+  if (p.bytes > options_.budget_bytes) {
+    // Larger than the whole budget: it never becomes resident.
+    spill_piece(p, t, stream);
+  } else {
+    make_room(p.bytes, stream);
+    p.resident = std::move(t);
+    stats_.resident_bytes += p.bytes;
+    stats_.high_water_bytes = std::max(stats_.high_water_bytes, stats_.resident_bytes);
+  }
+  ++next_order_;
+  partitions_[id].push_back(std::move(p));
+  stats_.partitions = partitions_.size();
+  ++stats_.pieces;
+}
+
+// Spills resident pieces by the policy until `bytes` more fit in the budget. A failed spill
+// throws; the pieces spilled before it stay spilled (and are counted so), the rest resident.
+void partition_store::make_room(std::uint64_t bytes, cudaStream_t stream) {
+  while (stats_.resident_bytes + bytes > options_.budget_bytes) {
+    piece* victim = nullptr;
+    for (auto& [id, pieces] : partitions_) {
+      for (auto& p : pieces) {
+        if (p.is_spilled || p.bytes == 0) continue;
+        bool const better = victim == nullptr ||
+                            (options_.policy == spill_policy::oldest_first ? p.order < victim->order
+                                                                           : p.bytes > victim->bytes);
+        if (better) victim = &p;
+      }
+    }
+    if (victim == nullptr) break;  // nothing resident left with bytes (the budget holds `bytes`)
+    spill_piece(*victim, victim->resident, stream);
+    stats_.resident_bytes -= victim->bytes;
+    victim->resident.columns.clear();
+  }
+}
+
+// Spills `rows` as piece p's frames. The caller drops the rows afterwards; a failure leaves
+// both as they were.
+void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stream) {
+  spilled_table spilled = spill(rows, stream, options_.spill);
+  // The spill's copies read the rows; they must be done before the rows can go.
+  if (!rows.columns.empty() && rows.columns.front().memory() == memory_kind::device) {
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  }
+  for (auto const& c : spilled.columns) stats_.spilled_frame_bytes += c.report().spilled_bytes;
+  p.spilled = std::move(spilled);
+  p.is_spilled = true;
+  stats_.spilled_bytes += p.bytes;
+  ++stats_.spills;
+}
+
+std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t stream) {
+  auto const it = partitions_.find(id);
+  if (it == partitions_.end()) {
+    ZS_FAIL(error_code::invalid_argument, "partition_store: partition " + std::to_string(id) + " is not in the store");
+  }
+  // Restore everything first: a bad frame throws before anything leaves the store.
+  std::vector<table> out;
+  for (auto& p : it->second) {
+    if (!p.is_spilled) continue;
+    out.push_back(restore(p.spilled, stream));
+  }
+  std::size_t restored = 0;
+  std::vector<table> pieces;
+  for (auto& p : it->second) {
+    if (p.is_spilled) {
+      for (auto const& c : p.spilled.columns) stats_.spilled_frame_bytes -= c.report().spilled_bytes;
+      stats_.spilled_bytes -= p.bytes;
+      ++stats_.restores;
+      pieces.push_back(std::move(out[restored++]));
+    } else {
+      stats_.resident_bytes -= p.bytes;
+      pieces.push_back(std::move(p.resident));
+    }
+  }
+  stats_.pieces -= it->second.size();
+  partitions_.erase(it);
+  stats_.partitions = partitions_.size();
+  return pieces;
+}
+
+std::vector<std::uint64_t> partition_store::ids() const {
+  std::vector<std::uint64_t> out;
+  for (auto const& [id, pieces] : partitions_) out.push_back(id);
+  return out;
+}
+
+}  // namespace zs
