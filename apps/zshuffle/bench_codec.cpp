@@ -147,7 +147,7 @@ plan plan_columns(const fs::path& dir, std::vector<std::string> names, const zs:
     fs::path const file = dir / name;
     auto const own = zs::io::type_of_file(file);
     if (!own) {
-      usage_error("--column '" + name + "' is no column file: its extension names no type (.i32, .u32, .i64, "
+      usage_error("--column '" + name + "' is no column file: its extension names no type (.i8, .u8, .i16, .u16, .i32, .u32, .i64, "
                   ".u64, .f32, .f64, or .txt for strings)");
     }
     zs::value_type const type = named_type.value_or(*own);

@@ -27,7 +27,8 @@ constexpr std::uint64_t distinct_values = 64;  // low_cardinality
 constexpr int longest_run = 64;                // runs
 constexpr std::uint64_t outlier_one_in = 1000;  // outliers: 0.1% of the rows
 constexpr std::uint64_t fill_one_in = 10;       // fill: 10% of the rows
-constexpr std::uint64_t small_integer_mask = 1023;  // outliers: small integers are the low 10 bits
+constexpr std::uint64_t small_integer_mask = 1023;  // outliers: small integers are the low 10 bits,
+constexpr std::uint64_t small_byte_mask = 31;       // or 5 bits for 8-bit types (whose maximum is 127 or 255)
 constexpr double huge_float_scale = 1e20;           // outliers: huge floats are the value times this
 constexpr double float_fill = -1e34;                 // fill: the sentinel of float columns (as in netCDF files)
 constexpr std::string_view string_fill = "N/A";
@@ -38,6 +39,10 @@ constexpr std::size_t huge_string_bytes = 4096;  // outliers: huge strings are t
 template <typename F>
 decltype(auto) with_fixed_type(value_type type, F&& f) {
   switch (type) {
+    case value_type::int8: return f(std::int8_t{});
+    case value_type::int16: return f(std::int16_t{});
+    case value_type::uint8: return f(std::uint8_t{});
+    case value_type::uint16: return f(std::uint16_t{});
     case value_type::int32: return f(std::int32_t{});
     case value_type::int64: return f(std::int64_t{});
     case value_type::uint32: return f(std::uint32_t{});
@@ -178,11 +183,10 @@ column outliers_of(const column& real) {
     if constexpr (std::is_integral_v<T>) {
       // Small: the low bits of each value; huge: near the type's largest value.
       using U = std::make_unsigned_t<T>;
-      for (std::uint64_t i = 0; i < count; ++i) {
-        values[i] = static_cast<T>(static_cast<U>(values[i]) & small_integer_mask);
-      }
+      auto const mask = static_cast<U>(sizeof(T) == 1 ? small_byte_mask : small_integer_mask);
+      for (std::uint64_t i = 0; i < count; ++i) values[i] = static_cast<T>(static_cast<U>(values[i]) & mask);
       every_so_often(input_shape::outliers, count, outlier_one_in,
-                     [&](std::uint64_t i) { values[i] = std::numeric_limits<T>::max() - values[i]; });
+                     [&](std::uint64_t i) { values[i] = static_cast<T>(std::numeric_limits<T>::max() - values[i]); });
     } else {
       // The real values stay (floats of measurements are small); the outliers are them scaled up.
       every_so_often(input_shape::outliers, count, outlier_one_in, [&](std::uint64_t i) {
@@ -263,9 +267,10 @@ std::string describe_shapes() {
          "  sorted           its values in ascending order (strings bytewise, NaNs last)\n"
          "  runs             each value repeated 1 to 64 times, at random\n"
          "  low-cardinality  every value mapped onto one of 64 distinct values of the column\n"
-         "  outliers         99.9% small values (integers: their low 10 bits; floats: as they are;\n"
-         "                   strings: their first 8 bytes), 0.1% huge ones (integers: near the type's\n"
-         "                   maximum; floats: times 1e20; strings: repeated to 4 KiB)\n"
+         "  outliers         99.9% small values (integers: their low 10 bits, 5 for 8-bit types;\n"
+         "                   floats: as they are; strings: their first 8 bytes), 0.1% huge ones\n"
+         "                   (integers: near the type's maximum; floats: times 1e20; strings:\n"
+         "                   repeated to 4 KiB)\n"
          "  fill             10% of the rows replaced by one sentinel (integers: the type's maximum;\n"
          "                   floats: -1e34; strings: \"N/A\")\n"
          "Each is named <file>:<shape> in the output; the real column by its file name.";

@@ -73,14 +73,20 @@ std::string_view status_name(nvcompStatus_t status) noexcept {
 namespace zs::nvcomp {
 namespace {
 
-constexpr std::array<value_type, 6> fixed_width_types{value_type::int32,   value_type::int64,
-                                                      value_type::uint32,  value_type::uint64,
-                                                      value_type::float32, value_type::float64};
+constexpr std::array<value_type, 10> fixed_width_types{value_type::int8,    value_type::int16,
+                                                       value_type::uint8,   value_type::uint16,
+                                                       value_type::int32,   value_type::int64,
+                                                       value_type::uint32,  value_type::uint64,
+                                                       value_type::float32, value_type::float64};
 
 // The integer type of the same width and signedness, the way Cascaded reads values (floats as
 // their bit patterns).
 nvcompType_t integer_type(value_type type) {
   switch (type) {
+    case value_type::int8: return NVCOMP_TYPE_CHAR;
+    case value_type::uint8: return NVCOMP_TYPE_UCHAR;
+    case value_type::int16: return NVCOMP_TYPE_SHORT;
+    case value_type::uint16: return NVCOMP_TYPE_USHORT;
     case value_type::int32: return NVCOMP_TYPE_INT;
     case value_type::uint32:
     case value_type::float32: return NVCOMP_TYPE_UINT;
@@ -555,8 +561,9 @@ class nvcomp_codec final : public codec {
   const algorithm& algo_;
   // Per value type (indexed by its value): the most compressed bytes of a 64 KiB chunk, and the
   // alignment nvCOMP needs of a chunk's input.
-  std::array<std::size_t, 8> max_chunk_{};
-  std::array<std::size_t, 8> input_alignment_{};
+  // Indexed by value type id.
+  std::array<std::size_t, std::size_t{last_value_type_id} + 1> max_chunk_{};
+  std::array<std::size_t, std::size_t{last_value_type_id} + 1> input_alignment_{};
   std::size_t output_alignment_ = 1;
 };
 

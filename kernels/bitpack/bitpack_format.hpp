@@ -5,7 +5,8 @@
 // sides read the same rules; the encoders are written separately on each side and must agree
 // byte for byte (the tests check it).
 //
-// Summary (w = value width in bits, 32 or 64; rw = w / 32 reference words):
+// Summary (w = value width in bits, 32 or 64, narrow types coded as 32; rw = w / 32 reference
+// words):
 //   payload = block starts (one u32 per block, word offsets into the data section), then the
 //   data section, a sequence of little-endian 32-bit words.
 //   for:  blocks of 128 values = reference (rw words), widths word (4 x 8 bits), 4 miniblocks of
@@ -154,15 +155,35 @@ ZS_HD inline void store_scheme_fields(std::byte* frame, scheme s, std::uint64_t 
 
 // --- frame-level checks ----------------------------------------------------------------------
 
+// Narrow integers (int8, int16, uint8, uint16) are coded as their 32-bit widening: int8 and
+// int16 sign-extended to int32, uint8 and uint16 zero-extended to uint32. A for, dfor or rfor
+// payload of a narrow frame is exactly the payload of those 32-bit values, and its decoder
+// refuses (corrupt_payload) a frame whose decoded values do not all fit the narrow type. A
+// narrow frame left raw carries its narrow values as they are (the raw codec's payload).
+
+/// Whether the frame type is narrow: stored in fewer bytes than the 32-bit words it is coded in.
+ZS_HD constexpr bool is_narrow_type(value_type type) noexcept {
+  return type == value_type::int8 || type == value_type::int16 || type == value_type::uint8 ||
+         type == value_type::uint16;
+}
+/// Bits of the values the schemes code: 32 for the narrow types and the 32-bit ones, 64 for
+/// the 64-bit ones.
 ZS_HD constexpr std::uint32_t width_bits_of(value_type type) noexcept {
-  return static_cast<std::uint32_t>(value_width(type)) * 8;
+  return is_narrow_type(type) ? 32U : static_cast<std::uint32_t>(value_width(type)) * 8;
 }
-ZS_HD constexpr bool is_integer_type(value_type type) noexcept {
-  return type == value_type::int32 || type == value_type::uint32 || type == value_type::int64 ||
-         type == value_type::uint64;
-}
-ZS_HD constexpr bool is_signed_type(value_type type) noexcept {
-  return type == value_type::int32 || type == value_type::int64;
+ZS_HD constexpr bool is_integer_type(value_type type) noexcept { return is_integer(type); }
+ZS_HD constexpr bool is_signed_type(value_type type) noexcept { return is_signed_integer(type); }
+
+/// Whether a decoded 32-bit word `v` is the widening of a value of the narrow `type` (of any
+/// value for the 32-bit types): what a narrow frame's decoder checks before it writes.
+ZS_HD constexpr bool fits_type(value_type type, std::uint32_t v) noexcept {
+  switch (type) {
+    case value_type::int8: return static_cast<std::uint32_t>(v + 0x80U) <= 0xffU;
+    case value_type::int16: return static_cast<std::uint32_t>(v + 0x8000U) <= 0xffffU;
+    case value_type::uint8: return v <= 0xffU;
+    case value_type::uint16: return v <= 0xffffU;
+    default: return true;
+  }
 }
 
 /// What a decoder needs of a frame that passed the frame-level checks.

@@ -99,6 +99,15 @@ __global__ void ZS_WARP_KERNEL_BOUNDS repack_kernel(prog::encode_args a, std::ui
   carrier.flush(w, a.sums);
 }
 
+// Pass 2 of narrow frames left raw: their values copied a 64-bit payload word a lane.
+__global__ void ZS_WARP_KERNEL_BOUNDS narrow_raw_kernel(prog::encode_args a, std::uint64_t segments) {
+  cuda_warp w;
+  prog::sum_carrier carrier;
+  warp_range const r = range_of_warp(segments);
+  prog::narrow_raw_range(w, a, r.begin, r.end, carrier);
+  carrier.flush(w, a.sums);
+}
+
 // One thread per segment; a warp whose segments share a frame adds its terms in one atomic.
 template <typename U>
 __global__ void seams_kernel(prog::encode_args a, std::uint64_t segments) {
@@ -189,10 +198,13 @@ void analyze_class(const launch_choice& analyze, const launch_record& pass1, con
 }
 
 template <typename U>
-void pack_class(const launch_choice& pack, const prog::encode_args& a, std::uint64_t segments, cudaStream_t stream) {
+void pack_class(const launch_choice& pack, const prog::encode_args& a, std::uint64_t segments, bool narrow_frames,
+                cudaStream_t stream) {
   if (segments == 0) return;
   expect_launch_of("bitpack_pack", pack);
   launch_warps(pack_kernel<U>, pack, segments, prog::pack_warp_bytes, stream, a, segments);
+  // Narrow frames are of the 32-bit class; this pass shares pass 2's geometry.
+  if (sizeof(U) == 4 && narrow_frames) launch_warps(narrow_raw_kernel, pack, segments, 0, stream, a, segments);
   // The repack launch is part of pass 2 and shares its geometry.
   launch_warps(repack_kernel<U>, pack, segments, sizeof(prog::encode_smem<U>), stream, a, segments);
   launch_per_item(seams_kernel<U>, segments, stream, a, segments);
@@ -282,8 +294,8 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
 
   launch_per_item(choose_kernel, b.num_frames, stream, a);
 
-  pack_class<std::uint32_t>(plan.pack32, a32, plan.segments32, stream);
-  pack_class<std::uint64_t>(plan.pack64, a64, plan.segments64, stream);
+  pack_class<std::uint32_t>(plan.pack32, a32, plan.segments32, plan.narrow_frames, stream);
+  pack_class<std::uint64_t>(plan.pack64, a64, plan.segments64, false, stream);
 }
 
 void decode(const decode_plan& plan, cudaStream_t stream) {

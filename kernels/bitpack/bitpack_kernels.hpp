@@ -1,6 +1,7 @@
 // Batched GPU kernels of the bitpack codec (lib/src/codecs/bitpack_codec.hpp). A fixed number
 // of launches per batch whatever its size: frames of 32-bit and of 64-bit values get one
-// launch each per pass. warp_programs.hpp says what each warp does.
+// launch each per pass (narrow values, coded as their 32-bit widening, run with the 32-bit
+// ones). warp_programs.hpp says what each warp does.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -70,6 +71,9 @@ struct encode_plan {
   std::size_t scan_temp_bytes;
   launch_choice analyze32, analyze64;  // kernel "bitpack_analyze", per width class
   launch_choice pack32, pack64;        // kernel "bitpack_pack"
+  /// Whether some frame is of a narrow type (int8, int16, uint8, uint16): their frames left
+  /// raw are written by a pass of their own, launched only then.
+  bool narrow_frames = false;
 };
 
 /// Words of one segment's share of pass 1's slot pool for values of `width_bits` bits.

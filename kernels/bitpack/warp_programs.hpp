@@ -56,6 +56,7 @@ namespace zs::bitpack::gpu {
 
 // The warp tools the programs are built from (common/warp_tools.hpp).
 using kernels::warp::aligned16;
+using kernels::warp::aligned8;
 using kernels::warp::bit_count;
 using kernels::warp::buffer_sum;
 using kernels::warp::copy_range;
@@ -138,6 +139,51 @@ ZS_HD constexpr U flip_of(value_type type) noexcept {
   return is_signed_type(type) ? sign_bit<U>() : U{0};
 }
 
+// --- storage of a frame's values -------------------------------------------------------------
+// The programs compute on words U of their width class; a frame of the 32-bit class may store
+// its values narrower (int8, int16, uint8, uint16: bitpack_format.hpp), and then they are
+// widened to U as they are loaded (sign-extended for the signed types) and narrowed as they are
+// stored, after a check that each fits.
+
+/// Calls f.template operator()<S>() with S the C++ type that frames of `type` store their
+/// values in: U itself, or for the 32-bit class a narrow type. The choice is the same for a
+/// whole frame, so the branch is the same in every lane.
+template <typename U, class F>
+ZS_HD inline void with_storage(value_type type, F&& f) {
+  if constexpr (sizeof(U) == 4) {
+    switch (type) {
+      case value_type::int8: f.template operator()<std::int8_t>(); return;
+      case value_type::int16: f.template operator()<std::int16_t>(); return;
+      case value_type::uint8: f.template operator()<std::uint8_t>(); return;
+      case value_type::uint16: f.template operator()<std::uint16_t>(); return;
+      default: break;
+    }
+  }
+  f.template operator()<U>();
+}
+
+/// The narrow values of a 16-byte chunk, widened, into x[0 .. 16 / sizeof(S)).
+template <typename S, typename U>
+ZS_HD inline void unpack_narrow(const word4& c, U* x) noexcept {
+  constexpr unsigned per_word = 4 / sizeof(S);
+  std::uint32_t const words[4] = {c.x, c.y, c.z, c.w};
+  for (unsigned k = 0; k < 4 * per_word; ++k) {
+    x[k] = static_cast<U>(static_cast<S>(words[k / per_word] >> (8 * sizeof(S) * (k % per_word))));
+  }
+}
+
+/// A 16-byte chunk of the narrow values x[0 .. 16 / sizeof(S)) (each already known to fit S).
+template <typename S, typename U>
+ZS_HD inline word4 pack_narrow(const U* x) noexcept {
+  constexpr unsigned per_word = 4 / sizeof(S);
+  constexpr std::uint32_t mask = sizeof(S) == 1 ? 0xffU : 0xffffU;
+  std::uint32_t words[4] = {0, 0, 0, 0};
+  for (unsigned k = 0; k < 4 * per_word; ++k) {
+    words[k / per_word] |= (static_cast<std::uint32_t>(x[k]) & mask) << (8 * sizeof(S) * (k % per_word));
+  }
+  return word4{words[0], words[1], words[2], words[3]};
+}
+
 /// Over the 8 lanes of this lane's 128-value block, for a value the two lanes of each miniblock
 /// share: over the block's four miniblocks.
 template <class Warp, typename T, class Op>
@@ -161,6 +207,33 @@ ZS_UNROLL
   }
 ZS_UNROLL
   for (unsigned k = 0; k < lane_values; ++k) x[k] = p0 + k < m ? in[p0 + k] : U{0};
+}
+
+/// load_lane of values stored as S (narrow: widened to U): whole 16-byte chunks where the
+/// segment is full and starts on 16 bytes (a lane's 16 values are 16 or 32 bytes), else one
+/// value at a time, so that a column may start anywhere.
+template <class Warp, typename S, typename U>
+ZS_WARP_FN void load_lane_as(Warp& w, const S* in, std::uint32_t m, U (&x)[lane_values]) {
+  if constexpr (sizeof(S) == sizeof(U)) {
+    load_lane(w, in, m, x);
+  } else {
+    std::uint32_t const p0 = w.lane * lane_values;
+    if (m == segment_values && aligned16(in)) {
+      auto const* v = reinterpret_cast<const word4*>(in + p0);
+      constexpr unsigned per = 16 / sizeof(S);
+ZS_UNROLL
+      for (unsigned q = 0; q < lane_values / per; ++q) unpack_narrow<S>(v[q], x + per * q);
+      return;
+    }
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = p0 + k < m ? static_cast<U>(in[p0 + k]) : U{0};
+  }
+}
+
+/// Values [16 lane, 16 lane + 16) of the m of `type` at `in`, as words U; zero past m.
+template <class Warp, typename U>
+ZS_WARP_FN void load_values(Warp& w, const std::byte* in, value_type type, std::uint32_t m, U (&x)[lane_values]) {
+  with_storage<U>(type, [&]<typename S>() { load_lane_as(w, reinterpret_cast<const S*>(in), m, x); });
 }
 
 /// Writes a lane's values [16 lane, 16 lane + 16) of the m at `out`.
@@ -236,6 +309,46 @@ ZS_UNROLL
       w.sync();
     }
   }
+}
+
+/// Writes a segment's m values (lane l holds [16 l, 16 l + 16)) at `out` as values of `type`:
+/// store_segment for values stored as U; narrowed for a narrow type, whole 16-byte chunks where
+/// the segment is full and `out` is on 16 bytes (a warp's stores then cover 512 or 1024
+/// contiguous bytes), else one value at a time. Returns false, writing nothing, where a value is
+/// not the widening of a value of the narrow type (its frame is corrupt).
+template <class Warp, typename U>
+ZS_WARP_FN bool store_values(Warp& w, std::byte* out, value_type type, std::uint32_t m, const U (&x)[lane_values],
+                             std::uint32_t* stage) {
+  bool ok = true;
+  with_storage<U>(type, [&]<typename S>() {
+    if constexpr (sizeof(S) == sizeof(U)) {
+      store_segment(w, reinterpret_cast<U*>(out), m, x, stage);
+    } else {
+      std::uint32_t const p0 = w.lane * lane_values;
+      bool fits = true;
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) {
+        if (p0 + k < m && !fits_type(type, static_cast<std::uint32_t>(x[k]))) fits = false;
+      }
+      if (w.any(!fits)) {
+        ok = false;
+        return;
+      }
+      S* o = reinterpret_cast<S*>(out);
+      if (m == segment_values && aligned16(o)) {
+        auto* v = reinterpret_cast<word4*>(o + p0);
+        constexpr unsigned per = 16 / sizeof(S);
+ZS_UNROLL
+        for (unsigned q = 0; q < lane_values / per; ++q) v[q] = pack_narrow<S>(x + per * q);
+        return;
+      }
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) {
+        if (p0 + k < m) o[p0 + k] = static_cast<S>(x[k]);
+      }
+    }
+  });
+  return ok;
 }
 
 // --- encoding: analysis ----------------------------------------------------------------------
@@ -717,7 +830,7 @@ struct segment_place {
   std::uint64_t local;  // index inside the frame
   std::uint64_t g;      // batch-wide index
   std::uint32_t m;      // values
-  const U* in;
+  const std::byte* in;  // its first value, stored as src.type stores them (with_storage)
 };
 
 /// A walk over consecutive segments (a warp's, or a lane's): the frame is found, by a binary
@@ -743,15 +856,45 @@ struct segment_cursor {
     s.g = seg_first + s.local;
     std::uint64_t const v0 = s.local * segment_values;
     s.m = static_cast<std::uint32_t>(min_of<std::uint64_t>(segment_values, src.count - v0));
-    s.in = static_cast<const U*>(src.values) + v0;
+    s.in = static_cast<const std::byte*>(src.values) + v0 * value_width(src.type);
     return s;
   }
 };
 
-/// Starts the asynchronous copy of the m values at `in` (a segment) into sm.input; the caller
-/// commits.
+/// fetch_input of narrow values (S): a full segment on 16 bytes (512 or 1024 bytes) arrives by
+/// asynchronous copies, chunk c at sm.input[c], so lane l's values are chunks [l s, l s + s) for
+/// s = sizeof(S); any other segment is read by each lane itself, its own 16 values into its own
+/// chunks, where read_input finds them (a lane reads only what it wrote, so no lane waits on
+/// another's stores; a column may start at any byte).
+template <class Warp, typename S, typename U>
+ZS_WARP_FN void fetch_narrow(Warp& w, const S* in, std::uint32_t m, encode_smem<U>& sm) {
+  constexpr std::uint32_t per = sizeof(S);  // chunks of a lane's 16 values
+  if (m == segment_values && aligned16(in)) {
+    auto const* src = reinterpret_cast<const word4*>(in);
+ZS_UNROLL
+    for (std::uint32_t i = 0; i < per; ++i) w.copy16(&sm.input[w.lane + i * warp_lanes], &src[w.lane + i * warp_lanes]);
+    return;
+  }
+  std::uint32_t const p0 = w.lane * lane_values;
+  S own[lane_values];
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) own[k] = p0 + k < m ? in[p0 + k] : S{0};
+  std::memcpy(&sm.input[w.lane * per], own, sizeof own);
+}
+
+/// Starts the asynchronous copy of the m values of `type` at `in` (a segment) into sm.input;
+/// the caller commits.
 template <class Warp, typename U>
-ZS_WARP_FN void fetch_input(Warp& w, const U* in, std::uint32_t m, encode_smem<U>& sm) {
+ZS_WARP_FN void fetch_input(Warp& w, const std::byte* in_bytes, value_type type, std::uint32_t m, encode_smem<U>& sm) {
+  if constexpr (sizeof(U) == 4) {
+    if (is_narrow_type(type)) {
+      with_storage<U>(type, [&]<typename S>() {
+        if constexpr (sizeof(S) < sizeof(U)) fetch_narrow(w, reinterpret_cast<const S*>(in_bytes), m, sm);
+      });
+      return;
+    }
+  }
+  auto const* in = reinterpret_cast<const U*>(in_bytes);
   constexpr std::uint32_t per = encode_smem<U>::lane_chunks;
   if (m == segment_values && aligned16(in)) {
     // Chunk c goes to lane c / per's row: coalesced reads, rows padded in shared memory. Chunk
@@ -771,9 +914,26 @@ ZS_UNROLL
   }
 }
 
-/// A lane's 16 values from sm.input (zero past m).
+/// A lane's 16 values of `type` from sm.input, as fetch_input put them (zero past m).
 template <class Warp, typename U>
-ZS_WARP_FN void read_input(Warp& w, std::uint32_t m, const encode_smem<U>& sm, U (&x)[lane_values]) {
+ZS_WARP_FN void read_input(Warp& w, value_type type, std::uint32_t m, const encode_smem<U>& sm, U (&x)[lane_values]) {
+  if constexpr (sizeof(U) == 4) {
+    if (is_narrow_type(type)) {
+      with_storage<U>(type, [&]<typename S>() {
+        if constexpr (sizeof(S) < sizeof(U)) {
+          constexpr unsigned per = 16 / sizeof(S);  // values a chunk
+ZS_UNROLL
+          for (unsigned q = 0; q < sizeof(S); ++q) unpack_narrow<S>(sm.input[w.lane * sizeof(S) + q], x + per * q);
+        }
+      });
+      std::uint32_t const p0 = w.lane * lane_values;
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) {
+        if (p0 + k >= m) x[k] = 0;
+      }
+      return;
+    }
+  }
   constexpr std::uint32_t per = encode_smem<U>::lane_chunks;
   constexpr std::uint32_t values_per_chunk = 16 / sizeof(U);
   const word4* row = sm.input + w.lane * (per + 1);
@@ -824,7 +984,7 @@ ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin,
     segment_place<U> const at =
         cursor.at(a, first + (i - a.sample_first[f]) * sample_stride(a.chunks[f + 1] - first));
     U x[lane_values];
-    load_lane(w, at.in, at.m, x);
+    load_values(w, at.in, at.src.type, at.m, x);
     std::uint32_t words[3];
     analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
     if (w.lane < 3) w.add(&a.samples[at.f].w[w.lane], words_of(words, static_cast<scheme>(w.lane + 1)));
@@ -929,11 +1089,12 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   segment_place<U> const first = cursor.at(a, begin);
   // The segment being analysed: its batch-wide index, values, value count and order.
   std::uint64_t g = first.g;
-  const U* in = first.in;
+  const std::byte* in = first.in;
   std::uint32_t m = first.m, f = first.f;
-  U flip = flip_of<U>(first.src.type);
+  value_type type = first.src.type;
+  U flip = flip_of<U>(type);
   scheme guess = frame_guess(a, f);
-  fetch_input(w, in, m, sm);
+  fetch_input(w, in, type, m, sm);
   w.commit();
   // The scan block's sizes so far (the same in every lane).
   block_words running{{0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
@@ -941,6 +1102,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   // walk steps from segment to segment in place, without looking anything up.
   bool const uniform = end <= cursor.last && (end - cursor.first) * segment_values <= first.src.count &&
                        aligned16(first.in);
+  std::size_t const step = segment_values * value_width(type);  // bytes of a segment, while uniform
   // Counted in 32 bits (a batch has fewer than 2^32 segments): the loop's bounds stay cheap to
   // keep, or to compute again where registers run short.
   auto const count = static_cast<std::uint32_t>(end - begin);
@@ -948,27 +1110,28 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
     bool const last = i + 1 == count;
     w.wait_copies(0);
     U x[lane_values];
-    read_input(w, m, sm, x);
+    read_input(w, type, m, sm, x);
     w.sync();  // every lane has read: the buffer takes the next segment
     if (!last) {
       if (uniform) {
-        fetch_input(w, in + segment_values, segment_values, sm);
+        fetch_input(w, in + step, type, segment_values, sm);
       } else {
         segment_place<U> const next = cursor.at(a, begin + i + 1);
-        fetch_input(w, next.in, next.m, sm);
+        fetch_input(w, next.in, next.src.type, next.m, sm);
       }
     }
     w.commit();
     analyze_segment(w, a, g, m, flip, x, guess, last, running, sm, pool);
     if (uniform) {
       g += 1;
-      in += segment_values;
+      in += step;
     } else if (!last) {
       // Looked up again rather than kept through the analysis, which needs the registers.
       segment_place<U> const next = cursor.at(a, begin + i + 1);
       if (next.f != f) {
         f = next.f;
-        flip = flip_of<U>(next.src.type);
+        type = next.src.type;
+        flip = flip_of<U>(type);
         guess = frame_guess(a, f);
       }
       g = next.g;
@@ -1053,7 +1216,7 @@ template <class Warp, typename U>
 ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, const segment_ranges& r, scheme kind,
                                         std::uint32_t* payload, encode_smem<U>& sm) {
   U x[lane_values];
-  load_lane(w, at.in, at.m, x);
+  load_values(w, at.in, at.src.type, at.m, x);
   std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
   std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
@@ -1075,11 +1238,18 @@ ZS_HD inline bool copied(const encode_args& a, scheme kind, scheme guess, std::u
   return kind == scheme::raw || (kind == guess && a.slot_at[g] != no_slot);
 }
 
+/// Whether a segment is of a narrow frame left raw: its payload is its narrow values, which
+/// pass 2 leaves to narrow_raw_range (whole 64-bit payload words a segment, no seams).
+template <typename U>
+ZS_HD inline bool narrow_raw(const segment_place<U>& at, scheme kind) {
+  return kind == scheme::raw && is_narrow_type(at.src.type);
+}
+
 /// The words pass 2 copies for a segment of a frame that chose `kind`: a raw frame's values, or
-/// the encoding pass 1 kept; nullptr for a segment encoded again.
+/// the encoding pass 1 kept; nullptr for a segment encoded again, and for a narrow raw frame's.
 template <typename U>
 ZS_HD inline const std::uint32_t* source_of(const encode_args& a, const segment_place<U>& at, scheme kind) {
-  if (!copied(a, kind, frame_guess(a, at.f), at.g)) return nullptr;
+  if (narrow_raw(at, kind) || !copied(a, kind, frame_guess(a, at.f), at.g)) return nullptr;
   return kind == scheme::raw ? reinterpret_cast<const std::uint32_t*>(at.in) : a.slots + a.slot_at[at.g];
 }
 
@@ -1230,6 +1400,7 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   segment_place<U> const s = cursor.at(a, chunk);
   frame = s.f;
   auto const kind = static_cast<scheme>(a.choice[s.f]);
+  if (narrow_raw(s, kind)) return 0;  // narrow_raw_range adds every term
   bool const last_of_frame = chunk + 1 >= cursor.last;
   bool const copy = source_of(a, s, kind) != nullptr;
   bool const next_copy = !last_of_frame && source_of(a, cursor.at(a, chunk + 1), kind) != nullptr;
@@ -1241,6 +1412,54 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   bool const starts_added = copy && (!last_of_frame || first_source_of(a, cursor, kind) != nullptr);
   if (!starts_added) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
   return sum;
+}
+
+/// The 64-bit payload word `q` of a narrow raw frame whose payload is the `total` bytes at
+/// `values`, read from the bytes [8 q, 8 q + 8) it holds (zero past total), and stored at `word`
+/// where `store`: whole where the payload holds all 8 bytes, else byte by byte, so that nothing
+/// past the payload is written. `values` may sit at any byte.
+ZS_HD inline std::uint64_t narrow_raw_word(const std::byte* values, std::uint64_t total, std::uint64_t q) noexcept {
+  std::uint64_t const at = 8 * q;
+  if (at + 8 <= total && aligned8(values + at)) return *reinterpret_cast<const std::uint64_t*>(values + at);
+  std::uint64_t word = 0;
+  for (std::uint64_t k = 0; k < 8 && at + k < total; ++k) word |= std::uint64_t{static_cast<std::uint8_t>(values[at + k])} << (8 * k);
+  return word;
+}
+ZS_HD inline void store_raw_word(std::byte* dst, std::uint64_t total, std::uint64_t q, std::uint64_t word) noexcept {
+  std::uint64_t const at = 8 * q;
+  if (at + 8 <= total && aligned8(dst + at)) {
+    *reinterpret_cast<std::uint64_t*>(dst + at) = word;
+    return;
+  }
+  for (std::uint64_t k = 0; k < 8 && at + k < total; ++k) dst[at + k] = static_cast<std::byte>(word >> (8 * k));
+}
+
+/// Pass 2 for the segments [begin, end) of the 32-bit class that are of narrow frames left raw
+/// (the others are pack_range's and repack_range's): each segment's narrow values copied into
+/// the payload, a 64-bit payload word a lane at a time, with the checksum terms of those
+/// words. A segment's values are 512 or 1024 bytes, so its payload words are whole and its
+/// own: no term straddles two segments.
+template <class Warp>
+ZS_WARP_FN void narrow_raw_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
+                                 sum_carrier& carrier) {
+  segment_cursor<std::uint32_t> cursor;
+  for (std::uint64_t g = begin; g < end; ++g) {
+    segment_place<std::uint32_t> const at = cursor.at(a, g);
+    if (!narrow_raw(at, static_cast<scheme>(a.choice[at.f]))) continue;
+    std::uint64_t const width = value_width(at.src.type);
+    std::uint64_t const total = at.src.count * width;  // the payload's bytes
+    std::uint64_t const first = at.local * segment_values * width;
+    const std::byte* values = at.in - first;  // the frame's first value
+    std::byte* payload = a.frames + a.frame_offsets[at.f] + frame_header_bytes;
+    std::uint64_t const q_end = (first + at.m * width + 7) / 8;
+    std::uint64_t sum = 0;
+    for (std::uint64_t q = first / 8 + w.lane; q < q_end; q += warp_lanes) {
+      std::uint64_t const word = narrow_raw_word(values, total, q);
+      store_raw_word(payload, total, q, word);
+      sum += hash::term(q, word);
+    }
+    carrier.add(w, a.sums, at.f, sum);
+  }
 }
 
 // --- decoding --------------------------------------------------------------------------------
@@ -1282,7 +1501,9 @@ struct decode_frame {
   std::uint64_t f;
   std::uint64_t first, last;  // the frame's tiles
   std::uint32_t ok;           // the frame's status was ok when the warp entered it
-  std::uint32_t pad[3];
+  value_type type;            // the frame's (and its target's) value type
+  std::uint8_t pad8[3];
+  std::uint32_t pad[2];
 };
 inline constexpr std::uint32_t decode_frame_words = sizeof(decode_frame) / 4;
 static_assert(decode_frame_words % 4 == 0, "the buffers after the frame start on 16 bytes");
@@ -1364,6 +1585,7 @@ ZS_WARP_FN void enter_frame(Warp& w, const decode_args& a, decode_frame& fr, std
     fr.first = a.tiles[f];
     fr.last = a.tiles[f + 1];
     fr.ok = ok;
+    fr.type = a.targets[f].type;
     if (ok) fr.layout = a.layouts[f];
     fr.payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[f] + frame_header_bytes);
   }
@@ -1472,10 +1694,11 @@ ZS_HD inline std::uint32_t field32(const std::uint32_t* p, std::uint32_t pos, st
 }
 
 /// Decodes the for or dfor segment whose blocks start at tile words block_off (lane 8 i + r
-/// for block i) into out; `first` is the dfor first value.
+/// for block i) into out, as values of `type` (store_values); `first` is the dfor first value.
+/// False, writing nothing, where a value does not fit a narrow type.
 template <class Warp, typename U>
-ZS_WARP_FN void decode_for_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
-                                   U first, std::uint32_t m, U* out, std::uint32_t* stage) {
+ZS_WARP_FN bool decode_for_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
+                                   U first, std::uint32_t m, std::byte* out, value_type type, std::uint32_t* stage) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
   std::uint32_t const p0 = lane * lane_values;
@@ -1530,14 +1753,15 @@ ZS_UNROLL
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
   }
-  store_segment(w, out, m, x, stage);
+  return store_values(w, out, type, m, x, stage);
 }
 
-/// Decodes the rfor segment at tile word `off` (m values) into out; false, writing nothing,
-/// when its run lengths do not cover exactly m values.
+/// Decodes the rfor segment at tile word `off` (m values) into out, as values of `type`; false,
+/// writing nothing, when its run lengths do not cover exactly m values or a value does not fit
+/// a narrow type.
 template <class Warp, typename U>
 ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage, std::uint32_t off,
-                                    std::uint32_t m, U* out) {
+                                    std::uint32_t m, std::byte* out, value_type type) {
   auto* run_start = reinterpret_cast<std::uint16_t*>(stage);
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
@@ -1583,15 +1807,14 @@ ZS_UNROLL
     x[k] = static_cast<U>(ref + read_field_window<U>(tile, value_bit + std::uint64_t{lo} * h.value_bits, h.value_bits));
   }
   w.sync();  // the run starts' memory stages the values
-  store_segment(w, out, m, x, stage);
-  return true;
+  return store_values(w, out, type, m, x, stage);
 }
 
 /// Checks a loaded tile against the format's rules (lane j checks block j), adds its checksum
 /// terms and decodes it. Returns false for a tile that breaks the rules.
 template <class Warp, typename U>
-ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer& buf, std::uint32_t* stage, U* out,
-                            std::uint64_t& sum) {
+ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer& buf, std::uint32_t* stage,
+                            std::byte* out, std::uint64_t& sum) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   frame_layout const& L = fr.layout;
   tile_job const j = *buf.job;
@@ -1626,16 +1849,17 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   std::uint32_t const after = B < L.blocks ? buf.starts[j.starts] : B < T ? fr.payload[B] : 0;
   sum += range_sum(w, sb, B, after, [&](std::uint32_t q) { return buf.starts[q]; });
 
+  value_type const type = fr.type;
   for (std::uint32_t i = 0; i < j.g; ++i) {
     std::uint32_t const m = min_of(segment_values, j.values - i * segment_values);
-    U* seg_out = out + i * segment_values;
+    std::byte* seg_out = out + std::size_t{i} * segment_values * value_width(type);
     if (L.kind == scheme::rfor) {
-      if (!decode_rfor_segment(w, tile, stage, w.shfl(rel, i), m, seg_out)) return false;
+      if (!decode_rfor_segment<Warp, U>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
     } else {
       std::uint32_t const first_block = w.shfl(rel, tile_blocks * i);
       U const first = L.kind == scheme::dfor ? load_reference<U>(tile + first_block - rw) : U{0};
       std::uint32_t const mine = w.shfl(rel, tile_blocks * i + min_of<std::uint32_t>(lane / 8, j.starts - 1 - tile_blocks * i));
-      decode_for_segment(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out, stage);
+      if (!decode_for_segment(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out, type, stage)) return false;
     }
   }
   return true;
@@ -1666,10 +1890,24 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
     tile_job j;
     if (!fr.ok || !job_of(a, fr, t, j)) continue;
     frame_layout const& L = fr.layout;
-    U* out = static_cast<U*>(a.targets[fr.f].values) + j.s0 * segment_values;
+    std::size_t const width = value_width(fr.type);  // bytes of a stored value
+    std::byte* out = static_cast<std::byte*>(a.targets[fr.f].values) + j.s0 * segment_values * width;
     std::uint64_t sum = 0;
     bool ok = true;
-    if (L.kind == scheme::raw) {
+    if (L.kind == scheme::raw && is_narrow_type(fr.type)) {
+      // Narrow values as they are: the tile's whole 64-bit payload words (the last one ends the
+      // payload), a word a lane at a time.
+      std::uint64_t const total = L.count * width;
+      std::uint64_t const first = j.s0 * segment_values * width;
+      auto const* payload = reinterpret_cast<const std::byte*>(fr.payload);
+      std::byte* values = out - first;  // the target's first value
+      std::uint64_t const q_end = (first + std::uint64_t{j.values} * width + 7) / 8;
+      for (std::uint64_t q = first / 8 + w.lane; q < q_end; q += warp_lanes) {
+        std::uint64_t const word = narrow_raw_word(payload, total, q);
+        store_raw_word(values, total, q, word);
+        sum += hash::term(q, word);
+      }
+    } else if (L.kind == scheme::raw) {
       std::uint64_t const A = j.s0 * segment_values * rw;
       sum = copy_range<8>(w, fr.payload + A, j.values * rw, reinterpret_cast<std::uint32_t*>(out), A,
                           L.count * rw, fr.payload + A + j.values * rw);
@@ -1693,7 +1931,7 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
         w.wait_copies(ahead ? 1 : 0);  // tile t has landed
         started = ahead;
       }
-      ok = decode_tile<Warp, U>(w, fr, now, stage, out + part * segment_values, sum);
+      ok = decode_tile<Warp, U>(w, fr, now, stage, out + std::size_t{part} * segment_values * width, sum);
       std::uint32_t const done = part + now.job->g;
       w.sync();  // the buffer takes the tile after next, or this tile's next part
       part = ok && done < j.g ? done : 0;

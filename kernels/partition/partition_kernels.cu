@@ -122,6 +122,10 @@ void hash_key_column(const column_view& key, std::uint32_t seed, bool combine, s
     launch_rows(kernel, key.type, key.count, bytes, stream, key.data, key.offsets, key.count, seed, combine, hashes);
   };
   switch (key.type) {
+    case value_type::int8: launch(hash_key_kernel<value_type::int8>); break;
+    case value_type::int16: launch(hash_key_kernel<value_type::int16>); break;
+    case value_type::uint8: launch(hash_key_kernel<value_type::uint8>); break;
+    case value_type::uint16: launch(hash_key_kernel<value_type::uint16>); break;
     case value_type::int32: launch(hash_key_kernel<value_type::int32>); break;
     case value_type::uint32: launch(hash_key_kernel<value_type::uint32>); break;
     case value_type::int64: launch(hash_key_kernel<value_type::int64>); break;
@@ -147,6 +151,10 @@ void range_partition_ids(const column_view& key, const column_view& splits, std:
                 static_cast<const T*>(splits.data), split_count, ids);
   };
   switch (key.type) {
+    case value_type::int8: fixed(static_cast<std::int8_t*>(nullptr)); break;
+    case value_type::int16: fixed(static_cast<std::int16_t*>(nullptr)); break;
+    case value_type::uint8: fixed(static_cast<std::uint8_t*>(nullptr)); break;
+    case value_type::uint16: fixed(static_cast<std::uint16_t*>(nullptr)); break;
     case value_type::int32: fixed(static_cast<std::int32_t*>(nullptr)); break;
     case value_type::uint32: fixed(static_cast<std::uint32_t*>(nullptr)); break;
     case value_type::int64: fixed(static_cast<std::int64_t*>(nullptr)); break;
@@ -210,7 +218,13 @@ void partition_offsets(const std::uint32_t* ids, std::uint64_t count, std::uint3
 
 void gather_fixed_width(const void* values, std::size_t width, const std::uint64_t* rows, std::uint64_t count,
                         void* out, cudaStream_t stream) {
-  if (width == 4) {
+  if (width == 1) {
+    launch_rows(gather_kernel<std::uint8_t>, std::nullopt, count, count, stream,
+                static_cast<const std::uint8_t*>(values), rows, count, static_cast<std::uint8_t*>(out));
+  } else if (width == 2) {
+    launch_rows(gather_kernel<std::uint16_t>, std::nullopt, count, count * 2, stream,
+                static_cast<const std::uint16_t*>(values), rows, count, static_cast<std::uint16_t*>(out));
+  } else if (width == 4) {
     launch_rows(gather_kernel<std::uint32_t>, std::nullopt, count, count * 4, stream,
                 static_cast<const std::uint32_t*>(values), rows, count, static_cast<std::uint32_t*>(out));
   } else if (width == 8) {

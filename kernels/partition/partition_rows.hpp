@@ -27,7 +27,15 @@ ZS_HD inline string_ref string_at(const char* chars, const std::int64_t* offsets
 template <value_type Type>
 ZS_HD inline std::uint32_t key_hash(const void* data, const std::int64_t* offsets, std::uint64_t row,
                                     std::uint32_t seed) noexcept {
-  if constexpr (Type == value_type::int32) {
+  if constexpr (Type == value_type::int8) {
+    return hash_key(static_cast<const std::int8_t*>(data)[row], seed);
+  } else if constexpr (Type == value_type::int16) {
+    return hash_key(static_cast<const std::int16_t*>(data)[row], seed);
+  } else if constexpr (Type == value_type::uint8) {
+    return hash_key(static_cast<const std::uint8_t*>(data)[row], seed);
+  } else if constexpr (Type == value_type::uint16) {
+    return hash_key(static_cast<const std::uint16_t*>(data)[row], seed);
+  } else if constexpr (Type == value_type::int32) {
     return hash_key(static_cast<const std::int32_t*>(data)[row], seed);
   } else if constexpr (Type == value_type::uint32) {
     return hash_key(static_cast<const std::uint32_t*>(data)[row], seed);

@@ -284,7 +284,7 @@ void register_codec(const codec& c) {
                                               ", above the largest a frame can carry (" +
                                               std::to_string(max_codec_id) + ")");
   }
-  for (std::uint8_t t = 1; t <= 7; ++t) {
+  for (std::uint8_t t = 1; t <= last_value_type_id; ++t) {
     auto const type = static_cast<value_type>(t);
     if (c.params_bytes(type) > max_params_bytes) {
       ZS_FAIL(error_code::invalid_argument, "codec '" + std::string(c.name()) + "' has " +

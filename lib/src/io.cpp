@@ -11,6 +11,10 @@ namespace zs::io {
 std::optional<value_type> type_of_file(const std::filesystem::path& path) {
   auto const ext = path.extension().string();
   if (ext == ".txt") return value_type::string;
+  if (ext == ".i8") return value_type::int8;
+  if (ext == ".i16") return value_type::int16;
+  if (ext == ".u8") return value_type::uint8;
+  if (ext == ".u16") return value_type::uint16;
   if (ext == ".i32") return value_type::int32;
   if (ext == ".u32") return value_type::uint32;
   if (ext == ".i64") return value_type::int64;

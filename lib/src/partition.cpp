@@ -70,6 +70,10 @@ void check_key_index(std::string_view operation, const table& t, std::size_t key
 template <class F>
 decltype(auto) with_type(value_type type, F&& f) {
   switch (type) {
+    case value_type::int8: return f(std::integral_constant<value_type, value_type::int8>{});
+    case value_type::int16: return f(std::integral_constant<value_type, value_type::int16>{});
+    case value_type::uint8: return f(std::integral_constant<value_type, value_type::uint8>{});
+    case value_type::uint16: return f(std::integral_constant<value_type, value_type::uint16>{});
     case value_type::int32: return f(std::integral_constant<value_type, value_type::int32>{});
     case value_type::uint32: return f(std::integral_constant<value_type, value_type::uint32>{});
     case value_type::int64: return f(std::integral_constant<value_type, value_type::int64>{});
@@ -82,6 +86,10 @@ decltype(auto) with_type(value_type type, F&& f) {
 }
 
 template <value_type Type> struct cpp_type_of;
+template <> struct cpp_type_of<value_type::int8> { using type = std::int8_t; };
+template <> struct cpp_type_of<value_type::int16> { using type = std::int16_t; };
+template <> struct cpp_type_of<value_type::uint8> { using type = std::uint8_t; };
+template <> struct cpp_type_of<value_type::uint16> { using type = std::uint16_t; };
 template <> struct cpp_type_of<value_type::int32> { using type = std::int32_t; };
 template <> struct cpp_type_of<value_type::uint32> { using type = std::uint32_t; };
 template <> struct cpp_type_of<value_type::int64> { using type = std::int64_t; };
@@ -213,10 +221,11 @@ column gather_host(const column& in, const std::vector<std::uint64_t>& order) {
     auto* dst = static_cast<Word*>(out.mutable_view().data);
     for (std::uint64_t i = 0; i < rows; ++i) dst[i] = src[order[i]];
   };
-  if (value_width(v.type) == 4) {
-    gather(static_cast<std::uint32_t*>(nullptr));
-  } else {
-    gather(static_cast<std::uint64_t*>(nullptr));
+  switch (value_width(v.type)) {
+    case 1: gather(static_cast<std::uint8_t*>(nullptr)); break;
+    case 2: gather(static_cast<std::uint16_t*>(nullptr)); break;
+    case 4: gather(static_cast<std::uint32_t*>(nullptr)); break;
+    default: gather(static_cast<std::uint64_t*>(nullptr)); break;
   }
   return out;
 }

@@ -153,7 +153,7 @@ tuning_entry parse_entry(const json& j, std::size_t index) {
   std::string const type = string_field(j, "type", where);
   if (type != "any") {
     bool known = false;
-    for (std::uint8_t v = 1; v <= 7; ++v) {
+    for (std::uint8_t v = 1; v <= last_value_type_id; ++v) {
       if (to_string(static_cast<value_type>(v)) == type) {
         e.key.type = static_cast<value_type>(v);
         known = true;

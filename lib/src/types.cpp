@@ -15,12 +15,16 @@ std::string_view to_string(value_type type) noexcept {
     case value_type::float32: return "float32";
     case value_type::float64: return "float64";
     case value_type::string: return "string";
+    case value_type::int8: return "int8";
+    case value_type::int16: return "int16";
+    case value_type::uint8: return "uint8";
+    case value_type::uint16: return "uint16";
   }
   return "invalid";
 }
 
 value_type parse_value_type(std::string_view name) {
-  for (std::uint8_t v = 1; v <= 7; ++v) {
+  for (std::uint8_t v = 1; v <= last_value_type_id; ++v) {
     auto const type = static_cast<value_type>(v);
     if (to_string(type) == name) return type;
   }

@@ -422,6 +422,102 @@ TEST(BitpackCpu, FramesOfOtherTypesOrRawSizesAreRefused) {
   EXPECT_EQ(out, std::vector<float>(floats.size(), 0.0f));
 }
 
+// Narrow integers are coded as their 32-bit widening: a narrow frame that does not stay raw has
+// exactly the payload (and scheme) of the same values as int32 (signed) or uint32 (unsigned).
+template <typename Narrow, typename Wide>
+void expect_payload_of_widening(const std::vector<Narrow>& v, const std::string& what) {
+  std::vector<Wide> const wide(v.begin(), v.end());  // sign- or zero-extended
+  auto const narrow_frame = encode_parts(v, 1);
+  auto const wide_frame = encode_parts(wide, 1);
+  zs::frame_header const n = zs::load_header(narrow_frame.frames.data());
+  zs::frame_header const w = zs::load_header(wide_frame.frames.data());
+  ASSERT_NE(n.codec, zs::codec_id::raw) << what << ": compresses";
+  EXPECT_EQ(n.type, zs::value_type_of<Narrow>::value) << what;
+  EXPECT_EQ(n.raw_bytes, v.size() * sizeof(Narrow)) << what;
+  EXPECT_EQ(n.codec, w.codec) << what;
+  ASSERT_EQ(n.payload_bytes, w.payload_bytes) << what;
+  EXPECT_EQ(std::memcmp(narrow_frame.frames.data() + zs::frame_header_bytes,
+                        wide_frame.frames.data() + zs::frame_header_bytes, n.payload_bytes), 0)
+      << what << ": the payloads differ";
+  std::vector<Narrow> out(v.size());
+  std::vector<zs::decode_target> targets{{zs::value_type_of<Narrow>::value, v.size(), out.data()}};
+  std::vector<zs::frame_status> status(1);
+  bitpack().decode_host({narrow_frame.frames.data(), narrow_frame.offsets, targets, status.data()});
+  EXPECT_EQ(status[0], zs::frame_status::ok) << what << ": " << zs::to_string(status[0]);
+  EXPECT_EQ(out, v) << what;
+}
+
+TEST(BitpackCpu, NarrowTypesAreCodedAsTheir32BitWidening) {
+  std::vector<std::int8_t> small(1500), runs(2000);
+  std::vector<std::int16_t> steps(1300);
+  std::vector<std::uint8_t> bytes(700);
+  std::vector<std::uint16_t> high(900);
+  for (std::size_t i = 0; i < small.size(); ++i) small[i] = static_cast<std::int8_t>(static_cast<int>(i % 7) - 3);
+  for (std::size_t i = 0; i < runs.size(); ++i) runs[i] = (i / 100) % 2 == 0 ? std::int8_t{-128} : std::int8_t{127};
+  for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = static_cast<std::int16_t>(-30000 + 40 * static_cast<int>(i));
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(250 + i % 6);
+  for (std::size_t i = 0; i < high.size(); ++i) high[i] = static_cast<std::uint16_t>(65000 + i % 500);
+  expect_payload_of_widening<std::int8_t, std::int32_t>(small, "int8 small values (for)");
+  expect_payload_of_widening<std::int8_t, std::int32_t>(runs, "int8 runs of the extremes (rfor)");
+  expect_payload_of_widening<std::int16_t, std::int32_t>(steps, "int16 steady steps (dfor)");
+  expect_payload_of_widening<std::uint8_t, std::uint32_t>(bytes, "uint8 values near the maximum");
+  expect_payload_of_widening<std::uint16_t, std::uint32_t>(high, "uint16 values near the maximum");
+}
+
+// A narrow frame left raw carries its narrow values as they are: raw's payload, count x width
+// bytes (not a multiple of 4), never the widening.
+TEST(BitpackCpu, NarrowFramesLeftRawCarryTheirBytes) {
+  std::vector<std::uint8_t> random(1001);
+  std::mt19937 rng(8);
+  for (auto& x : random) x = static_cast<std::uint8_t>(rng());
+  auto const e = encode_parts(random, 1);
+  zs::frame_header const h = zs::load_header(e.frames.data());
+  ASSERT_EQ(h.codec, zs::codec_id::raw);
+  ASSERT_EQ(h.payload_bytes, random.size());
+  EXPECT_EQ(std::memcmp(e.frames.data() + zs::frame_header_bytes, random.data(), random.size()), 0);
+}
+
+// A frame that claims a narrow type but whose payload decodes to values outside it (an int8
+// frame holding 300) is corrupt: refused, its target untouched, never silently truncated.
+template <typename Narrow, typename Wide>
+void expect_out_of_range_refused(Wide bad, const std::string& what) {
+  std::vector<Wide> wide(1200);
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = static_cast<Wide>(i % 50);
+  wide[777] = bad;
+  auto e = encode_parts(wide, 1);
+  zs::frame_header h = zs::load_header(e.frames.data());
+  ASSERT_NE(h.codec, zs::codec_id::raw) << what;
+  h.type = zs::value_type_of<Narrow>::value;  // the same payload, now claiming the narrow type
+  h.raw_bytes = wide.size() * sizeof(Narrow);
+  zs::store_header(h, e.frames.data());
+  std::vector<Narrow> out(wide.size(), Narrow{9});
+  std::vector<zs::decode_target> targets{{h.type, wide.size(), out.data()}};
+  std::vector<zs::frame_status> status(1);
+  bitpack().decode_host({e.frames.data(), e.offsets, targets, status.data()});
+  EXPECT_EQ(status[0], zs::frame_status::corrupt_payload) << what << ": " << zs::to_string(status[0]);
+  EXPECT_EQ(out, std::vector<Narrow>(wide.size(), Narrow{9})) << what << ": refused, but wrote its target";
+  // The same frame with the value in range decodes.
+  wide[777] = static_cast<Wide>(std::numeric_limits<Narrow>::min());
+  auto good = encode_parts(wide, 1);
+  h = zs::load_header(good.frames.data());
+  h.type = zs::value_type_of<Narrow>::value;
+  h.raw_bytes = wide.size() * sizeof(Narrow);
+  zs::store_header(h, good.frames.data());
+  bitpack().decode_host({good.frames.data(), good.offsets, targets, status.data()});
+  EXPECT_EQ(status[0], zs::frame_status::ok) << what << " in range: " << zs::to_string(status[0]);
+  EXPECT_EQ(out[777], std::numeric_limits<Narrow>::min()) << what;
+}
+
+TEST(BitpackCpu, NarrowFramesWhoseValuesDoNotFitAreCorrupt) {
+  expect_out_of_range_refused<std::int8_t, std::int32_t>(300, "int8 holding 300");
+  expect_out_of_range_refused<std::int8_t, std::int32_t>(-129, "int8 holding -129");
+  expect_out_of_range_refused<std::uint8_t, std::uint32_t>(256, "uint8 holding 256");
+  expect_out_of_range_refused<std::int16_t, std::int32_t>(40000, "int16 holding 40000");
+  expect_out_of_range_refused<std::uint16_t, std::uint32_t>(70000, "uint16 holding 70000");
+  // A signed type's widening is sign-extended: 0xff as a 32-bit word is 255, not -1.
+  expect_out_of_range_refused<std::int8_t, std::uint32_t>(0xffU, "int8 holding 0x000000ff");
+}
+
 // Random edits anywhere in the payload, resealed: the decoder either decodes (an edit of
 // packed bits is still a valid frame) or refuses with corrupt_payload, and never reads or writes
 // out of bounds (run under AddressSanitizer to check that).

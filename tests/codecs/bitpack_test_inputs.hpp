@@ -31,7 +31,8 @@ std::vector<std::vector<T>> adversarial_inputs() {
       runs[i] = static_cast<T>((i / 97) % 5 == 0 ? L::max() : static_cast<T>(i / 97));
       small[i] = static_cast<T>(rng() % 1000);
       // Offsets of exactly 32 bits from the minimum, whatever the type's width.
-      offsets32[i] = static_cast<T>(static_cast<U>(L::min()) + (i % 3 == 1 ? U{0xffffffffU} : U{0}));
+      // (Narrow types: offsets of their full width.)
+      offsets32[i] = static_cast<T>(static_cast<U>(L::min()) + (i % 3 == 1 ? static_cast<U>(0xffffffffU) : U{0}));
     }
     for (auto* x : {&sorted, &reverse, &extremes, &random, &runs, &small, &offsets32}) inputs.push_back(*x);
   }

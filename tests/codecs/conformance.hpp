@@ -54,9 +54,10 @@ struct suite_case {
   value_type type = value_type::int32;
 };
 
-inline constexpr value_type every_value_type[] = {value_type::int32,   value_type::int64,   value_type::uint32,
-                                                  value_type::uint64,  value_type::float32, value_type::float64,
-                                                  value_type::string};
+inline constexpr value_type every_value_type[] = {
+    value_type::int8,    value_type::int16,   value_type::uint8,   value_type::uint16, value_type::int32,
+    value_type::int64,   value_type::uint32,  value_type::uint64,  value_type::float32, value_type::float64,
+    value_type::string};
 
 /// Every registered codec, on each side, for each type it supports().
 inline std::vector<suite_case> all_cases() {
@@ -659,8 +660,17 @@ column widened(const column& c) {
   return column::from_values<To>(std::span<const To>(out));
 }
 
+/// A fixed-width host column converted value by value to the narrower integer `To`, wrapping
+/// modulo 2^bits as `zshuffle bench codec --type` converts (apps/zshuffle/bench_inputs.cpp).
+template <typename From, typename To>
+column wrapped(const column& c) {
+  return widened<From, To>(c);  // the same C++ conversion: it wraps where To is narrower
+}
+
 /// The real columns of `type`. The data has no 64-bit integer column: for int64 and uint64 the
-/// int32 and uint32 columns stand in, widened, so every type meets real value distributions.
+/// int32 and uint32 columns stand in, widened, so every type meets real value distributions. Nor
+/// has it a narrow integer column: for int8, int16, uint8 and uint16 the int32 and uint32 columns
+/// stand in, wrapped to the narrow type (their low bits: the values a narrowing cast gives).
 struct typed_real_column {
   std::string name;
   const real_column* source;
@@ -680,6 +690,22 @@ inline std::vector<typed_real_column> real_columns(const std::filesystem::path& 
     } else if (type == value_type::uint64 && r.head.type() == value_type::uint32) {
       out.push_back({r.name + " widened to uint64", &r, widened<std::uint32_t, std::uint64_t>(r.head),
                      widened<std::uint32_t, std::uint64_t>(r.middle)});
+    } else if (is_integer(type) && value_width(type) < 4 &&
+               (r.head.type() == value_type::int32 || r.head.type() == value_type::uint32)) {
+      auto const to = [&]<typename To>(To) {
+        std::string const name = r.name + " wrapped to " + std::string(zs::to_string(type));
+        if (r.head.type() == value_type::int32) {
+          out.push_back({name, &r, wrapped<std::int32_t, To>(r.head), wrapped<std::int32_t, To>(r.middle)});
+        } else {
+          out.push_back({name, &r, wrapped<std::uint32_t, To>(r.head), wrapped<std::uint32_t, To>(r.middle)});
+        }
+      };
+      switch (type) {
+        case value_type::int8: to(std::int8_t{}); break;
+        case value_type::int16: to(std::int16_t{}); break;
+        case value_type::uint8: to(std::uint8_t{}); break;
+        default: to(std::uint16_t{}); break;
+      }
     } else if (type == value_type::float64 && r.head.type() == value_type::float32) {
       out.push_back({r.name + " widened to float64", &r, widened<float, double>(r.head),
                      widened<float, double>(r.middle)});

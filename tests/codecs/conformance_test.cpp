@@ -185,6 +185,10 @@ std::vector<test_column> adversarial_columns(zs::value_type type) {
     }
   };
   switch (type) {
+    case zs::value_type::int8: add_integers(zs::test::adversarial_inputs<std::int8_t>()); break;
+    case zs::value_type::int16: add_integers(zs::test::adversarial_inputs<std::int16_t>()); break;
+    case zs::value_type::uint8: add_integers(zs::test::adversarial_inputs<std::uint8_t>()); break;
+    case zs::value_type::uint16: add_integers(zs::test::adversarial_inputs<std::uint16_t>()); break;
     case zs::value_type::int32: add_integers(zs::test::adversarial_inputs<std::int32_t>()); break;
     case zs::value_type::int64: add_integers(zs::test::adversarial_inputs<std::int64_t>()); break;
     case zs::value_type::uint32: add_integers(zs::test::adversarial_inputs<std::uint32_t>()); break;
@@ -211,6 +215,10 @@ zs::column pattern_column(zs::value_type type) {
     return column_of(v);
   };
   switch (type) {
+    case zs::value_type::int8: return as(std::int8_t{});
+    case zs::value_type::int16: return as(std::int16_t{});
+    case zs::value_type::uint8: return as(std::uint8_t{});
+    case zs::value_type::uint16: return as(std::uint16_t{});
     case zs::value_type::int32: return as(std::int32_t{});
     case zs::value_type::int64: return as(std::int64_t{});
     case zs::value_type::uint32: return as(std::uint32_t{});

@@ -28,6 +28,12 @@ using zs::kernels::chunk_prefix;
 
 const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
 
+// The width class of an integer type, as the GPU host code forms them: narrow types run with
+// the 32-bit ones.
+std::size_t class_width(zs::value_type type) {
+  return zs::is_integer(type) ? bp::width_bits_of(type) / 8 : 0;
+}
+
 std::vector<std::uint64_t> class_map(std::span<const std::uint64_t> segments,
                                      std::span<const std::size_t> widths, std::size_t width,
                                      std::uint64_t per_chunk) {
@@ -51,7 +57,7 @@ struct emulated {
     std::vector<std::size_t> widths(nf);
     for (std::size_t f = 0; f < nf; ++f) {
       segments[f] = bp::segment_count(sources[f].count);
-      widths[f] = zs::value_width(sources[f].type);
+      widths[f] = class_width(sources[f].type);
     }
     auto const chunks32 = class_map(segments, widths, 4, 1);
     auto const chunks64 = class_map(segments, widths, 8, 1);
@@ -129,6 +135,11 @@ struct emulated {
         gp::repack_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem),
                          carriers[w.lane]);
       }, flush);
+      if constexpr (sizeof(U) == 4) {
+        emu::run(ranges(n), 16, [&](warp& w, std::uint64_t r, std::byte*) {
+          gp::narrow_raw_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), carriers[w.lane]);
+        }, flush);
+      }
     };
     pass1(a32, s32, std::uint32_t{});
     pass1(a64, s64, std::uint64_t{});
@@ -170,7 +181,7 @@ struct emulated {
     for (std::size_t f = 0; f < nf; ++f) {
       bool const integer = zs::is_integer(targets[f].type);
       segments[f] = integer ? bp::segment_count(targets[f].count) : 0;
-      widths[f] = integer ? zs::value_width(targets[f].type) : 0;
+      widths[f] = class_width(targets[f].type);
     }
     auto const tiles32 = class_map(segments, widths, 4, g);
     auto const tiles64 = class_map(segments, widths, 8, g);
@@ -247,6 +258,11 @@ batch mixed_batch() {
     b.add(patterned<std::uint32_t>(n, kind++ % 5, seed++), 2);
     b.add(patterned<std::int64_t>(n, kind++ % 5, seed++), 1);
     b.add(patterned<std::uint64_t>(n, kind++ % 5, seed++), 3);
+    // Narrow columns cut in parts start anywhere: off 16, 4 and 2 bytes.
+    b.add(patterned<std::int8_t>(n, kind++ % 5, seed++), 3);
+    b.add(patterned<std::uint8_t>(n, kind++ % 5, seed++), 1);
+    b.add(patterned<std::int16_t>(n, kind++ % 5, seed++), 2);
+    b.add(patterned<std::uint16_t>(n, kind++ % 5, seed++), 1);
   }
   return b;
 }
@@ -569,8 +585,13 @@ TEST(BitpackPrograms, AdversarialInputsOfEveryTypeInOneBatch) {
   for (auto const& v : zs::test::adversarial_inputs<std::uint32_t>()) b.add(v, 2);
   for (auto const& v : zs::test::adversarial_inputs<std::int64_t>()) b.add(v, 1);
   for (auto const& v : zs::test::adversarial_inputs<std::uint64_t>()) b.add(v, 2);
+  for (auto const& v : zs::test::adversarial_inputs<std::int8_t>()) b.add(v, 3);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint8_t>()) b.add(v, 1);
+  for (auto const& v : zs::test::adversarial_inputs<std::int16_t>()) b.add(v, 2);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint16_t>()) b.add(v, 1);
   expect_same_frames_as_cpu(b);
   expect_decodes_cpu_frames(b, 2);
+  expect_decodes_cpu_frames(b, 4, true);
 }
 
 TEST(BitpackPrograms, RealColumnsEncodeAndDecodeLikeTheCpu) {
@@ -673,6 +694,52 @@ TEST(BitpackPrograms, CorruptFramesGetTheCpuStatuses) {
         EXPECT_EQ(out[f], expected_out[f]) << "round " << round << " frame " << f;
       }
     }
+  }
+}
+
+// A frame claiming a narrow type whose payload decodes to values outside it (an int8 frame
+// holding 300, in each scheme) is corrupt for the GPU decoder as for the CPU's, and the frames
+// beside it decode.
+TEST(BitpackPrograms, NarrowFramesWhoseValuesDoNotFitGetTheCpuStatus) {
+  batch wide, b;
+  std::vector<std::int32_t> small(1300), steps(1300), runs(1300);
+  for (std::size_t i = 0; i < small.size(); ++i) {
+    small[i] = static_cast<std::int32_t>(i % 50);
+    steps[i] = static_cast<std::int32_t>(i % 200) - 100;  // dfor: steps of one
+    runs[i] = static_cast<std::int32_t>(i / 100);  // rfor
+  }
+  small[700] = 300;
+  steps[1299] = 300;
+  runs[600] = -200;
+  for (auto const* v : {&small, &steps, &runs}) {
+    wide.add(*v, 1);
+    b.add(std::vector<std::int8_t>(v->begin(), v->end()), 1);
+  }
+  b.add(patterned<std::int8_t>(2000, 0, 4), 2);  // intact frames after them
+  cpu_frames const bad = cpu_encode(wide);
+  cpu_frames cpu = cpu_encode(b);
+  for (std::size_t f = 0; f < 3; ++f) {
+    zs::frame_header h = zs::load_header(bad.frames.data() + bad.offsets[f]);
+    ASSERT_EQ(static_cast<int>(h.codec), static_cast<int>(f) + 1) << "frame " << f << " in scheme " << f + 1;
+    h.type = zs::value_type::int8;
+    h.raw_bytes = h.value_count;
+    ASSERT_LE(bad.bytes[f], cpu.offsets[f + 1] - cpu.offsets[f]) << "frame " << f << " fits its slot";
+    std::memcpy(cpu.frames.data() + cpu.offsets[f], bad.frames.data() + bad.offsets[f], bad.bytes[f]);
+    zs::store_header(h, cpu.frames.data() + cpu.offsets[f]);
+  }
+  std::vector<std::vector<std::byte>> expected_out;
+  std::vector<zs::decode_target> targets;
+  for (auto const& src : b.sources) expected_out.emplace_back(src.raw_bytes(), std::byte{0x33});
+  for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, expected_out[f].data()});
+  std::vector<zs::frame_status> expected(b.sources.size());
+  bitpack().decode_host({cpu.frames.data(), cpu.offsets, targets, expected.data()});
+  for (std::size_t f = 0; f < b.sources.size(); ++f) {
+    EXPECT_EQ(expected[f], f < 3 ? zs::frame_status::corrupt_payload : zs::frame_status::ok) << "frame " << f;
+  }
+  for (std::uint32_t g : {1U, 4U}) {
+    auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g);
+    EXPECT_EQ(status, expected) << "segments per tile " << g;
+    for (std::size_t f = 3; f < b.sources.size(); ++f) EXPECT_EQ(out[f], expected_out[f]) << "frame " << f;
   }
 }
 

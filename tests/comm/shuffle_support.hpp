@@ -51,6 +51,8 @@ inline column make_column(value_type type, int src, std::size_t c, std::uint64_t
     }
     if (type == value_type::float64 && i % 7 == 0) v = 0x7ff8000000000001ULL;  // a NaN payload
     if (type == value_type::int32 || type == value_type::int64) v = v % 1000 == 0 ? v : v >> (i % 40);
+    if (type == value_type::int16 || type == value_type::uint16) v = v % 1000 == 0 ? v : v >> (i % 20);
+    if (type == value_type::int8 || type == value_type::uint8) v = v % 100 == 0 ? v : v >> (i % 10);
     std::memcpy(bytes + i * width, &v, width);
   }
   return out;
@@ -115,9 +117,11 @@ inline void expect_column(const column& got, const expected_column& e, const std
 }
 
 inline const std::vector<value_type>& all_types() {
+  // The narrow integers last: earlier columns keep their places (and their values).
   static const std::vector<value_type> types{value_type::int32,   value_type::int64,   value_type::uint32,
                                              value_type::uint64,  value_type::float32, value_type::float64,
-                                             value_type::string};
+                                             value_type::string,  value_type::int8,    value_type::int16,
+                                             value_type::uint8,   value_type::uint16};
   return types;
 }
 

@@ -223,6 +223,79 @@ TEST(BitpackGpuBatch, ManySmallFramesOfMixedTypesInOneBatch) {
   check_against_cpu(b, stream);
 }
 
+// Narrow integers (coded as their 32-bit widening, or left raw) in frames that start at any byte,
+// mixed with 32- and 64-bit ones: the GPU's frames equal the CPU's byte for byte, and decode on
+// both sides; then into targets off 16 bytes.
+TEST(BitpackGpuBatch, NarrowTypesInFramesStartingAnywhere) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::mt19937_64 rng(17);
+  std::vector<std::int8_t> small(70001), random8(5003);
+  std::vector<std::uint8_t> runs(40000);
+  std::vector<std::int16_t> steps(33333);
+  std::vector<std::uint16_t> high(20000);
+  std::vector<std::int32_t> between(3000);
+  for (std::size_t i = 0; i < small.size(); ++i) small[i] = static_cast<std::int8_t>(static_cast<int>(rng() % 9) - 4);
+  for (auto& x : random8) x = static_cast<std::int8_t>(rng());
+  for (std::size_t i = 0; i < runs.size(); ++i) runs[i] = static_cast<std::uint8_t>((i / 90) % 2 == 0 ? 255 : i / 90);
+  for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = static_cast<std::int16_t>(-32000 + static_cast<int>(i) * 2);
+  for (std::size_t i = 0; i < high.size(); ++i) high[i] = static_cast<std::uint16_t>(65535 - rng() % 300);
+  for (auto& x : between) x = static_cast<std::int32_t>(rng() % 1000);
+  batch b;
+  b.add(small, 13, stream);
+  b.add(random8, 3, stream);
+  b.add(runs, 1, stream);
+  b.add(between, 2, stream);
+  b.add(steps, 7, stream);
+  b.add(high, 5, stream);
+  for (auto const& v : zs::test::adversarial_inputs<std::int8_t>()) b.add(v, 3, stream);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint16_t>()) b.add(v, 2, stream);
+  check_against_cpu(b, stream);
+  frames const cpu = cpu_encode(b);
+  for (auto const& config : all_configs) {
+    zs::codecs::bitpack_codec const codec(config);
+    auto const [status, values] = gpu_decode(codec, b, cpu, stream, true);
+    std::string const who = "GPU decoding narrow values into unaligned targets, D = " +
+                            std::to_string(config.blocks_per_tile) + ", threads = " + std::to_string(config.threads);
+    expect_original_values(b, status, values, who.c_str());
+  }
+}
+
+// A frame claiming a narrow type whose payload decodes to values outside it (int8 holding 300)
+// is corrupt on the GPU as on the CPU; the frames beside it decode.
+TEST(BitpackGpuCorrupt, NarrowFramesWhoseValuesDoNotFitAreRefused) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::vector<std::int32_t> wide(3000);
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = static_cast<std::int32_t>(i % 50);
+  std::vector<std::int8_t> narrow(wide.begin(), wide.end());
+  wide[1777] = 300;
+  batch b;
+  b.add(narrow, 1, stream);  // frame 0: rewritten below to hold the int32 frame's payload
+  b.add(narrow, 2, stream);  // frames 1 and 2 stay as they are
+  frames in = cpu_encode(b);
+  batch w;
+  w.add(wide, 1, stream);
+  frames const bad = cpu_encode(w);
+  zs::frame_header h = zs::load_header(bad.bytes.data());
+  ASSERT_NE(h.codec, zs::codec_id::raw);
+  h.type = zs::value_type::int8;
+  h.raw_bytes = wide.size();
+  std::vector<std::byte> frame(bad.bytes.begin(), bad.bytes.begin() + static_cast<std::ptrdiff_t>(bad.sizes[0]));
+  zs::store_header(h, frame.data());
+  ASSERT_LE(frame.size(), in.offsets[1] - in.offsets[0]) << "the frame fits the first slot";
+  std::copy(frame.begin(), frame.end(), in.bytes.begin() + static_cast<std::ptrdiff_t>(in.offsets[0]));
+  auto const [expected, expected_values] = cpu_decode(b, in);
+  ASSERT_EQ(expected[0], zs::frame_status::corrupt_payload);
+  for (auto const& config : all_configs) {
+    zs::codecs::bitpack_codec const codec(config);
+    auto const [status, values] = gpu_decode(codec, b, in, stream);
+    EXPECT_EQ(status, expected);
+    EXPECT_EQ(values[1], expected_values[1]);
+    EXPECT_EQ(values[2], expected_values[2]);
+  }
+}
+
 TEST(BitpackGpuBatch, TargetsOffSixteenByteBoundaries) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;

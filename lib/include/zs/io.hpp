@@ -1,6 +1,7 @@
 // Reading the column files of a data directory (the layout of shared/data, decompressed):
 //   NAME.txt   one UTF-8 string per line, newline-terminated       -> string column
-//   NAME.i32 / .u32 / .i64 / .u64 / .f32 / .f64   raw little-endian -> fixed-width column
+//   NAME.i8 / .u8 / .i16 / .u16 / .i32 / .u32 / .i64 / .u64 / .f32 / .f64
+//              raw little-endian values                          -> fixed-width column
 #pragma once
 
 #include <filesystem>

@@ -25,6 +25,10 @@
 // partition_hash_seed) over its bytes:
 //   - int32, uint32, float32: the 4 little-endian bytes of the value; int64, uint64, float64:
 //     the 8 little-endian bytes;
+//   - int8, int16: as their int32 widening (sign-extended), and uint8, uint16 as their uint32
+//     widening (zero-extended): so a key hashes alike in every integer type of at most 32 bits
+//     that holds it (an int8 -3 as an int16 or int32 -3, a uint8 200 as a uint16, uint32 or
+//     int32 200), and a narrow key column can be joined with a wider one;
 //   - float32, float64: first normalised, so that keys that compare equal meet: -0.0 becomes
 //     0.0, and every NaN becomes the one quiet NaN of its type (normalize_key);
 //   - strings: their UTF-8 bytes as stored, without terminator (the empty string hashes 0 bytes).
@@ -190,6 +194,18 @@ ZS_HD inline std::uint64_t normalized_key_bits(double value) noexcept {
 }
 
 /// The hash of one key value, as hash_partition computes it (see above).
+ZS_HD constexpr std::uint32_t hash_key(std::int8_t value, std::uint32_t seed = partition_hash_seed) noexcept {
+  return murmur3_x86_32_word(static_cast<std::uint32_t>(std::int32_t{value}), seed);
+}
+ZS_HD constexpr std::uint32_t hash_key(std::int16_t value, std::uint32_t seed = partition_hash_seed) noexcept {
+  return murmur3_x86_32_word(static_cast<std::uint32_t>(std::int32_t{value}), seed);
+}
+ZS_HD constexpr std::uint32_t hash_key(std::uint8_t value, std::uint32_t seed = partition_hash_seed) noexcept {
+  return murmur3_x86_32_word(std::uint32_t{value}, seed);
+}
+ZS_HD constexpr std::uint32_t hash_key(std::uint16_t value, std::uint32_t seed = partition_hash_seed) noexcept {
+  return murmur3_x86_32_word(std::uint32_t{value}, seed);
+}
 ZS_HD constexpr std::uint32_t hash_key(std::int32_t value, std::uint32_t seed = partition_hash_seed) noexcept {
   return murmur3_x86_32_word(static_cast<std::uint32_t>(value), seed);
 }

@@ -18,11 +18,22 @@ enum class value_type : std::uint8_t {
   float32 = 5,
   float64 = 6,
   string = 7,  // int64 offsets (count + 1) into a character buffer: the Arrow large-string layout
+  int8 = 8,
+  int16 = 9,
+  uint8 = 10,
+  uint16 = 11,
 };
+
+/// The largest on-wire id; ids run from 1 to this one without gaps (new types are appended).
+inline constexpr std::uint8_t last_value_type_id = 11;
 
 /// Bytes of one value for fixed-width types; 0 for strings.
 ZS_HD constexpr std::size_t value_width(value_type type) noexcept {
   switch (type) {
+    case value_type::int8:
+    case value_type::uint8: return 1;
+    case value_type::int16:
+    case value_type::uint16: return 2;
     case value_type::int32:
     case value_type::uint32:
     case value_type::float32: return 4;
@@ -36,7 +47,7 @@ ZS_HD constexpr std::size_t value_width(value_type type) noexcept {
 
 ZS_HD constexpr bool is_valid(value_type type) noexcept {
   auto const v = static_cast<std::uint8_t>(type);
-  return v >= 1 && v <= 7;
+  return v >= 1 && v <= last_value_type_id;
 }
 
 /// The most values a string column or frame may hold: its count + 1 int64 offsets must take at
@@ -50,21 +61,39 @@ ZS_HD constexpr bool count_fits(value_type type, std::uint64_t count) noexcept {
   std::uint64_t const width = value_width(type);
   return width == 0 ? count <= max_string_count : count <= UINT64_MAX / width;
 }
-constexpr bool is_integer(value_type type) noexcept {
-  return type == value_type::int32 || type == value_type::int64 || type == value_type::uint32 ||
-         type == value_type::uint64;
+ZS_HD constexpr bool is_integer(value_type type) noexcept {
+  switch (type) {
+    case value_type::int8:
+    case value_type::int16:
+    case value_type::int32:
+    case value_type::int64:
+    case value_type::uint8:
+    case value_type::uint16:
+    case value_type::uint32:
+    case value_type::uint64: return true;
+    default: return false;
+  }
+}
+/// Signed integers: int8, int16, int32, int64.
+ZS_HD constexpr bool is_signed_integer(value_type type) noexcept {
+  return type == value_type::int8 || type == value_type::int16 || type == value_type::int32 ||
+         type == value_type::int64;
 }
 constexpr bool is_float(value_type type) noexcept {
   return type == value_type::float32 || type == value_type::float64;
 }
 
 std::string_view to_string(value_type type) noexcept;
-/// Parses "int32", "uint64", "float32", "string" ...; throws zs::error on an unknown name.
+/// Parses "int8", "uint16", "int32", "uint64", "float32", "string" ...; throws zs::error on an unknown name.
 value_type parse_value_type(std::string_view name);
 
 /// The value_type of a C++ value type, for templates.
 template <typename T>
 struct value_type_of;
+template <> struct value_type_of<std::int8_t> { static constexpr value_type value = value_type::int8; };
+template <> struct value_type_of<std::int16_t> { static constexpr value_type value = value_type::int16; };
+template <> struct value_type_of<std::uint8_t> { static constexpr value_type value = value_type::uint8; };
+template <> struct value_type_of<std::uint16_t> { static constexpr value_type value = value_type::uint16; };
 template <> struct value_type_of<std::int32_t> { static constexpr value_type value = value_type::int32; };
 template <> struct value_type_of<std::int64_t> { static constexpr value_type value = value_type::int64; };
 template <> struct value_type_of<std::uint32_t> { static constexpr value_type value = value_type::uint32; };

@@ -182,15 +182,34 @@ encoding encode_rfor(const U* x, std::uint64_t n, U flip) {
 }
 
 template <typename U>
-std::array<encoding, 3> encode_all(const encode_source& s) {
-  auto const* x = static_cast<const U*>(s.values);
-  U const flip = bitpack::is_signed_type(s.type) ? sign_bit<U> : U{0};
-  return {encode_for<U>(x, s.count, flip), encode_dfor<U>(x, s.count), encode_rfor<U>(x, s.count, flip)};
+std::array<encoding, 3> encode_all(const U* x, std::uint64_t count, value_type type) {
+  U const flip = bitpack::is_signed_type(type) ? sign_bit<U> : U{0};
+  return {encode_for<U>(x, count, flip), encode_dfor<U>(x, count), encode_rfor<U>(x, count, flip)};
+}
+
+// A narrow column's 32-bit widening (sign-extended for int8 and int16), which the schemes code.
+template <typename Narrow>
+std::vector<std::uint32_t> widen(const void* values, std::uint64_t count) {
+  auto const* x = static_cast<const Narrow*>(values);
+  std::vector<std::uint32_t> wide(count);
+  for (std::uint64_t i = 0; i < count; ++i) wide[i] = static_cast<std::uint32_t>(x[i]);
+  return wide;
+}
+
+std::vector<std::uint32_t> widen(const encode_source& s) {
+  switch (s.type) {
+    case value_type::int8: return widen<std::int8_t>(s.values, s.count);
+    case value_type::int16: return widen<std::int16_t>(s.values, s.count);
+    case value_type::uint8: return widen<std::uint8_t>(s.values, s.count);
+    case value_type::uint16: return widen<std::uint16_t>(s.values, s.count);
+    default: ZS_FAIL(error_code::internal, "widen: " + std::string(to_string(s.type)) + " is no narrow type");
+  }
 }
 
 std::array<encoding, 3> encode_all(const encode_source& s) {
-  if (value_width(s.type) == 8) return encode_all<std::uint64_t>(s);
-  return encode_all<std::uint32_t>(s);
+  if (bitpack::is_narrow_type(s.type)) return encode_all<std::uint32_t>(widen(s).data(), s.count, s.type);
+  if (value_width(s.type) == 8) return encode_all<std::uint64_t>(static_cast<const std::uint64_t*>(s.values), s.count, s.type);
+  return encode_all<std::uint32_t>(static_cast<const std::uint32_t*>(s.values), s.count, s.type);
 }
 
 // --- decoding --------------------------------------------------------------------------------
@@ -245,15 +264,36 @@ void decode_rfor_blocks(const bitpack::frame_layout& f, const std::uint32_t* sta
 }
 
 template <typename U>
-void decode_blocks(const bitpack::frame_layout& f, const std::uint32_t* starts,
-                   const std::uint32_t* data, void* target) {
+std::vector<U> decode_blocks(const bitpack::frame_layout& f, const std::uint32_t* starts, const std::uint32_t* data) {
   std::vector<U> out(f.count);
   if (f.kind == scheme::rfor) {
     decode_rfor_blocks<U>(f, starts, data, out.data());
   } else {
     decode_for_blocks<U>(f, starts, data, out.data());
   }
-  if (f.count != 0) std::memcpy(target, out.data(), f.count * sizeof(U));
+  return out;
+}
+
+// Writes decoded 32-bit words as the narrow values they widen; false, writing nothing, when
+// one of them is no such widening (a corrupt frame, never a silent truncation).
+template <typename Narrow>
+bool narrow_into(value_type type, const std::vector<std::uint32_t>& wide, void* target) {
+  for (std::uint32_t v : wide) {
+    if (!bitpack::fits_type(type, v)) return false;
+  }
+  auto* out = static_cast<Narrow*>(target);
+  for (std::size_t i = 0; i < wide.size(); ++i) out[i] = static_cast<Narrow>(wide[i]);
+  return true;
+}
+
+bool narrow_into(value_type type, const std::vector<std::uint32_t>& wide, void* target) {
+  switch (type) {
+    case value_type::int8: return narrow_into<std::int8_t>(type, wide, target);
+    case value_type::int16: return narrow_into<std::int16_t>(type, wide, target);
+    case value_type::uint8: return narrow_into<std::uint8_t>(type, wide, target);
+    case value_type::uint16: return narrow_into<std::uint16_t>(type, wide, target);
+    default: return false;
+  }
 }
 
 }  // namespace
@@ -309,10 +349,16 @@ frame_status bitpack_codec::decode_payload_host(const frame_header& header, cons
   for (std::uint64_t s = 0; s < bitpack::segment_count(layout.count); ++s) {
     if (!bitpack::segment_is_valid(layout, starts, data, s)) return frame_status::corrupt_payload;
   }
+  if (bitpack::is_narrow_type(header.type)) {
+    auto const wide = decode_blocks<std::uint32_t>(layout, starts, data);
+    return narrow_into(header.type, wide, target.values) ? frame_status::ok : frame_status::corrupt_payload;
+  }
   if (layout.width_bits == 64) {
-    decode_blocks<std::uint64_t>(layout, starts, data, target.values);
+    auto const out = decode_blocks<std::uint64_t>(layout, starts, data);
+    if (!out.empty()) std::memcpy(target.values, out.data(), out.size() * sizeof(std::uint64_t));
   } else {
-    decode_blocks<std::uint32_t>(layout, starts, data, target.values);
+    auto const out = decode_blocks<std::uint32_t>(layout, starts, data);
+    if (!out.empty()) std::memcpy(target.values, out.data(), out.size() * sizeof(std::uint32_t));
   }
   return frame_status::ok;
 }

@@ -8,8 +8,10 @@
 // that picks raw carries exactly the raw codec's payload. Frames are never larger than raw:
 // max_frame_bytes is the raw frame size.
 //
-// Value types: int32, uint32, int64, uint64. The decoder refuses frames of other types with
-// frame_status::unsupported_type. docs/FORMAT.md ("Codec 1: for" and after) is the format.
+// Value types: every integer type. int8, int16, uint8 and uint16 are coded as their 32-bit
+// widening, and their decoder refuses (corrupt_payload) a frame whose values do not fit the
+// narrow type. The decoder refuses frames of other types with frame_status::unsupported_type.
+// docs/FORMAT.md ("Codec 1: for" and after) is the format.
 //
 // GPU costs: the encoder reads its input once, keeps each 512-value segment's encoding in the
 // scheme its frame is likely to choose between its two passes when that takes at most half the

@@ -1,5 +1,6 @@
 // The bitpack codec on the GPU: work maps from what the host knows (types and counts), scratch
 // layout, and the batched launches of kernels/bitpack.
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <vector>
@@ -21,6 +22,13 @@ namespace kb = kernels::bitpack;
 // Segments of 512 values are the kernels' unit of work.
 std::uint64_t segments_of(std::uint64_t count) { return bitpack::segment_count(count); }
 
+// The width class (bytes of the words the kernels compute on) of an integer type: 4 for the
+// narrow types, which are coded as their 32-bit widening, and the 32-bit ones; 8 for the 64-bit
+// ones; 0 for the other types.
+std::size_t class_width(value_type type) {
+  return is_integer(type) ? bitpack::width_bits_of(type) / 8 : 0;
+}
+
 // Work maps: frame f's items (segments, or chunks of segments) in a class of value width, with
 // none for the frames of the other class.
 std::vector<std::uint64_t> class_map(const std::vector<std::uint64_t>& segments,
@@ -31,7 +39,7 @@ std::vector<std::uint64_t> class_map(const std::vector<std::uint64_t>& segments,
   return kernels::chunk_prefix(items, segments_per_item);
 }
 
-// The frames of one width class (4 or 8 bytes per value; 0 for every integer frame) as launches
+// The frames of one width class (4 or 8: class_width; 0 for every integer frame) as launches
 // are tuned for them: their bytes, and the type that holds most of those bytes.
 struct class_work {
   std::optional<value_type> type;
@@ -40,12 +48,16 @@ struct class_work {
 
 template <typename Descriptor>
 class_work work_of(std::span<const Descriptor> frames, std::size_t width) {
-  std::array<std::uint64_t, 8> by_type{};
+  std::array<std::uint64_t, std::size_t{last_value_type_id} + 1> by_type{};
   class_work w;
   for (auto const& d : frames) {
-    if (!is_integer(d.type) || (width != 0 && value_width(d.type) != width)) continue;
+    if (!is_integer(d.type) || (width != 0 && class_width(d.type) != width)) continue;
     std::uint64_t const bytes = d.count * value_width(d.type);
-    by_type[static_cast<std::size_t>(d.type)] += bytes;
+    // Narrow frames run the 32-bit kernels: tuned as the 32-bit type of their widening.
+    value_type const tuned = !bitpack::is_narrow_type(d.type) ? d.type
+                             : is_signed_integer(d.type)      ? value_type::int32
+                                                              : value_type::uint32;
+    by_type[static_cast<std::size_t>(tuned)] += bytes;
     w.bytes += bytes;
   }
   std::uint64_t most = 0;
@@ -76,7 +88,7 @@ encode_maps plan_encode(std::span<const encode_source> sources) {
   std::vector<std::size_t> widths(sources.size());
   for (std::size_t f = 0; f < sources.size(); ++f) {
     segments[f] = segments_of(sources[f].count);
-    widths[f] = value_width(sources[f].type);
+    widths[f] = class_width(sources[f].type);
   }
   encode_maps m;
   m.chunks32 = class_map(segments, widths, 4, 1);
@@ -116,7 +128,7 @@ struct encode_scratch {
 class_segments count_segments(std::span<const encode_source> sources) {
   class_segments c;
   for (auto const& s : sources) {
-    std::size_t const width = value_width(s.type);
+    std::size_t const width = class_width(s.type);
     if (width == 4) c.segments32 += segments_of(s.count);
     if (width == 8) c.segments64 += segments_of(s.count);
   }
@@ -183,7 +195,7 @@ decode_maps plan_decode(std::span<const decode_target> targets, const decode_cho
     // frame check and get no work here.
     bool const integer = is_integer(targets[f].type);
     segments[f] = integer ? segments_of(targets[f].count) : 0;
-    widths[f] = integer ? value_width(targets[f].type) : 0;
+    widths[f] = class_width(targets[f].type);
   }
   decode_maps m;
   m.tiles32 = class_map(segments, widths, 4, kb::tile_segments(kb::config_of(choices.decode32.params)));
@@ -230,6 +242,8 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
   uploads.zero(s.offsets, kb::scheme_words_bytes());
   uploads.zero(s.encode_again, sizeof(std::uint32_t));
   uploads.send(stream);
+  bool const narrow_frames = std::any_of(host.sources.begin(), host.sources.end(),
+                                        [](const encode_source& src) { return bitpack::is_narrow_type(src.type); });
   kb::encode_plan const plan{batch,
                              s.chunks32,
                              s.chunks64,
@@ -255,7 +269,8 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              choose_launch(bitpack_analyze_spec, w32.type, w32.bytes),
                              choose_launch(bitpack_analyze_spec, w64.type, w64.bytes),
                              choose_launch(bitpack_pack_spec, w32.type, w32.bytes),
-                             choose_launch(bitpack_pack_spec, w64.type, w64.bytes)};
+                             choose_launch(bitpack_pack_spec, w64.type, w64.bytes),
+                             narrow_frames};
   kb::encode(plan, stream);
 }
 
