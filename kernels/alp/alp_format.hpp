@@ -122,16 +122,36 @@ ZS_HD inline std::int64_t round_to_int(double x) noexcept {
 }
 ZS_HD inline std::int64_t round_to_int(float x) noexcept { return round_to_int(static_cast<double>(x)); }
 
-/// 10^k exactly representable for k <= 22 in double; 10^-k as the nearest double.
+/// 10^k (exact in a double for k <= 22) and 10^-k (the nearest double), for k up to the
+/// largest exponent, 18. On the device they sit in constant memory, one broadcast load where
+/// the warp agrees on k: a table local to the function went to every thread's stack, filled
+/// at each call.
+inline constexpr int max_power10 = 18;
+#define ZS_ALP_POWERS_OF_TEN {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
+#define ZS_ALP_INVERSE_POWERS_OF_TEN \
+  {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18}
+#if defined(__CUDACC__)
+static __constant__ double device_power10[max_power10 + 1] = ZS_ALP_POWERS_OF_TEN;
+static __constant__ double device_inverse_power10[max_power10 + 1] = ZS_ALP_INVERSE_POWERS_OF_TEN;
+#endif
+inline constexpr double host_power10[max_power10 + 1] = ZS_ALP_POWERS_OF_TEN;
+inline constexpr double host_inverse_power10[max_power10 + 1] = ZS_ALP_INVERSE_POWERS_OF_TEN;
+#undef ZS_ALP_POWERS_OF_TEN
+#undef ZS_ALP_INVERSE_POWERS_OF_TEN
+
 ZS_HD inline double power10(int k) noexcept {
-  double p = 1.0;
-  for (int i = 0; i < k; ++i) p *= 10.0;
-  return p;
+#if defined(__CUDA_ARCH__)
+  return device_power10[k];
+#else
+  return host_power10[k];
+#endif
 }
 ZS_HD inline double inverse_power10(int k) noexcept {
-  constexpr double table[19] = {1e0,  1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8, 1e-9,
-                                1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17, 1e-18};
-  return table[k];
+#if defined(__CUDA_ARCH__)
+  return device_inverse_power10[k];
+#else
+  return host_inverse_power10[k];
+#endif
 }
 template <typename Float>
 ZS_HD inline Float pow10_as(int k) noexcept { return static_cast<Float>(power10(k)); }
@@ -436,6 +456,32 @@ ZS_HD inline void sort_lefts(const vector_view<Float>& view, std::uint16_t* left
   }
 }
 
+/// The dictionary size of an ALP_RD split that gives the fewest bytes (ties: the smaller), its
+/// code bits and exceptions, into v: `counts` are the `kinds` (at most max_dict) largest counts
+/// of equal left parts among `kept` values, the largest first. The reference and the warp
+/// coder count the left parts differently; both size the dictionary here.
+template <typename Float>
+ZS_HD inline void size_dict(const std::uint32_t* counts, int kinds, std::uint32_t kept, vector_fields& v) noexcept {
+  using traits = float_traits<Float>;
+  std::uint32_t const rows = (kept + traits::lanes - 1) / traits::lanes;
+  std::uint64_t best = ~std::uint64_t{0};
+  std::uint32_t covered = 0;
+  v.dict_size = 1;
+  for (int size = 1; size <= max_dict; ++size) {
+    if (size > 1 && size > kinds) break;
+    if (size <= kinds) covered += counts[size - 1];
+    int const code_bits = bit_length(static_cast<std::uint64_t>(size - 1));
+    std::uint64_t const bytes =
+        packed_bytes(traits::lanes, traits::width, rows, code_bits) + 2 * pad8(2 * std::uint64_t{kept - covered});
+    if (bytes < best) {
+      best = bytes;
+      v.dict_size = size;
+      v.bits = code_bits;
+      v.exceptions = kept - covered;
+    }
+  }
+}
+
 /// The ALP_RD fields for a split at `right_bits` over `kept` values whose sorted top 16 bits
 /// are `lefts`: the dictionary of the most frequent left parts (ties: the smaller first), of
 /// the size that gives the fewest bytes.
@@ -467,23 +513,7 @@ ZS_HD inline vector_fields analyze_rd(const std::uint16_t* lefts, std::uint32_t 
     counts[at] = run;
     top[at] = left;
   }
-  std::uint32_t const rows = (kept + traits::lanes - 1) / traits::lanes;
-  std::uint64_t best = ~std::uint64_t{0};
-  std::uint32_t covered = 0;
-  v.dict_size = 1;
-  for (int size = 1; size <= max_dict; ++size) {
-    if (size > 1 && size > kinds) break;
-    if (size <= kinds) covered += counts[size - 1];
-    int const code_bits = bit_length(static_cast<std::uint64_t>(size - 1));
-    std::uint64_t const bytes =
-        packed_bytes(traits::lanes, traits::width, rows, code_bits) + 2 * pad8(2 * std::uint64_t{kept - covered});
-    if (bytes < best) {
-      best = bytes;
-      v.dict_size = size;
-      v.bits = code_bits;
-      v.exceptions = kept - covered;
-    }
-  }
+  size_dict<Float>(counts, kinds, kept, v);
   for (int i = 0; i < max_dict; ++i) v.dict[i] = i < v.dict_size ? top[i] : 0;
   return v;
 }

@@ -45,6 +45,13 @@ encode_scratch carve(void* temp, std::uint64_t num_vectors) {
 
 // The kernels: a warp per vector over a grid-stride loop of the batch's vectors (alp_warp.hpp
 // gives what the warp does with one).
+//
+// The encoder's passes are bound by latency (shuffles, reductions, dependent arithmetic per
+// cell), so they need warps in flight: their launch bounds ask for at most 128 registers a
+// thread (two blocks of the largest launch, 256 threads, per SM: 16 warps) where they took
+// about 200 (9 warps). Launches of more threads than the bound fail, so launch_warps refuses them.
+constexpr unsigned max_vector_threads = 256;
+constexpr unsigned min_encode_blocks = 2;
 __device__ std::uint64_t first_warp() { return (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / warp_lanes; }
 __device__ std::uint64_t warp_stride() { return std::uint64_t{gridDim.x} * blockDim.x / warp_lanes; }
 
@@ -65,7 +72,8 @@ __device__ void size_vector(cuda_warp& w, const encode_source& s, std::uint64_t 
   }
 }
 
-__global__ void size_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
+__global__ void __launch_bounds__(max_vector_threads, min_encode_blocks)
+    size_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
                             std::uint64_t* sizes, fmt::vector_fields* choices) {
   cuda_warp w;
   for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
@@ -96,7 +104,8 @@ __device__ void write_vector(cuda_warp& w, const encode_source& s, std::uint64_t
                     body + 8 * fmt::vector_count(s.count) + start, stage);
 }
 
-__global__ void write_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
+__global__ void __launch_bounds__(max_vector_threads, min_encode_blocks)
+    write_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
                              const std::uint64_t* starts, const fmt::vector_fields* choices) {
   extern __shared__ std::uint64_t stage_all[];
   cuda_warp w;
@@ -184,7 +193,7 @@ __device__ bool decode_vector(cuda_warp& w, const std::byte* frame, const decode
   return true;
 }
 
-__global__ void decode_kernel(device_decode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors) {
+__global__ void __launch_bounds__(max_vector_threads) decode_kernel(device_decode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors) {
   cuda_warp w;
   for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
     std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
@@ -288,6 +297,7 @@ void launch_warps(Kernel kernel, const launch_choice& choice, std::uint64_t unit
   if (units == 0) return;
   unsigned const threads = choice.params.threads;
   ZS_EXPECTS(threads % 32 == 0 && threads > 0, "warp kernels take whole warps");
+  ZS_EXPECTS(threads <= max_vector_threads, "alp vector kernels take at most 256 threads a block (their launch bounds)");
   std::uint64_t const per_block = threads / 32;
   std::size_t const shared = shared_per_warp * per_block;
   if (shared > 48 * 1024) {

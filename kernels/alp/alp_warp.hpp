@@ -15,6 +15,14 @@
 #include "alp/alp_format.hpp"
 #include "common/warp_tools.hpp"
 
+// A call the compiler keeps as a call: the registers of its body (the ALP_RD sort's 32 keys a
+// lane) are then not added to those its caller holds live around it.
+#if defined(__CUDA_ARCH__)
+#define ZS_ALP_OUTLINED __noinline__
+#else
+#define ZS_ALP_OUTLINED
+#endif
+
 namespace zs::kernels::alp {
 
 namespace fmt = ::zs::alp;
@@ -187,42 +195,170 @@ ZS_HD inline fmt::vector_fields alp_fields(const alp_stats& s, int e, int f, boo
   return v;
 }
 
-/// The fewest bytes an ALP_RD vector of this view can take (no code bits, the narrowest right
-/// part, no exceptions): when an earlier option is no larger, ALP_RD cannot win there.
+/// The fewest bytes an ALP_RD vector of this view can take with a split at `right_bits` (no
+/// code bits, no exceptions): when an earlier option is no larger, ALP_RD cannot win there, nor
+/// at any later split (the floor grows with the right part).
 template <typename Float>
-ZS_HD inline std::uint64_t rd_floor_bytes(std::uint32_t count, bool fill, std::uint32_t fills) {
+ZS_HD inline std::uint64_t rd_floor_bytes(std::uint32_t count, bool fill, std::uint32_t fills, int right_bits) {
   using traits = fmt::float_traits<Float>;
   std::uint32_t const rows = (count - (fill ? fills : 0) + traits::lanes - 1) / traits::lanes;
   return fmt::vector_header_bytes + (fill ? fmt::fill_map_bytes : 0) + fmt::dict_bytes +
-         fmt::packed_bytes(traits::lanes, traits::width, rows, traits::width - fmt::max_left_bits);
+         fmt::packed_bytes(traits::lanes, traits::width, rows, right_bits);
 }
 
-/// The warp's vector: lane l holds cells l, l + 32, ... (values[k] is cell 32k + lane), which
-/// of them lie in the vector and which hold the column's fill value (bit k each).
-template <typename Float>
-struct warp_cells {
-  Float values[cell_rows];
+// --- ALP_RD: the left parts' counts by a warp -------------------------------------------------
+//
+// fmt::analyze_rd sorts the kept values' top 16 bits and counts the runs of equal left parts at
+// every split. The warp does the same on 1024 keys held 32 a lane: a bitonic sort (element
+// 32 * lane + k in key[k]: distances below 32 within a lane's registers, the others between
+// lanes by shuffles), then, per split, the runs' starts as a bit mask per lane, their lengths
+// from the next start, each lane's 8 longest and the warp's 8 longest over 8 warp maxima.
+
+/// The sort key of a cell that is not among the kept values: above every 16-bit top part at
+/// every split (0x10000 >> s is greater than 0xffff >> s), so such cells sort last and end the
+/// last run of kept values.
+inline constexpr std::uint32_t rd_absent_key = 0x10000;
+
+/// Sorts the warp's 1024 keys ascending: element 32 * lane + k is key[k].
+template <class Warp>
+ZS_WARP_FN void sort_keys_warp(Warp& w, std::uint32_t (&key)[cell_rows]) {
+  unsigned const lane = w.lane;
+ZS_UNROLL
+  for (unsigned size = 2; size <= fmt::vector_values; size <<= 1) {
+ZS_UNROLL
+    for (unsigned j = size >> 1; j > 0; j >>= 1) {
+      if (j >= warp_lanes) {
+        // Partners in lane ^ (j / 32), the same register: the lower element keeps the smaller
+        // key where its block of `size` elements ascends.
+        unsigned const lane_bit = j / warp_lanes;
+        bool const descending = ((lane * warp_lanes) & size) != 0;
+        bool const keep_max = ((lane & lane_bit) != 0) != descending;
+ZS_UNROLL
+        for (unsigned k = 0; k < cell_rows; ++k) {
+          std::uint32_t const other = w.shfl_xor(key[k], lane_bit);
+          key[k] = keep_max ? max_of(key[k], other) : min_of(key[k], other);
+        }
+      } else {
+ZS_UNROLL
+        for (unsigned k = 0; k < cell_rows; ++k) {
+          if ((k & j) != 0) continue;
+          bool const descending = ((lane * warp_lanes + k) & size) != 0;
+          std::uint32_t const lo = min_of(key[k], key[k | j]);
+          std::uint32_t const hi = max_of(key[k], key[k | j]);
+          key[k] = descending ? hi : lo;
+          key[k | j] = descending ? lo : hi;
+        }
+      }
+    }
+  }
+}
+
+/// key[k] for a k the lanes agree on, without indexing registers at run time.
+ZS_WARP_FN inline std::uint32_t key_in_register(const std::uint32_t (&key)[cell_rows], unsigned k) {
+  std::uint32_t v = 0;
+ZS_UNROLL
+  for (unsigned i = 0; i < cell_rows; ++i) v = i == k ? key[i] : v;
+  return v;
+}
+
+/// A run of equal left parts as one number: its length above, and 1023 - its first position
+/// below, so that the greater number is the longer run, of equal ones the smaller left part
+/// (analyze_rd's order). 0: no run.
+ZS_HD inline std::uint32_t run_rank(std::uint32_t length, std::uint32_t first) { return length << 10 | (1023U - first); }
+ZS_HD inline std::uint32_t run_length(std::uint32_t rank) { return rank >> 10; }
+ZS_HD inline std::uint32_t run_first(std::uint32_t rank) { return 1023U - (rank & 1023U); }
+
+/// The ranks of the warp's 8 longest runs of equal left parts (key >> shift) among the first
+/// `kept` sorted keys, the greatest first (0 past the last run), in every lane. `before` is the
+/// key before key[0] (lane l - 1's last; lane 0: ~0, which starts a run).
+template <class Warp>
+ZS_WARP_FN void longest_runs_warp(Warp& w, const std::uint32_t (&key)[cell_rows], std::uint32_t before, int shift,
+                                  std::uint32_t kept, std::uint32_t (&top)[fmt::max_dict]) {
+  unsigned const lane = w.lane;
+  std::uint32_t starts = 0;  // bit k: a run starts at key[k]
+  std::uint32_t previous = before >> shift;
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    std::uint32_t const part = key[k] >> shift;
+    starts |= part != previous ? 1U << k : 0U;
+    previous = part;
+  }
+  // The first start after this lane's keys: the least first start of the lanes above (1024
+  // where none: the kept keys fill the vector).
+  std::uint32_t after = starts != 0 ? lane * warp_lanes + static_cast<std::uint32_t>(warp::lowest_bit(starts))
+                                    : fmt::vector_values;
+  after = w.shfl_down(after, 1);
+  if (lane == warp_lanes - 1) after = fmt::vector_values;
+ZS_UNROLL
+  for (unsigned d = 1; d < warp_lanes; d <<= 1) after = min_of(after, w.shfl_down(after, d));
+  // This lane's 8 longest runs that start among the kept keys, by insertion.
+ZS_UNROLL
+  for (int i = 0; i < fmt::max_dict; ++i) top[i] = 0;
+  for (std::uint32_t left = starts & valid_cells_of_row(kept, lane); left != 0; left &= left - 1) {
+    std::uint32_t const k = warp::lowest_bit(left);
+    std::uint32_t const first = lane * warp_lanes + k;
+    // A run ends at the next start, kept or not: the keys after the kept ones start their own.
+    std::uint32_t const higher = k == warp_lanes - 1 ? 0U : starts & (full_mask << (k + 1));
+    std::uint32_t const end = higher == 0 ? after : lane * warp_lanes + warp::lowest_bit(higher);
+    std::uint32_t x = run_rank(end - first, first);
+    if (x > top[fmt::max_dict - 1]) {
+ZS_UNROLL
+      for (int i = 0; i < fmt::max_dict; ++i) {
+        std::uint32_t const greater = max_of(top[i], x);
+        x = min_of(top[i], x);
+        top[i] = greater;
+      }
+    }
+  }
+  // The warp's 8 longest: the greatest head 8 times, its lane popping it (ranks are unique).
+  std::uint32_t head[fmt::max_dict];
+ZS_UNROLL
+  for (int r = 0; r < fmt::max_dict; ++r) {
+    std::uint32_t const greatest = w.reduce_max(top[0]);
+    head[r] = greatest;
+    if (greatest != 0 && top[0] == greatest) {
+ZS_UNROLL
+      for (int i = 0; i + 1 < fmt::max_dict; ++i) top[i] = top[i + 1];
+      top[fmt::max_dict - 1] = 0;
+    }
+  }
+ZS_UNROLL
+  for (int r = 0; r < fmt::max_dict; ++r) top[r] = head[r];
+}
+
+/// The warp's vector: lane l holds cells l, l + 32, ... (cell 32k + lane in row k); which of
+/// them lie in the vector and which hold the column's fill value (bit k each). The passes keep
+/// only these masks and read the cells again where they need them (from cache): the values
+/// themselves would hold 32 registers a lane (64 for doubles) through every pass.
+struct cell_masks {
   std::uint32_t valid = 0;
   std::uint32_t fill = 0;
 };
 template <class Warp, typename Float>
-ZS_WARP_FN void load_cells(const Warp& w, const Float* first, std::uint32_t count, bool has_fill, std::uint64_t fill_bits,
-                           warp_cells<Float>& cells) {
+ZS_WARP_FN cell_masks load_masks(const Warp& w, const Float* first, std::uint32_t count, bool has_fill,
+                                 std::uint64_t fill_bits) {
   unsigned const lane = w.lane;
+  cell_masks cells;
 ZS_UNROLL
   for (unsigned k = 0; k < cell_rows; ++k) {
     std::uint32_t const c = k * warp_lanes + lane;
     bool const inside = c < count;
-    cells.values[k] = inside ? first[c] : Float(0);
     cells.valid |= inside ? 1U << k : 0U;
-    bool const is_fill = inside && has_fill && static_cast<std::uint64_t>(fmt::bits_of(cells.values[k])) == fill_bits;
+    bool const is_fill = inside && has_fill && static_cast<std::uint64_t>(fmt::bits_of(first[c])) == fill_bits;
     cells.fill |= is_fill ? 1U << k : 0U;
   }
+  return cells;
+}
+/// Cell 32k + lane of the vector, or 0 past its end.
+template <typename Float>
+ZS_HD inline Float cell_value(const Float* first, std::uint32_t count, unsigned k, unsigned lane) {
+  std::uint32_t const c = k * warp_lanes + lane;
+  return c < count ? first[c] : Float(0);
 }
 
 /// The fill mask of row `lane` (lane k gets row k's: bit c for cell 32k + c).
-template <class Warp, typename Float>
-ZS_WARP_FN std::uint32_t fill_row_of_lane(Warp& w, const warp_cells<Float>& cells) {
+template <class Warp>
+ZS_WARP_FN std::uint32_t fill_row_of_lane(Warp& w, const cell_masks& cells) {
   unsigned const lane = w.lane;
   std::uint32_t mine = 0;
 ZS_UNROLL
@@ -233,33 +369,92 @@ ZS_UNROLL
   return mine;
 }
 
+/// The ALP_RD options of one view (fmt::choose_vector's splits, in its order) against the best
+/// so far (`best`, `bytes`), which they replace where smaller. The view's kept cells are those
+/// inside the vector, less the fill cells (`fill` bit k: cell 32k + lane) where `with_fill`.
+/// Splits stop where their floor reaches the best: no later one can undercut it.
+template <class Warp, typename Float>
+ZS_WARP_FN ZS_ALP_OUTLINED void choose_rd_warp(Warp& w, const Float* first, std::uint32_t count, std::uint32_t fill, bool with_fill,
+                               std::uint32_t fills, fmt::vector_fields& best, std::uint64_t& bytes) {
+  using traits = fmt::float_traits<Float>;
+  constexpr int top_shift = traits::width - fmt::max_left_bits;
+  unsigned const lane = w.lane;
+  std::uint32_t const kept = count - (with_fill ? fills : 0);
+  // Read again rather than kept in registers since the ALP pass: the cells are in cache, and
+  // the registers are the size pass's bound.
+  std::uint32_t key[cell_rows];
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    std::uint32_t const c = k * warp_lanes + lane;
+    bool const in = c < count && !(with_fill && ((fill >> k) & 1U) != 0);
+    key[k] = in ? static_cast<std::uint32_t>(static_cast<std::uint64_t>(fmt::bits_of(first[c])) >> top_shift)
+                : rd_absent_key;
+  }
+  sort_keys_warp(w, key);
+  std::uint32_t before = w.shfl_up(key[cell_rows - 1], 1);
+  if (lane == 0) before = ~0U;
+  for (int shift = 0; shift < fmt::max_left_bits; ++shift) {
+    int const right_bits = top_shift + shift;
+    if (rd_floor_bytes<Float>(count, with_fill, fills, right_bits) >= bytes) break;
+    std::uint32_t top[fmt::max_dict];
+    longest_runs_warp(w, key, before, shift, kept, top);
+    std::uint32_t counts[fmt::max_dict];
+    int kinds = 0;
+ZS_UNROLL
+    for (int i = 0; i < fmt::max_dict; ++i) {
+      counts[i] = run_length(top[i]);
+      kinds += top[i] != 0 ? 1 : 0;
+    }
+    fmt::vector_fields option;
+    option.mode = fmt::mode_rd;
+    option.right_bits = right_bits;
+    fmt::size_dict<Float>(counts, kinds, kept, option);
+    option.fill = with_fill;
+    option.fills = with_fill ? fills : 0;
+    std::uint64_t const b = fmt::vector_bytes<Float>(option, count);
+    if (b >= bytes) continue;
+    // The entries' left parts: each run's first key, from the lane that holds it.
+    for (int i = 0; i < fmt::max_dict; ++i) {
+      std::uint32_t const at = run_first(top[i]);
+      std::uint32_t const entry = w.shfl(key_in_register(key, at % warp_lanes), at / warp_lanes) >> shift;
+      option.dict[i] = static_cast<std::uint16_t>(i < option.dict_size && top[i] != 0 ? entry : 0U);
+    }
+    best = option;
+    bytes = b;
+  }
+}
+
 /// fmt::choose_vector by a warp. Every ALP option (each candidate, with and without the fill
-/// cells) is costed over the lanes' cells with warp reductions; ALP_RD is costed only where its
-/// floor undercuts the options before it, and then the vector goes to fmt::choose_vector on
-/// one lane (values that are not decimal: slow, but the same bytes). The options are compared
-/// in the reference's order, ties to the first, so the choice is the reference's.
+/// cells) is costed over the lanes' cells with warp reductions; ALP_RD (choose_rd_warp) at the
+/// splits whose floor undercuts the best before them. The options are compared in the
+/// reference's order, ties to the first, so the choice is the reference's.
 template <class Warp, typename Float>
 ZS_WARP_FN void choose_vector_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::column_params& p,
                                    fmt::vector_fields& choice, std::uint64_t& size) {
   unsigned const lane = w.lane;
-  warp_cells<Float> cells;
-  load_cells(w, first, count, p.has_fill, p.fill, cells);
-  std::uint32_t const fills = warp_sum(w, popc32(cells.fill));
+  cell_masks const cells = load_masks(w, first, count, p.has_fill, p.fill);
+  std::uint32_t const valid = cells.valid;
+  std::uint32_t const fill = cells.fill;
+  std::uint32_t const fills = warp_sum(w, popc32(fill));
+  int const views = fills != 0 ? 2 : 1;
 
-  // Per candidate, the best with the fill cells kept (view 0) and taken out (view 1).
-  std::uint64_t best_bytes[2] = {~std::uint64_t{0}, ~std::uint64_t{0}};
-  fmt::vector_fields best_alp[2];
+  // Per candidate, the best with the fill cells kept (view 0) and taken out (view 1), as named
+  // variables: an array indexed by the view would live in local memory.
+  std::uint64_t best_bytes0 = ~std::uint64_t{0};
+  std::uint64_t best_bytes1 = ~std::uint64_t{0};
+  fmt::vector_fields best_alp0;
+  fmt::vector_fields best_alp1;
   for (int c = 0; c < p.candidates; ++c) {
     alp_scales<Float> const sc = scales_of<Float>(p.exponent[c], p.factor[c]);
     alp_stats kept;
     alp_stats filled;
 ZS_UNROLL
     for (unsigned k = 0; k < cell_rows; ++k) {
-      if (((cells.valid >> k) & 1U) == 0) continue;
+      if (((valid >> k) & 1U) == 0) continue;
       std::int64_t d = 0;
       std::int32_t correction = 0;
-      fmt::fit const how = fit_scaled(cells.values[k], sc, d, correction);
-      if (((cells.fill >> k) & 1U) != 0) {
+      fmt::fit const how = fit_scaled(first[k * warp_lanes + lane], sc, d, correction);
+      if (((fill >> k) & 1U) != 0) {
         add_fit(filled, how, d);
       } else {
         add_fit(kept, how, d);
@@ -267,40 +462,145 @@ ZS_UNROLL
     }
     kept = warp_total(w, kept);
     filled = warp_total(w, filled);
-    for (int view = 0; view < (fills != 0 ? 2 : 1); ++view) {
-      fmt::vector_fields const option =
-          alp_fields<Float>(view == 0 ? merged(kept, filled) : kept, p.exponent[c], p.factor[c], view == 1, fills);
-      std::uint64_t const b = fmt::vector_bytes<Float>(option, count);
-      if (b < best_bytes[view]) {
-        best_bytes[view] = b;
-        best_alp[view] = option;
+    fmt::vector_fields const whole = alp_fields<Float>(merged(kept, filled), p.exponent[c], p.factor[c], false, fills);
+    std::uint64_t const whole_bytes = fmt::vector_bytes<Float>(whole, count);
+    if (whole_bytes < best_bytes0) {
+      best_bytes0 = whole_bytes;
+      best_alp0 = whole;
+    }
+    if (views == 2) {
+      fmt::vector_fields const less_fill = alp_fields<Float>(kept, p.exponent[c], p.factor[c], true, fills);
+      std::uint64_t const less_fill_bytes = fmt::vector_bytes<Float>(less_fill, count);
+      if (less_fill_bytes < best_bytes1) {
+        best_bytes1 = less_fill_bytes;
+        best_alp1 = less_fill;
       }
     }
   }
+  // The reference's order: raw, then per view its ALP candidates and its ALP_RD splits.
   fmt::vector_fields best;
   best.mode = fmt::mode_raw;
   std::uint64_t bytes = fmt::vector_bytes<Float>(best, count);
-  bool rd_may_win = false;
-  for (int view = 0; view < (fills != 0 ? 2 : 1); ++view) {
-    if (best_bytes[view] < bytes) {
-      bytes = best_bytes[view];
-      best = best_alp[view];
-    }
-    rd_may_win = rd_may_win || rd_floor_bytes<Float>(count, view == 1, fills) < bytes;
+  if (best_bytes0 < bytes) {
+    bytes = best_bytes0;
+    best = best_alp0;
   }
-  if (lane == 0 && rd_may_win) {
-    fmt::vector_scratch scratch;
-    best = fmt::choose_vector(first, count, p, scratch, bytes);
+  choose_rd_warp(w, first, count, fill, false, fills, best, bytes);
+  if (views == 2) {
+    if (best_bytes1 < bytes) {
+      bytes = best_bytes1;
+      best = best_alp1;
+    }
+    choose_rd_warp(w, first, count, fill, true, fills, best, bytes);
   }
   choice = best;
   size = bytes;
 }
 
+/// The code of a left part in an ALP_RD dictionary (fmt::dict_code), over every entry at
+/// once: a loop to the dictionary's size would index registers at run time.
+ZS_WARP_FN inline int dict_code_of(const fmt::vector_fields& v, std::uint64_t left) {
+  int code = -1;
+ZS_UNROLL
+  for (int i = fmt::max_dict - 1; i >= 0; --i) code = i < v.dict_size && v.dict[i] == left ? i : code;
+  return code;
+}
+
+/// FastLanes lane `lane` of a lane-layout area of `rows` rows of `bits`-bit fields: the lane's
+/// fields (field(r), row r's) one after another, words[i * lanes + lane], every word written.
+template <typename Word, class Field>
+ZS_HD inline void pack_lane(Word* words, unsigned lanes, unsigned lane, std::uint32_t rows, int bits, Field field) {
+  constexpr int width = static_cast<int>(sizeof(Word) * 8);
+  Word word = 0;
+  int used = 0;
+  std::uint32_t next = 0;  // the lane's next word
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    Word const value = field(r);
+    word |= static_cast<Word>(value << used);
+    if (used + bits >= width) {
+      words[next++ * lanes + lane] = word;
+      word = used == 0 ? Word{0} : static_cast<Word>(value >> (width - used));
+      used += bits - width;
+    } else {
+      used += bits;
+    }
+  }
+  if (used > 0) words[next * lanes + lane] = word;
+}
+
+/// The sections after the fill map of an ALP_RD vector (fmt::write_vector's, byte for byte):
+/// the lanes code their cells row by row (kept value j's code and right part, its exception by
+/// a ballot of the row's) and stage the kept values' bits in shared memory, from which lane l
+/// packs FastLanes lane l of the codes and of the right parts.
+template <class Warp, typename Float>
+ZS_WARP_FN void write_rd_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::vector_fields& fields,
+                              const kept_rows& rows_kept, std::byte* at, std::uint64_t* stage_words) {
+  unsigned const lane = w.lane;
+  using traits = fmt::float_traits<Float>;
+  using word_t = typename traits::bits_t;
+  constexpr unsigned lanes = traits::lanes;
+  std::uint32_t const m = rows_kept.kept;
+  std::uint32_t const rows = (m + lanes - 1) / lanes;
+  if (lane == 0) {
+ZS_UNROLL
+    for (int i = 0; i < fmt::max_dict; ++i) detail::store_le(at + 2 * i, fields.dict[i], 2);
+  }
+  at += fmt::dict_bytes;
+  auto* codes = reinterpret_cast<word_t*>(at);
+  std::uint64_t const codes_size = fmt::packed_bytes(lanes, traits::width, rows, fields.bits);
+  auto* rights = reinterpret_cast<word_t*>(at + codes_size);
+  std::byte* positions = at + codes_size + fmt::packed_bytes(lanes, traits::width, rows, fields.right_bits);
+  std::byte* lefts = positions + fmt::pad8(2 * std::uint64_t{fields.exceptions});
+  if (lane == 0 && fields.exceptions != 0) {
+    // The padding after the last position and the last left part: zero, under the writes below.
+    *reinterpret_cast<std::uint64_t*>(lefts - 8) = 0;
+    *reinterpret_cast<std::uint64_t*>(lefts + fmt::pad8(2 * std::uint64_t{fields.exceptions}) - 8) = 0;
+  }
+  w.sync();
+  unsigned const below = lanes_below(lane);
+  auto* stage = reinterpret_cast<word_t*>(stage_words);
+  std::uint32_t exceptions_before = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
+    std::uint32_t const base = w.shfl(rows_kept.base, k);
+    bool const kept = ((kept_mask >> lane) & 1U) != 0;
+    word_t const b = fmt::bits_of(cell_value(first, count, k, lane));
+    std::uint64_t const left = static_cast<std::uint64_t>(b) >> fields.right_bits;
+    bool const exception = kept && dict_code_of(fields, left) < 0;
+    std::uint32_t const exceptions = w.ballot(exception);
+    std::uint32_t const j = base + popc32(kept_mask & below);
+    if (kept) stage[j] = b;
+    if (exception) {
+      std::uint32_t const x = exceptions_before + popc32(exceptions & below);
+      detail::store_le(positions + 2 * x, j, 2);
+      detail::store_le(lefts + 2 * x, left, 2);
+    }
+    exceptions_before += popc32(exceptions);
+  }
+  w.sync();
+  if (lane < lanes) {
+    // Slots past the kept values are zero in both areas; an exception's code is 0.
+    word_t const right_mask = static_cast<word_t>((word_t{1} << fields.right_bits) - 1);
+    if (fields.bits != 0) {
+      pack_lane(codes, lanes, lane, rows, fields.bits, [&](std::uint32_t r) {
+        std::uint32_t const j = r * lanes + lane;
+        int const code = j < m ? dict_code_of(fields, static_cast<std::uint64_t>(stage[j]) >> fields.right_bits) : 0;
+        return static_cast<word_t>(code < 0 ? 0 : code);
+      });
+    }
+    pack_lane(rights, lanes, lane, rows, fields.right_bits, [&](std::uint32_t r) {
+      std::uint32_t const j = r * lanes + lane;
+      return j < m ? static_cast<word_t>(stage[j] & right_mask) : word_t{0};
+    });
+  }
+}
+
 /// fmt::write_vector by a warp, for the size pass's choice. ALP and raw vectors: the lanes code
 /// their cells row by row, place the kept values by a scan of the rows' kept masks, the
-/// exceptions by ballots of the row's exceptions, and stage the ALP offsets in shared memory,
-/// from which lane l (l < the type's lane count) packs FastLanes lane l word by word. ALP_RD
-/// vectors (rare: values that are not decimal) are written by fmt::write_vector on one lane.
+/// exceptions by ballots of the row's exceptions, and stage the ALP offsets (ALP_RD: the kept
+/// values' bits) in shared memory, from which lane l (l < the type's lane count) packs
+/// FastLanes lane l word by word.
 template <class Warp, typename Float>
 ZS_WARP_FN void write_vector_warp(Warp& w, const Float* first, std::uint32_t count, std::uint64_t fill_bits,
                                   const fmt::vector_fields& fields, std::byte* out, std::uint64_t* stage_words) {
@@ -309,19 +609,7 @@ ZS_WARP_FN void write_vector_warp(Warp& w, const Float* first, std::uint32_t cou
   using word_t = typename traits::bits_t;
   constexpr unsigned lanes = traits::lanes;
   constexpr int width = traits::width;
-  warp_cells<Float> cells;
-  load_cells(w, first, count, fields.fill, fill_bits, cells);
-
-  if (fields.mode == fmt::mode_rd) {
-    auto* is_fill = reinterpret_cast<std::uint8_t*>(stage_words);
-ZS_UNROLL
-    for (unsigned k = 0; k < cell_rows; ++k) {
-      if (((cells.valid >> k) & 1U) != 0) is_fill[k * warp_lanes + lane] = static_cast<std::uint8_t>((cells.fill >> k) & 1U);
-    }
-    w.sync();
-    if (lane == 0) fmt::write_vector(first, count, fields, is_fill, out);
-    return;
-  }
+  cell_masks const cells = load_masks(w, first, count, fields.fill, fill_bits);
 
   if (lane == 0) fmt::store_vector_header(fields, out);
   std::byte* at = out + fmt::vector_header_bytes;
@@ -334,6 +622,10 @@ ZS_UNROLL
   std::uint32_t const m = rows_kept.kept;
   unsigned const below = lanes_below(lane);
 
+  if (fields.mode == fmt::mode_rd) {
+    write_rd_warp(w, first, count, fields, rows_kept, at, stage_words);
+    return;
+  }
   if (fields.mode == fmt::mode_raw) {
     std::uint64_t const raw = std::uint64_t{m} * sizeof(Float);
     if (lane == 0 && raw % 8 != 0) *reinterpret_cast<std::uint64_t*>(at + fmt::pad8(raw) - 8) = 0;
@@ -343,7 +635,7 @@ ZS_UNROLL
     for (unsigned k = 0; k < cell_rows; ++k) {
       std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
       std::uint32_t const base = w.shfl(rows_kept.base, k);
-      if (((kept_mask >> lane) & 1U) != 0) words[base + popc32(kept_mask & below)] = fmt::bits_of(cells.values[k]);
+      if (((kept_mask >> lane) & 1U) != 0) words[base + popc32(kept_mask & below)] = fmt::bits_of(first[k * warp_lanes + lane]);
     }
     return;
   }
@@ -369,9 +661,10 @@ ZS_UNROLL
     std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
     std::uint32_t const base = w.shfl(rows_kept.base, k);
     bool const kept = ((kept_mask >> lane) & 1U) != 0;
+    Float const value = cell_value(first, count, k, lane);
     std::int64_t d = 0;
     std::int32_t correction = 0;
-    fmt::fit const how = kept ? fit_scaled(cells.values[k], sc, d, correction) : fmt::fit::exact;
+    fmt::fit const how = kept ? fit_scaled(value, sc, d, correction) : fmt::fit::exact;
     std::uint32_t const corrected = w.ballot(how == fmt::fit::corrected);
     std::uint32_t const stored = w.ballot(how == fmt::fit::none);
     if (kept) {
@@ -387,7 +680,7 @@ ZS_UNROLL
           detail::store_le(patches + at_patch, static_cast<std::uint16_t>(static_cast<std::int16_t>(correction)), 2);
         } else {
           detail::store_le(positions + 2 * x, j, 2);
-          detail::store_le(patches + at_patch, fmt::bits_of(cells.values[k]), sizeof(Float));
+          detail::store_le(patches + at_patch, fmt::bits_of(value), sizeof(Float));
         }
       }
     }
@@ -397,24 +690,8 @@ ZS_UNROLL
   for (std::uint32_t j = m + lane; j < rows * lanes; j += warp_lanes) stage[j] = 0;  // the last row's empty slots
   w.sync();
   if (lane < lanes && fields.bits != 0) {
-    // FastLanes lane `lane`: its rows' fields one after another, words[i * lanes + lane].
-    auto* words = reinterpret_cast<word_t*>(at);
-    int const bits = fields.bits;
-    word_t word = 0;
-    int used = 0;
-    std::uint32_t next = 0;  // the lane's next word
-    for (std::uint32_t r = 0; r < rows; ++r) {
-      word_t const value = stage[r * lanes + lane];
-      word |= static_cast<word_t>(value << used);
-      if (used + bits >= width) {
-        words[next++ * lanes + lane] = word;
-        word = used == 0 ? word_t{0} : static_cast<word_t>(value >> (width - used));
-        used += bits - width;
-      } else {
-        used += bits;
-      }
-    }
-    if (used > 0) words[next * lanes + lane] = word;
+    pack_lane(reinterpret_cast<word_t*>(at), lanes, lane, rows, fields.bits,
+              [&](std::uint32_t r) { return stage[r * lanes + lane]; });
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -55,6 +56,7 @@ fmt::column_params prepared(const std::vector<T>& values) {
 // What the reference chose for a column's vectors, so a test can show it covered every path.
 struct chosen_paths {
   int alp = 0, rd = 0, raw = 0, fill = 0, corrections = 0, stored = 0;
+  int rd_exceptions = 0, rd_fill = 0, rd_wide_dict = 0;
 };
 
 template <typename T>
@@ -80,6 +82,9 @@ chosen_paths check_column(const std::vector<T>& values, const fmt::column_params
     paths.fill += f.fill ? 1 : 0;
     paths.corrections += f.mode == fmt::mode_alp && f.corrections != 0 ? 1 : 0;
     paths.stored += f.mode == fmt::mode_alp && f.exceptions > f.corrections ? 1 : 0;
+    paths.rd_exceptions += f.mode == fmt::mode_rd && f.exceptions != 0 ? 1 : 0;
+    paths.rd_fill += f.mode == fmt::mode_rd && f.fill ? 1 : 0;
+    paths.rd_wide_dict += f.mode == fmt::mode_rd && f.dict_size > 4 ? 1 : 0;
   }
 
   // The warp's choice and bytes, over garbage, so that a byte the warp leaves unwritten shows.
@@ -190,6 +195,49 @@ void check_awkward(std::size_t n, std::uint64_t seed) {
 
 TEST(AlpWarp, Float32VectorsMatchTheReference) { check_awkward<float>(6 * 700 * 3 + 517, 1); }
 TEST(AlpWarp, Float64VectorsMatchTheReference) { check_awkward<double>(6 * 700 * 3 + 517, 2); }
+// Values that are not decimal, as ALP_RD codes them: a vector per kind of left parts. Few
+// distinct (narrow ranges), many (wide ranges: exceptions), many of equal counts (the
+// dictionary's ties go to the smaller left part), a fill value among them, and every split
+// (left parts of one to sixteen bits that differ), a few rare left parts among common ones
+// (exceptions).
+template <typename T>
+std::vector<T> rd_values(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t const kind = (i / 1024) % 6;
+    double const noise = unit(rng);
+    if (kind == 0) v[i] = static_cast<T>(3.7 + std::sqrt(2.0) * noise);
+    if (kind == 1) v[i] = static_cast<T>(std::ldexp(1.0 + noise, static_cast<int>(rng() % 40) - 20) * (rng() % 2 == 0 ? 1 : -1));
+    if (kind == 2) v[i] = static_cast<T>(std::ldexp(1.0 + noise, static_cast<int>(i % 16) - 8));
+    if (kind == 3) v[i] = i % 5 == 0 ? T(-1e34) : static_cast<T>(std::ldexp(1.0 + noise, static_cast<int>(i % 11) - 3));
+    if (kind == 4) {
+      int const e = i % 40 == 7 ? static_cast<int>(rng() % 60) - 30 : static_cast<int>(rng() % 3);
+      v[i] = static_cast<T>(std::ldexp(1.0 + noise, e));
+    }
+    if (kind == 5) v[i] = static_cast<T>(-std::exp(noise * 30.0 - 15.0));
+  }
+  return v;
+}
+
+template <typename T>
+void check_rd(std::size_t n, std::uint64_t seed) {
+  std::vector<T> const values = rd_values<T>(n, seed);
+  fmt::column_params q = prepared(values);
+  chosen_paths const first = check_column(values, q);
+  q.has_fill = true;
+  q.fill = static_cast<std::uint64_t>(fmt::bits_of(T(-1e34)));
+  chosen_paths const second = check_column(values, q);
+  EXPECT_GT(first.rd, 2);
+  EXPECT_GT(first.rd_exceptions + second.rd_exceptions, 0);
+  EXPECT_GT(second.rd_fill, 0);
+  EXPECT_GT(first.rd_wide_dict + second.rd_wide_dict, 0);
+}
+
+TEST(AlpWarp, Float32RdVectorsMatchTheReference) { check_rd<float>(6 * 1024 * 2 + 77, 3); }
+TEST(AlpWarp, Float64RdVectorsMatchTheReference) { check_rd<double>(6 * 1024 * 2 + 77, 4); }
+
 TEST(AlpWarp, ShortColumns) {
   for (std::size_t n : {1, 2, 31, 33, 1023, 1025}) {
     check_awkward<float>(n, n);
