@@ -256,49 +256,40 @@ ZS_HD inline void store_bytes8(std::uint8_t* p, std::uint64_t w) noexcept {
 
 inline constexpr std::uint64_t no_fit = UINT64_MAX;
 
-/// Encodes `n` characters into at most `capacity` bytes of `out`: greedy longest matches, an
-/// escape and the byte where no symbol matches. Returns the bytes written, or no_fit when they
-/// would exceed `capacity` (the caller then stores the split raw).
-///
-/// The input is read through a 16-byte window of two words refilled 8 bytes at a time (from a
-/// word loaded one refill ahead), and the output gathered 8 bytes at a time: on the GPU a thread
-/// per split then loads and stores words, not single bytes (what the greedy match reads ahead,
-/// up to 8 bytes, comes from registers).
-/// The same codes as matching at every position of the input (match).
-ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_t* in, std::uint64_t n,
-                                        std::uint8_t* out, std::uint64_t capacity) noexcept {
-  auto take = [](std::uint64_t left) { return left < 8 ? static_cast<std::uint32_t>(left) : 8U; };
-  std::uint64_t lo = load_bytes(in, take(n), n);
-  std::uint64_t hi = n > 8 ? load_bytes(in + 8, take(n - 8), n - 8) : 0;
-  std::uint64_t fetched = n < 16 ? n : 16;  // bytes of the input read into the window so far
-  // The word after the window, loaded one refill ahead of its use: on the GPU the load's latency
-  // passes while the window's bytes are matched.
-  std::uint64_t next = fetched < n ? load_bytes(in + fetched, take(n - fetched), n - fetched) : 0;
-  std::uint64_t o = 0, pending = 0;         // output bytes, and the unstored ones gathered
-  std::uint32_t gathered = 0;
-  auto put = [&](std::uint64_t byte) {
-    pending |= byte << (8 * gathered);
-    ++o;
-    if (++gathered == 8) {
-      store_bytes8(out + o - 8, pending);
-      pending = 0;
-      gathered = 0;
-    }
-  };
-  for (std::uint64_t p = 0; p < n;) {
-    std::uint32_t const m = match_word(t, lo, n - p);
-    std::uint32_t length;
-    if (m == escape_match) {
-      if (capacity - o < 2) return no_fit;
-      put(escape_code);
-      put(lo & 0xff);
-      length = 1;
-    } else {
-      if (capacity - o < 1) return no_fit;
-      put(m & 0xff);
-      length = m >> 8;
-    }
-    // Slide the window past the match, and refill it to at least 8 bytes ahead.
+/// The greedy encoder's view of a split's characters in[0, n) from position p on: a 16-byte
+/// window of two words (lo holds the bytes at p) refilled 8 bytes at a time from a word loaded
+/// one refill ahead, so that on the GPU a thread loads words, not single bytes, and the load's
+/// latency passes while the window's bytes are matched. What the greedy match reads ahead, up
+/// to 8 bytes, comes from registers. The serial encoder (encode_split) and each lane of the
+/// warp encoder (fsst_warp.hpp, starting mid-split) read through it. Positions are of type
+/// Position: 32 bits hold a split's, and spare the warp encoder registers.
+template <class Position>
+struct basic_greedy_cursor {
+  const std::uint8_t* in;
+  Position n;
+  Position p;        // the position whose bytes lo starts with
+  Position fetched;  // bytes of the input read into the window so far
+  std::uint64_t lo, hi;
+  std::uint64_t next;  // the word after the window
+
+  ZS_HD static std::uint32_t take(Position left) noexcept { return left < 8 ? static_cast<std::uint32_t>(left) : 8U; }
+
+  /// The window at position `at` (at most n) of in[0, n).
+  ZS_HD void start(const std::uint8_t* chars, Position count, Position at) noexcept {
+    in = chars;
+    n = count;
+    p = at;
+    Position const left = n - at;
+    lo = left == 0 ? 0 : load_bytes(in + at, take(left), left);
+    hi = left > 8 ? load_bytes(in + at + 8, take(left - 8), left - 8) : 0;
+    fetched = at + (left < 16 ? left : Position{16});
+    next = fetched < n ? load_bytes(in + fetched, take(n - fetched), n - fetched) : 0;
+  }
+  /// The greedy match at p (p < n): length << 8 | code, or escape_match.
+  ZS_HD std::uint32_t match(const encode_table& t) const noexcept { return match_word(t, lo, n - p); }
+  /// Slides the window past a match of `length` (1..8) bytes, and refills it to at least 8 bytes
+  /// ahead.
+  ZS_HD void advance(std::uint32_t length) noexcept {
     if (length == 8) {
       lo = hi;
       hi = 0;
@@ -307,7 +298,7 @@ ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_
       hi >>= 8 * length;
     }
     p += length;
-    std::uint64_t const ahead = fetched - p;
+    Position const ahead = fetched - p;
     if (ahead < 8 && fetched < n) {
       std::uint32_t const k = take(n - fetched);
       if (ahead == 0) {
@@ -319,6 +310,45 @@ ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_
       fetched += k;
       next = fetched < n ? load_bytes(in + fetched, take(n - fetched), n - fetched) : 0;
     }
+  }
+};
+using greedy_cursor = basic_greedy_cursor<std::uint64_t>;
+
+/// Encodes `n` characters into at most `capacity` bytes of `out`: greedy longest matches, an
+/// escape and the byte where no symbol matches. Returns the bytes written, or no_fit when they
+/// would exceed `capacity` (the caller then stores the split raw).
+///
+/// The input is read through a greedy_cursor and the output gathered 8 bytes at a time. The
+/// same codes as matching at every position of the input (match).
+ZS_HD inline std::uint64_t encode_split(const encode_table& t, const std::uint8_t* in, std::uint64_t n,
+                                        std::uint8_t* out, std::uint64_t capacity) noexcept {
+  greedy_cursor c;
+  c.start(in, n, 0);
+  std::uint64_t o = 0, pending = 0;  // output bytes, and the unstored ones gathered
+  std::uint32_t gathered = 0;
+  auto put = [&](std::uint64_t byte) {
+    pending |= byte << (8 * gathered);
+    ++o;
+    if (++gathered == 8) {
+      store_bytes8(out + o - 8, pending);
+      pending = 0;
+      gathered = 0;
+    }
+  };
+  while (c.p < n) {
+    std::uint32_t const m = c.match(t);
+    std::uint32_t length;
+    if (m == escape_match) {
+      if (capacity - o < 2) return no_fit;
+      put(escape_code);
+      put(c.lo & 0xff);
+      length = 1;
+    } else {
+      if (capacity - o < 1) return no_fit;
+      put(m & 0xff);
+      length = m >> 8;
+    }
+    c.advance(length);
   }
   for (std::uint32_t k = 0; k < gathered; ++k) out[o - gathered + k] = static_cast<std::uint8_t>(pending >> (8 * k));
   return o;

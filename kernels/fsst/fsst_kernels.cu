@@ -82,28 +82,36 @@ __device__ void fill_encode_table(const std::byte* block, encode_table& lookup, 
   __syncthreads();
 }
 
-// A block per group of splits of one frame, a thread per split; the frame's encoder tables in
-// shared memory, built again only when the block moves to another frame's group.
+// A block per group of splits of one frame, a warp per split (encode_split_warp); the frame's
+// encoder tables in shared memory, built again only when the block moves to another frame's
+// group. Each block takes a contiguous range of groups, so that it meets each frame once (the
+// table build is serial, and the block's warps wait for it) rather than at every group.
 __global__ void encode_splits_kernel(device_encode_batch batch, batch_plan plan, encode_scratch s) {
   __shared__ encode_table lookup;
   __shared__ decode_table parsed;
+  extern __shared__ ::zs::kernels::warp::word4 warp_space[];
+  ::zs::kernels::warp::cuda_warp w;
+  unsigned const warp_in_block = threadIdx.x / 32;
+  auto* space = reinterpret_cast<std::uint8_t*>(warp_space) + std::size_t{warp_in_block} * encode_warp_shared_bytes;
+  std::uint64_t const first = plan.num_groups * blockIdx.x / gridDim.x;
+  std::uint64_t const last = plan.num_groups * (blockIdx.x + 1) / gridDim.x;
   std::size_t loaded = SIZE_MAX;
-  for (std::uint64_t g = blockIdx.x; g < plan.num_groups; g += gridDim.x) {
+  for (std::uint64_t g = first; g < last; ++g) {
     std::size_t const f = frame_of_chunk(plan.group_begin, batch.num_frames, g);
     if (f != loaded) {
-      __syncthreads();  // every thread is done with the previous frame's tables
+      __syncthreads();  // every warp is done with the previous frame's tables
       fill_encode_table(batch.sources[f].params, lookup, parsed);
       loaded = f;
     }
     encode_source const& src = batch.sources[f];
     std::uint64_t const splits = plan.split_begin[f + 1] - plan.split_begin[f];
-    std::uint64_t const i = (g - plan.group_begin[f]) * plan.group_splits + threadIdx.x;
-    if (i >= splits) continue;
+    std::uint64_t const i = (g - plan.group_begin[f]) * plan.group_splits + warp_in_block;
+    if (i >= splits) continue;  // the whole warp
     std::uint64_t const n = split_chars(src.chars_bytes, default_split_bytes, i);
     auto const* in = static_cast<const std::uint8_t*>(src.values) + src.offsets[0] + i * default_split_bytes;
     std::uint8_t* out = s.split_data + (plan.split_begin[f] + i) * default_split_bytes;
-    std::uint64_t const stored = encode_split(lookup, in, n, out, n - 1);
-    s.split_sizes[plan.split_begin[f] + i] = stored == no_fit ? n : stored;
+    std::uint64_t const stored = encode_split_warp(w, lookup, in, n, out, n - 1, space);
+    if (w.lane == 0) s.split_sizes[plan.split_begin[f] + i] = stored == no_fit ? n : stored;
   }
 }
 
@@ -184,18 +192,6 @@ __global__ void decode_lengths_status_kernel(device_decode_batch batch, batch_pl
   }
 }
 
-// Per string: the running sum never wraps and ends at the frame's characters.
-__global__ void decode_check_lengths_kernel(device_decode_batch batch, batch_plan plan) {
-  for (std::uint64_t j = first_item(); j < plan.num_strings; j += item_stride()) {
-    std::size_t const f = frame_of_chunk(plan.string_begin, batch.num_frames, j);
-    if (batch.status[f] != frame_status::ok) continue;
-    std::uint64_t const base = plan.prefix[plan.string_begin[f]];
-    std::uint64_t const before = plan.prefix[j] - base, after = plan.prefix[j + 1] - base;
-    bool const last = j + 1 == plan.string_begin[f + 1];
-    if (after < before || (last && after != batch.targets[f].chars_bytes)) batch.status[f] = frame_status::corrupt_payload;
-  }
-}
-
 // Fills the block's shared table with frame f's (which decode_check_frames accepted), a code
 // per thread. Every thread of the block calls it.
 __device__ void fill_decode_table(const std::byte* block, decode_table& table) {
@@ -258,6 +254,10 @@ __global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan)
   }
 }
 
+// Per string: its offset, and the lengths' check (the running sum never wraps and ends at the
+// frame's characters) in the same pass over the lengths. A frame refused here may have had some
+// offsets written, inside its target (all that zs/codec.hpp asks of a payload decoder); never
+// its characters, since the split writer runs after this kernel and reads the status.
 __global__ void decode_offsets_kernel(device_decode_batch batch, batch_plan plan) {
   for (std::uint64_t j = first_item(); j < plan.num_strings + batch.num_frames; j += item_stride()) {
     if (j >= plan.num_strings) {
@@ -272,7 +272,14 @@ __global__ void decode_offsets_kernel(device_decode_batch batch, batch_plan plan
     if (batch.status[f] != frame_status::ok) continue;
     decode_target const& t = batch.targets[f];
     std::uint64_t const first = plan.string_begin[f];
-    t.offsets[j - first] = static_cast<std::int64_t>(t.chars_begin + (plan.prefix[j] - plan.prefix[first]));
+    std::uint64_t const base = plan.prefix[first];
+    std::uint64_t const before = plan.prefix[j] - base, after = plan.prefix[j + 1] - base;
+    bool const last = j + 1 == plan.string_begin[f + 1];
+    if (after < before || (last && after != t.chars_bytes)) {
+      batch.status[f] = frame_status::corrupt_payload;
+      continue;
+    }
+    t.offsets[j - first] = static_cast<std::int64_t>(t.chars_begin + before);
   }
 }
 
@@ -283,8 +290,8 @@ void launch_items(Kernel kernel, std::uint64_t items, cudaStream_t stream, Args.
   observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
 }
 
-// A block per group of plan.group_splits splits: `per_thread` splits a thread (the encoder) or
-// `per_warp` (the decoder, a split a warp); `shared_bytes` of dynamic shared memory a block.
+// A block per group of plan.group_splits splits, a warp each (threads_per_split = 32);
+// `shared_bytes` of dynamic shared memory a block.
 template <class Kernel, class... Args>
 void launch_groups(Kernel kernel, std::string_view name, const launch_choice& choice, const batch_plan& plan,
                    unsigned threads_per_split, std::size_t shared_bytes, cudaStream_t stream, Args... args) {
@@ -330,7 +337,8 @@ void encode_splits(const device_encode_batch& batch, const batch_plan& plan, con
                    const launch_choice& encode, void* cub_temp, std::size_t cub_bytes, cudaStream_t stream) {
   if (batch.num_frames == 0) return;
   ZS_CUDA_TRY(cudaMemsetAsync(s.split_sizes + plan.num_splits, 0, sizeof(std::uint64_t), stream));
-  launch_groups(encode_splits_kernel, "fsst_encode", encode, plan, 1, 0, stream, batch, plan, s);
+  launch_groups(encode_splits_kernel, "fsst_encode", encode, plan, 32,
+                std::size_t{plan.group_splits} * encode_warp_shared_bytes, stream, batch, plan, s);
   ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, s.split_sizes, s.split_prefix,
                                             static_cast<std::int64_t>(plan.num_splits + 1), stream));
   launch_items(encode_frames_kernel, batch.num_frames, stream, batch, plan, s);
@@ -349,9 +357,8 @@ void decode_splits(const device_decode_batch& batch, const batch_plan& plan, con
   launch_items(decode_lengths_status_kernel, batch.num_frames, stream, batch, plan, lengths_status);
   ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, plan.lengths, plan.prefix,
                                             static_cast<std::int64_t>(plan.num_strings + 1), stream));
-  launch_items(decode_check_lengths_kernel, plan.num_strings, stream, batch, plan);
   launch_groups(decode_splits_kernel<false>, "fsst_decode", decode, plan, 32, 0, stream, batch, plan);
-  // Every check has run: what is still ok is written.
+  // The offsets, with the lengths' check; then the characters of every frame still ok.
   launch_items(decode_offsets_kernel, plan.num_strings + batch.num_frames, stream, batch, plan);
   launch_groups(decode_splits_kernel<true>, "fsst_decode", decode, plan, 32, std::size_t{plan.group_splits} * ring_bytes,
                 stream, batch, plan);

@@ -29,8 +29,8 @@ void gather_sample(const sample_copy* copies, std::size_t num_copies, std::uint8
 
 /// A batch's work maps and scratch, device arrays. Frame f has strings
 /// [string_begin[f], string_begin[f + 1]) and splits [split_begin[f], split_begin[f + 1]) of the
-/// batch's numbering; its splits go in groups of `group_splits` (a block of the split kernels:
-/// the encoder's block size, the decoder's warps per block), groups [group_begin[f], group_begin[f + 1]).
+/// batch's numbering; its splits go in groups of `group_splits` (a block of the split kernels,
+/// a warp per split), groups [group_begin[f], group_begin[f + 1]).
 struct batch_plan {
   const std::uint64_t* string_begin;
   const std::uint64_t* split_begin;
@@ -62,18 +62,19 @@ std::size_t cub_temp_bytes(std::uint64_t num_strings, std::uint64_t num_splits, 
 /// Step 1 of encode: every string's length into plan.lengths (and its last entry 0).
 void encode_lengths(const device_encode_batch& batch, const batch_plan& plan, cudaStream_t stream);
 /// Step 2, after the lengths are packed: every split encoded with its frame's table (in shared
-/// memory), into split_data, or marked raw; then the frames' headers, split offsets, and the
-/// lengths frames and splits copied to their places. `encode` is the choice for kernel
-/// "fsst_encode" (its threads = plan.group_splits).
+/// memory), into split_data, or marked raw (a warp per split, kernels/fsst/fsst_warp.hpp); then
+/// the frames' headers, split offsets, and the lengths frames and splits copied to their places.
+/// `encode` is the choice for kernel "fsst_encode" (its threads = 32 x plan.group_splits).
 void encode_splits(const device_encode_batch& batch, const batch_plan& plan, const encode_scratch& s,
                    const launch_choice& encode, void* cub_temp, std::size_t cub_bytes, cudaStream_t stream);
 
 /// Step 1 of decode: each frame's table, layout and lengths frame header checked (status
 /// corrupt_payload where they break the format); plan.lengths' last entry zeroed.
 void decode_check_frames(const device_decode_batch& batch, const batch_plan& plan, cudaStream_t stream);
-/// Step 2, after the lengths are unpacked (their statuses in `lengths_status`): the lengths
-/// checked to add up to each frame's characters, every split checked, then, for frames still ok,
-/// the offsets and the characters written (a warp per split, table in shared memory, output
+/// Step 2, after the lengths are unpacked (their statuses in `lengths_status`): every split
+/// checked, then the offsets written in one pass with the lengths' check (they add up to each
+/// frame's characters; a frame refused there may have some offsets written), then, for frames
+/// still ok, the characters (a warp per split, table in shared memory, output
 /// gathered in shared memory and written with aligned 16-byte stores; kernels/fsst/fsst_warp.hpp).
 /// `decode` is the choice for kernel "fsst_decode" (its threads = 32 x plan.group_splits).
 void decode_splits(const device_decode_batch& batch, const batch_plan& plan, const frame_status* lengths_status,

@@ -622,3 +622,99 @@ TEST(FsstWarp, DecoderWritesTheSplitAtEveryAlignment) {
   std::vector<std::uint8_t> const raw(in, in + 1000);
   for (std::size_t shift : {0, 1, 9}) expect_warp_decode(t, raw, raw.size(), shift);
 }
+
+// ---- the GPU encoder's warp program (kernels/fsst/fsst_warp.hpp), run by the warp emulator ----
+
+namespace {
+
+// encode_split_warp's result and output for in[0, n) (every lane must agree on the result).
+std::uint64_t warp_encode(const zs::fsst::encode_table& e, const std::uint8_t* in, std::uint64_t n,
+                          std::uint64_t capacity, std::vector<std::uint8_t>& codes) {
+  std::vector<std::array<std::uint64_t, 2>> storage((2 * n + 64) / 16 + 2);  // 16-byte aligned
+  auto* out = reinterpret_cast<std::uint8_t*>(storage.data());
+  std::memset(out, 0xAB, storage.size() * 16);
+  std::uint64_t result[32];
+  zs::test::warp_emulator::run(
+      1, zs::fsst::encode_warp_shared_bytes,
+      [&](auto& w, std::uint64_t, std::byte* smem) {
+        result[w.lane] = zs::fsst::encode_split_warp(w, e, in, n, out, capacity, reinterpret_cast<std::uint8_t*>(smem));
+      },
+      [](auto&) {});
+  for (unsigned l = 1; l < 32; ++l) EXPECT_EQ(result[l], result[0]) << "lanes disagree";
+  if (result[0] != zs::fsst::no_fit) {
+    codes.assign(out, out + result[0]);
+    for (std::size_t k = result[0]; k < storage.size() * 16; ++k) EXPECT_EQ(out[k], 0xAB) << "wrote past the codes";
+  }
+  return result[0];
+}
+
+// The warp encoder against encode_split on `text` cut to lengths around its steps' sizes, at
+// the splits' capacity (n - 1) and with room for any codes.
+void expect_warp_encoder_matches(const std::string& text, const zs::fsst::encode_table& e) {
+  auto const* in = reinterpret_cast<const std::uint8_t*>(text.data());
+  std::vector<std::uint64_t> lengths{0, 1, 2, 7, 8, 15, 16, 17, 31, 33, 100, 511, 512, 513, 519, 1024, 1500};
+  lengths.push_back(text.size());
+  for (std::uint64_t n : lengths) {
+    if (n > text.size()) continue;
+    for (std::uint64_t capacity : {n == 0 ? 0 : n - 1, 2 * n + 8}) {
+      std::vector<std::uint8_t> expected(2 * n + 8), got;
+      std::uint64_t const want = zs::fsst::encode_split(e, in, n, expected.data(), capacity);
+      std::uint64_t const have = warp_encode(e, in, n, capacity, got);
+      ASSERT_EQ(have, want) << n << " characters, capacity " << capacity;
+      if (want != zs::fsst::no_fit) {
+        EXPECT_TRUE(std::equal(got.begin(), got.end(), expected.begin())) << n << " characters";
+      }
+    }
+  }
+}
+
+zs::fsst::encode_table encode_table_of(const std::string& sample) {
+  auto const block = table_of({sample});
+  zs::fsst::decode_table t{};
+  EXPECT_TRUE(zs::fsst::load_decode_table(block.data(), t));
+  zs::fsst::encode_table e{};
+  zs::fsst::build_encode_table(t, e);
+  return e;
+}
+
+}  // namespace
+
+TEST(FsstWarp, EncoderGivesTheGreedyCodesOnText) {
+  std::string text;
+  std::mt19937_64 rng(41);
+  char const* words[] = {"alpha ", "beta ", "gamma ", "delta ", "/usr/share/doc/", "Restaurant ", "Straße "};
+  while (text.size() < 17000) {
+    text += rng() % 5 == 0 ? std::string(1, static_cast<char>(rng())) : std::string(words[rng() % 7]);
+  }
+  expect_warp_encoder_matches(text, encode_table_of(text));
+}
+
+// Runs of one byte under a table whose only symbol is 3 (or 5) of them: a parse started off the
+// true one's phase never meets it, so hand-overs miss and lanes parse again, one after another.
+TEST(FsstWarp, EncoderGivesTheGreedyCodesWhereParsesNeverMeet) {
+  std::string const runs(4000, 'a');
+  for (std::uint32_t length : {3U, 5U}) {
+    zs::fsst::decode_table d{};
+    d.symbol[0] = zs::fsst::load_symbol(reinterpret_cast<const std::uint8_t*>(runs.data()), length);
+    d.length[0] = static_cast<std::uint8_t>(length);
+    d.count = 1;
+    zs::fsst::encode_table e{};
+    zs::fsst::build_encode_table(d, e);
+    expect_warp_encoder_matches(runs, e);
+  }
+  std::string periodic;
+  while (periodic.size() < 4000) periodic += "abc";
+  expect_warp_encoder_matches(periodic, encode_table_of(periodic));
+}
+
+// Bytes the table mostly lacks: escapes (two code bytes per character), so no fit at the
+// splits' capacity, and the codes still the greedy ones with room for them.
+TEST(FsstWarp, EncoderGivesTheGreedyCodesOnEscapes) {
+  std::string noise;
+  std::mt19937_64 rng(7);
+  while (noise.size() < 3000) noise += static_cast<char>(rng() % 3 == 0 ? 0xFF : rng());
+  expect_warp_encoder_matches(noise, encode_table_of("the quick brown fox jumps over the lazy dog"));
+  std::string mixed;
+  while (mixed.size() < 3000) mixed += rng() % 2 == 0 ? std::string("the quick ") : std::string(1, static_cast<char>(rng()));
+  expect_warp_encoder_matches(mixed, encode_table_of("the quick brown fox jumps over the lazy dog"));
+}

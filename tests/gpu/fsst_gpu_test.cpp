@@ -138,9 +138,10 @@ TEST(FsstGpu, OneHundredMegabyteStringAndAllEmptyStrings) {
   expect_gpu_as_cpu(zs::column::from_strings(std::vector<std::string>(100000, "")), 5, false, stream.get());
 }
 
-// The split kernels take groups of splits with a grid stride (the encoder a thread a split, the
-// decoder a warp), a block filling its tables again at each frame it moves to: every block size
-// the tuning may choose, on a grid of one wave, gives the CPU's frames and strings.
+// The split kernels take groups of splits (a warp a split; the encoder's blocks a contiguous
+// range of groups, the decoder's with a grid stride), a block filling its tables again at each
+// frame it moves to: every block size the tuning may choose, on a grid of one wave, gives the
+// CPU's frames and strings.
 TEST(FsstGpu, EveryBlockSizeEncodesAndDecodesAsTheCpu) {
   ZS_REQUIRE_GPU();
   // Puts the process-wide table back however the test ends.
@@ -167,7 +168,8 @@ TEST(FsstGpu, EveryBlockSizeEncodesAndDecodesAsTheCpu) {
 }
 
 // Frames that break the fsst rules behind valid checksums: the GPU gives the CPU's statuses and
-// writes nothing of them.
+// writes none of their characters (a frame whose lengths do not add up may have had offsets
+// written: inside its target, all that a payload decoder must keep to, zs/codec.hpp).
 TEST(FsstGpu, CorruptFramesGetTheCpuStatusesAndLeaveTheirTargets) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;

@@ -1,7 +1,7 @@
 // The fsst codec: strings compressed with a symbol table per column (FSST: up to 255 symbols of
 // 1 to 8 bytes, each replaced by a one-byte code), in splits of constant uncompressed size that
-// code independently (after GSST): on the GPU a thread encodes each, a warp checks and decodes
-// each (kernels/fsst/fsst_warp.hpp). The string lengths go through the bitpack integer codec as
+// code independently (after GSST): on the GPU a warp encodes, checks and decodes each
+// (kernels/fsst/fsst_warp.hpp). The string lengths go through the bitpack integer codec as
 // an embedded frame.
 //
 // Format: docs/FORMAT.md, "Codec 5: fsst"; the rules, the lookup structures and the

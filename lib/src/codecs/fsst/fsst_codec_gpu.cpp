@@ -96,15 +96,18 @@ std::uint64_t batch_bytes(std::span<const decode_target> s) {
 }
 
 // The encoder's block size for a batch when no tuning table chose one: the default, halved
-// down to a warp while the batch's groups of splits (a thread each) would leave SMs without a
-// block. A batch of a few thousand splits otherwise runs on half the GPU.
+// down to a warp while the batch's groups of splits (a warp each) would leave SMs without a
+// block. A batch of a few hundred splits otherwise runs on part of the GPU.
 unsigned fitted_group_threads(std::span<const encode_source> sources, unsigned threads) {
   std::uint64_t splits = 0;
   for (auto const& s : sources) splits += fsst::split_count(s.chars_bytes, fsst::default_split_bytes);
   auto const sms = static_cast<std::uint64_t>(std::max(1, current_device_profile().sm_count));
-  while (threads > 32 && (splits + threads - 1) / threads < sms) threads /= 2;
+  while (threads > 32 && (splits + threads / 32 - 1) / (threads / 32) < sms) threads /= 2;
   return threads;
 }
+
+// Splits a block of the split kernels takes: a warp each.
+unsigned group_splits_of(unsigned threads) { return std::max(1U, threads / 32); }
 
 // The lengths frames' sources: a uint64 per string, at `lengths` + the frame's first string.
 std::vector<encode_source> length_sources(std::span<const encode_source> sources, const host_plan& p,
@@ -163,7 +166,7 @@ encode_carve carve_encode(detail::temp_layout& layout, std::span<const encode_so
 }  // namespace
 
 std::size_t fsst_codec::encode_payloads_temp_bytes(std::span<const encode_source> sources) const {
-  host_plan const p = plan_batch(sources, fsst_encode_spec.defaults.threads);
+  host_plan const p = plan_batch(sources, group_splits_of(fsst_encode_spec.defaults.threads));
   auto const inner = length_sources(sources, p, nullptr);
   detail::temp_layout layout;
   carve_encode(layout, sources, p, layout_frames(lengths_codec(), inner));
@@ -176,8 +179,8 @@ void fsst_codec::encode_payloads_async(const device_encode_batch& batch, const e
   launch_choice choice = choose_launch(fsst_encode_spec, value_type::string, batch_bytes(host.sources));
   if (!choice.from_table) choice.params.threads = fitted_group_threads(host.sources, choice.params.threads);
   // The temp size was computed for the default group size; split groups follow the choice.
-  host_plan const p = plan_batch(host.sources, choice.params.threads);
-  host_plan const sized = plan_batch(host.sources, fsst_encode_spec.defaults.threads);
+  host_plan const p = plan_batch(host.sources, group_splits_of(choice.params.threads));
+  host_plan const sized = plan_batch(host.sources, group_splits_of(fsst_encode_spec.defaults.threads));
   auto const inner_offsets = layout_frames(lengths_codec(), length_sources(host.sources, sized, nullptr));
   detail::temp_layout layout(temp, temp_bytes);
   encode_carve c = carve_encode(layout, host.sources, sized, inner_offsets);
@@ -242,7 +245,7 @@ decode_carve carve_decode(detail::temp_layout& layout, std::span<const decode_ta
 
 std::size_t fsst_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
   detail::temp_layout layout;
-  carve_decode(layout, targets, plan_batch(targets, fsst_decode_spec.defaults.threads));
+  carve_decode(layout, targets, plan_batch(targets, group_splits_of(fsst_decode_spec.defaults.threads)));
   return layout.bytes();
 }
 
@@ -251,9 +254,10 @@ void fsst_codec::decode_payloads_async(const device_decode_batch& batch, const d
                                        cudaStream_t stream) const {
   launch_choice const choice = choose_launch(fsst_decode_spec, value_type::string, batch_bytes(host.targets));
   // A warp per split: a group is a block's warps.
-  host_plan const p = plan_batch(host.targets, std::max(1U, choice.params.threads / 32));
+  host_plan const p = plan_batch(host.targets, group_splits_of(choice.params.threads));
   detail::temp_layout layout(temp, temp_bytes);
-  decode_carve c = carve_decode(layout, host.targets, plan_batch(host.targets, fsst_decode_spec.defaults.threads));
+  decode_carve c =
+      carve_decode(layout, host.targets, plan_batch(host.targets, group_splits_of(fsst_decode_spec.defaults.threads)));
   c.plan.num_groups = p.group_begin.back();
   c.plan.group_splits = p.group_splits;
   uploads.put<std::uint64_t>(c.string_begin, p.string_begin);

@@ -6,15 +6,17 @@
 namespace zs::codecs {
 namespace {
 
-// A block is a group of splits of one frame (the encoder: a thread each; the decoder: a warp
-// each); the last group of a frame leaves threads idle, so blocks stay small.
+// A block is a group of splits of one frame, a warp each; the last group of a frame leaves warps
+// idle, so blocks stay small.
 constexpr std::array<unsigned, 4> split_threads{32, 64, 128, 256};
 
 }  // namespace
 
 const kernel_spec& fsst_encode_spec = register_kernel({
     .name = "fsst_encode",
-    .defaults = {64, default_launch_waves, 0},
+    // Four warps (four splits) a block, each with 4 KiB of shared memory (its output ring and
+    // the lanes' staging), beside the block's 15 KB of encoder tables: seven blocks fit on an SM.
+    .defaults = {128, default_launch_waves, 0},
     .threads = split_threads,
     .items = {},
     .max_waves = max_launch_waves,
@@ -24,7 +26,8 @@ const kernel_spec& fsst_encode_spec = register_kernel({
              .types = tuned_types::one,
              .type = value_type::string,
              .compares = {.frames = true}},
-    .what = "fsst encode: a thread per 16 KiB split, the frame's encoder tables in shared memory",
+    .what = "fsst encode: a warp per 16 KiB split (lanes parse 16-byte pieces and hand over where parses meet), "
+            "the frame's encoder tables and a 4 KiB ring and staging per warp in shared memory, 16-byte stores",
 });
 
 const kernel_spec& fsst_decode_spec = register_kernel({
