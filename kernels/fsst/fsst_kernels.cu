@@ -206,7 +206,8 @@ __device__ void fill_decode_table(const std::byte* block, decode_table& table) {
 }
 
 // The split kernels: a block per group of one frame's splits, a warp per split (fsst_warp.hpp),
-// the frame's table in shared memory, filled again only when the block moves to another frame.
+// the frame's table in shared memory, filled again only when the block moves to another frame;
+// each block takes a contiguous range of groups, so that it meets each frame about once.
 // The writer gets a ring of ring_bytes per warp in dynamic shared memory.
 template <bool Write>
 __global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan) {
@@ -216,7 +217,9 @@ __global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan)
   ::zs::kernels::warp::cuda_warp w;
   unsigned const warp_in_block = threadIdx.x / 32;
   std::size_t loaded = SIZE_MAX;
-  for (std::uint64_t g = blockIdx.x; g < plan.num_groups; g += gridDim.x) {
+  std::uint64_t const first = plan.num_groups * blockIdx.x / gridDim.x;
+  std::uint64_t const last = plan.num_groups * (blockIdx.x + 1) / gridDim.x;
+  for (std::uint64_t g = first; g < last; ++g) {
     std::size_t const f = frame_of_chunk(plan.group_begin, batch.num_frames, g);
     if (f != loaded) {
       __syncthreads();

@@ -138,10 +138,9 @@ TEST(FsstGpu, OneHundredMegabyteStringAndAllEmptyStrings) {
   expect_gpu_as_cpu(zs::column::from_strings(std::vector<std::string>(100000, "")), 5, false, stream.get());
 }
 
-// The split kernels take groups of splits (a warp a split; the encoder's blocks a contiguous
-// range of groups, the decoder's with a grid stride), a block filling its tables again at each
-// frame it moves to: every block size the tuning may choose, on a grid of one wave, gives the
-// CPU's frames and strings.
+// The split kernels take groups of splits (a warp a split, a block a contiguous range of groups),
+// a block filling its tables again at each frame it moves to: every block size the tuning may
+// choose, on a grid of one wave, gives the CPU's frames and strings.
 TEST(FsstGpu, EveryBlockSizeEncodesAndDecodesAsTheCpu) {
   ZS_REQUIRE_GPU();
   // Puts the process-wide table back however the test ends.
