@@ -173,7 +173,8 @@ __global__ void check_kernel(device_decode_batch batch) {
 
 // A warp checks and decodes a vector.
 template <typename Float>
-__device__ bool decode_vector(cuda_warp& w, const std::byte* frame, const decode_target& t, std::uint64_t v) {
+__device__ bool decode_vector(cuda_warp& w, const std::byte* frame, const decode_target& t, std::uint64_t v,
+                              std::uint64_t* stage) {
   const std::byte* payload = frame + frame_header_bytes;
   fmt::column_params p;
   fmt::load_params<Float>(payload + params_prefix_bytes, p);
@@ -189,12 +190,14 @@ __device__ bool decode_vector(cuda_warp& w, const std::byte* frame, const decode
   std::uint32_t const count = fmt::values_in_vector(t.count, v);
   fmt::vector_fields fields;
   if (!check_vector_warp<cuda_warp, Float>(w, vector, end - start, count, p, fields)) return false;
-  decode_vector_warp(w, vector, count, p, fields, static_cast<Float*>(t.values) + v * fmt::vector_values);
+  decode_vector_warp(w, vector, count, p, fields, static_cast<Float*>(t.values) + v * fmt::vector_values, stage);
   return true;
 }
 
-__global__ void __launch_bounds__(max_vector_threads) decode_kernel(device_decode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors) {
+__global__ void decode_kernel(device_decode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors) {
+  extern __shared__ std::uint64_t stage_all[];
   cuda_warp w;
+  std::uint64_t* stage = stage_all + (threadIdx.x / warp_lanes) * (decode_stage_bytes_per_warp / sizeof(std::uint64_t));
   for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
     std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
     // One read of the status for the warp: another warp may mark the frame corrupt meanwhile,
@@ -204,8 +207,8 @@ __global__ void __launch_bounds__(max_vector_threads) decode_kernel(device_decod
     decode_target const& t = batch.targets[f];
     const std::byte* frame = batch.frames + batch.frame_offsets[f];
     std::uint64_t const v = g - vector_begin[f];
-    bool const decoded = t.type == value_type::float64 ? decode_vector<double>(w, frame, t, v)
-                                                       : decode_vector<float>(w, frame, t, v);
+    bool const decoded = t.type == value_type::float64 ? decode_vector<double>(w, frame, t, v, stage)
+                                                       : decode_vector<float>(w, frame, t, v, stage);
     // Every failing vector writes the same status; the race between warps is benign.
     if (!decoded && w.lane == 0) batch.status[f] = frame_status::corrupt_payload;
   }
@@ -344,7 +347,7 @@ void decode(const device_decode_batch& batch, const std::uint64_t* vector_begin,
             const launch_choice& choice, cudaStream_t stream) {
   expect_launch_of("alp_decode", choice);
   launch_items(check_kernel, frame_ops_choice(), batch.num_frames, stream, batch);
-  launch_warps(decode_kernel, choice, num_vectors, 0, stream, batch, vector_begin, num_vectors);
+  launch_warps(decode_kernel, choice, num_vectors, decode_stage_bytes_per_warp, stream, batch, vector_begin, num_vectors);
 }
 
 void prepare(const encode_source* pieces, const std::uint64_t* piece_begin, std::size_t num_columns,

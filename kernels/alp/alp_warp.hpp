@@ -29,6 +29,9 @@ namespace fmt = ::zs::alp;
 
 inline constexpr unsigned warp_lanes = 32;
 inline constexpr unsigned full_mask = 0xffffffffU;
+/// Shared memory decode_vector_warp stages an ALP vector's packed offsets in (at most 1024
+/// fields of the value's width).
+inline constexpr std::size_t decode_stage_bytes_per_warp = 1024 * sizeof(std::uint64_t);
 /// Rows of a vector as the warp holds it: row k is cells 32k .. 32k + 31.
 inline constexpr unsigned cell_rows = fmt::vector_values / warp_lanes;
 /// Shared memory write_vector_warp stages a vector's integers in (8 bytes a value whatever the
@@ -806,21 +809,49 @@ ZS_HD inline Float kept_value(const fmt::vector_sections& s, const fmt::vector_f
 /// does: the cells row by row (cell 32k + lane by lane `lane`, so a row's stores are one
 /// coalesced run; the kept value of each cell from a scan of the fill map's rows), then the
 /// exceptions 32 at a time (their patches placed by a scan of their sizes, their cells found by
-/// a search of the rows).
+/// a search of the rows). ALP vectors read their packed offsets from a copy in `stage_words`
+/// (decode_stage_bytes_per_warp of shared memory).
 template <class Warp, typename Float>
 ZS_WARP_FN void decode_vector_warp(Warp& w, const std::byte* vector, std::uint32_t count, const fmt::column_params& p,
-                                   const fmt::vector_fields& fields, Float* out) {
+                                   const fmt::vector_fields& fields, Float* out, std::uint64_t* stage_words) {
   unsigned const lane = w.lane;
   using traits = fmt::float_traits<Float>;
   using word_t = typename traits::bits_t;
-  fmt::vector_sections const s = fmt::sections_of<Float>(vector, count, fields);
+  fmt::vector_sections s = fmt::sections_of<Float>(vector, count, fields);
+  if (fields.mode == fmt::mode_alp && fields.bits != 0) {
+    // The packed offsets into shared memory first, every lane's 8-byte loads issued together
+    // (a vector's whole section in flight at once), so that the cells' field reads below, two
+    // words each at most, wait on shared memory, not on a global load each.
+    std::uint32_t const rows = (count - fields.fills + traits::lanes - 1) / traits::lanes;
+    auto const words = static_cast<std::uint32_t>(fmt::packed_bytes(traits::lanes, traits::width, rows, fields.bits) / 8);
+    const auto* from = reinterpret_cast<const std::uint64_t*>(s.packed);
+    w.sync();  // the previous vector's readers are done with the stage
+    constexpr unsigned batch = 8;
+    for (std::uint32_t first_word = 0; first_word < words; first_word += batch * warp_lanes) {
+      std::uint64_t held[batch];
+ZS_UNROLL
+      for (unsigned b = 0; b < batch; ++b) {
+        std::uint32_t const i = first_word + b * warp_lanes + lane;
+        held[b] = i < words ? from[i] : 0;
+      }
+ZS_UNROLL
+      for (unsigned b = 0; b < batch; ++b) {
+        std::uint32_t const i = first_word + b * warp_lanes + lane;
+        if (i < words) stage_words[i] = held[b];
+      }
+    }
+    w.sync();
+    s.packed = reinterpret_cast<const std::byte*>(stage_words);
+  }
   std::uint32_t const fill_row = fields.fill ? reinterpret_cast<const std::uint32_t*>(s.map)[lane] : 0U;
   kept_rows const rows_kept = scan_kept(w, valid_cells_of_row(count, lane) & ~fill_row);
   unsigned const below = lanes_below(lane);
   Float const fill = fmt::from_bits<Float>(static_cast<word_t>(p.fill));
   alp_scales<Float> const sc = fields.mode == fmt::mode_alp ? scales_of<Float>(fields.exponent, fields.factor)
                                                             : alp_scales<Float>{};
-  for (unsigned k = 0; k < cell_rows && k * warp_lanes < count; ++k) {
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    if (k * warp_lanes >= count) break;
     std::uint32_t const c = k * warp_lanes + lane;
     std::uint32_t j = c;
     bool fill_cell = false;

@@ -121,12 +121,13 @@ chosen_paths check_column(const std::vector<T>& values, const fmt::column_params
   std::memset(decoded.data(), 0xAB, decoded.size() * sizeof(T));
   std::vector<int> accepted(vectors, 0);
   emu::run(
-      vectors, 0,
-      [&](emu::warp& w, std::uint64_t v, std::byte*) {
+      vectors, ka::decode_stage_bytes_per_warp,
+      [&](emu::warp& w, std::uint64_t v, std::byte* smem) {
         std::uint32_t const count = fmt::values_in_vector(values.size(), v);
         fmt::vector_fields fields;
         if (!ka::check_vector_warp<emu::warp, T>(w, ref + v * slot, ref_bytes[v], count, p, fields)) return;
-        ka::decode_vector_warp(w, ref + v * slot, count, p, fields, decoded.data() + v * fmt::vector_values);
+        ka::decode_vector_warp(w, ref + v * slot, count, p, fields, decoded.data() + v * fmt::vector_values,
+                               reinterpret_cast<std::uint64_t*>(smem));
         if (w.lane == 0) accepted[v] = 1;
       },
       [](emu::warp&) {});
