@@ -71,8 +71,9 @@ struct encode_plan {
   std::size_t scan_temp_bytes;
   launch_choice analyze32, analyze64;  // kernel "bitpack_analyze", per width class
   launch_choice pack32, pack64;        // kernel "bitpack_pack"
-  /// Whether some frame is of a narrow type (int8, int16, uint8, uint16): their frames left
-  /// raw are written by a pass of their own, launched only then.
+  /// Whether some frame is of a narrow type (int8, int16, uint8, uint16): the 32-bit class then
+  /// runs the passes that also load narrow values, and the narrow frames left raw are written
+  /// by a pass of their own.
   bool narrow_frames = false;
 };
 
@@ -99,6 +100,9 @@ struct decode_plan {
   std::uint64_t num_tiles64;
   launch_choice decode32, decode64;    // kernel "bitpack_decode": tiles32/64 have tiles of their D
   std::uint32_t accepted_codecs;       // codec_bit of each codec id the frames may carry
+  /// Whether some target is of a narrow type (int8, int16, uint8, uint16): the 32-bit class
+  /// then runs the decoder that also writes narrow values.
+  bool narrow_frames = false;
 };
 
 /// Bytes of one frame_layout entry.

@@ -145,43 +145,82 @@ ZS_HD constexpr U flip_of(value_type type) noexcept {
 // widened to U as they are loaded (sign-extended for the signed types) and narrowed as they are
 // stored, after a check that each fits.
 
-/// Calls f.template operator()<S>() with S the C++ type that frames of `type` store their
-/// values in: U itself, or for the 32-bit class a narrow type. The choice is the same for a
-/// whole frame, so the branch is the same in every lane.
-template <typename U, class F>
+/// How a narrow frame stores its values: S = std::uint8_t or std::uint16_t, the unsigned type of
+/// their width (signed or not, a value's bytes are the low bytes of its 32-bit widening), and
+/// `sign`: the sign bit of a signed type (0x80 or 0x8000), 0 for an unsigned one. The four narrow
+/// types take two code paths, not four.
+///
+/// The programs that load or store values take a flag `Narrow`, false unless the batch has
+/// narrow frames: the narrow paths cost registers (the decoder's 80 would spill), so a batch
+/// without narrow frames runs programs compiled without them.
+ZS_HD constexpr std::uint32_t narrow_sign(value_type type) noexcept {
+  return type == value_type::int8 ? 0x80U : (type == value_type::int16 ? 0x8000U : 0U);
+}
+
+/// The 32-bit widening of the narrow value `raw` (its bytes, zero-extended): sign-extended where
+/// `sign` is the type's sign bit, as it is where sign is 0.
+ZS_HD constexpr std::uint32_t widen(std::uint32_t raw, std::uint32_t sign) noexcept { return (raw ^ sign) - sign; }
+
+/// Whether the 32-bit word v is the widening of a value of S bytes with sign bit `sign`: what
+/// fits_type (bitpack_format.hpp) says of its type, in one formula for all four.
+template <typename S>
+ZS_HD constexpr bool fits_narrow(std::uint32_t v, std::uint32_t sign) noexcept {
+  return v + sign <= static_cast<std::uint32_t>(static_cast<S>(~S{0}));
+}
+
+/// Calls f.template operator()<S>() with S the narrow storage of frames of `type` (std::uint8_t
+/// or std::uint16_t), or with S = U for the frames that store their values as U (every frame of
+/// the 64-bit class, and every one of a program compiled without Narrow). The choice is the same
+/// for a whole frame, so the branch is the same in every lane.
+template <typename U, bool Narrow, class F>
 ZS_HD inline void with_storage(value_type type, F&& f) {
-  if constexpr (sizeof(U) == 4) {
-    switch (type) {
-      case value_type::int8: f.template operator()<std::int8_t>(); return;
-      case value_type::int16: f.template operator()<std::int16_t>(); return;
-      case value_type::uint8: f.template operator()<std::uint8_t>(); return;
-      case value_type::uint16: f.template operator()<std::uint16_t>(); return;
-      default: break;
+  if constexpr (sizeof(U) == 4 && Narrow) {
+    std::size_t const width = value_width(type);
+    if (width == 1) {
+      f.template operator()<std::uint8_t>();
+      return;
+    }
+    if (width == 2) {
+      f.template operator()<std::uint16_t>();
+      return;
     }
   }
   f.template operator()<U>();
 }
 
-/// The narrow values of a 16-byte chunk, widened, into x[0 .. 16 / sizeof(S)).
+/// The narrow values of a 32-bit word, widened, into x[0 .. 4 / sizeof(S)). (Device code, so
+/// that its loop is unrolled: x is a lane's registers.)
 template <typename S, typename U>
-ZS_HD inline void unpack_narrow(const word4& c, U* x) noexcept {
-  constexpr unsigned per_word = 4 / sizeof(S);
-  std::uint32_t const words[4] = {c.x, c.y, c.z, c.w};
-  for (unsigned k = 0; k < 4 * per_word; ++k) {
-    x[k] = static_cast<U>(static_cast<S>(words[k / per_word] >> (8 * sizeof(S) * (k % per_word))));
-  }
+ZS_WARP_FN void unpack_narrow_word(std::uint32_t word, std::uint32_t sign, U* x) noexcept {
+ZS_UNROLL
+  for (unsigned k = 0; k < 4 / sizeof(S); ++k) x[k] = widen(static_cast<S>(word >> (8 * sizeof(S) * k)), sign);
 }
 
-/// A 16-byte chunk of the narrow values x[0 .. 16 / sizeof(S)) (each already known to fit S).
+/// The narrow values of a 16-byte chunk, widened, into x[0 .. 16 / sizeof(S)).
 template <typename S, typename U>
-ZS_HD inline word4 pack_narrow(const U* x) noexcept {
+ZS_WARP_FN void unpack_narrow(const word4& c, std::uint32_t sign, U* x) noexcept {
   constexpr unsigned per_word = 4 / sizeof(S);
-  constexpr std::uint32_t mask = sizeof(S) == 1 ? 0xffU : 0xffffU;
-  std::uint32_t words[4] = {0, 0, 0, 0};
-  for (unsigned k = 0; k < 4 * per_word; ++k) {
-    words[k / per_word] |= (static_cast<std::uint32_t>(x[k]) & mask) << (8 * sizeof(S) * (k % per_word));
-  }
-  return word4{words[0], words[1], words[2], words[3]};
+  unpack_narrow_word<S>(c.x, sign, x);
+  unpack_narrow_word<S>(c.y, sign, x + per_word);
+  unpack_narrow_word<S>(c.z, sign, x + 2 * per_word);
+  unpack_narrow_word<S>(c.w, sign, x + 3 * per_word);
+}
+
+/// A 32-bit word of the narrow values x[0 .. 4 / sizeof(S)): the low bytes of each.
+template <typename S, typename U>
+ZS_WARP_FN std::uint32_t pack_narrow_word(const U* x) noexcept {
+  std::uint32_t word = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < 4 / sizeof(S); ++k) word |= std::uint32_t{static_cast<S>(x[k])} << (8 * sizeof(S) * k);
+  return word;
+}
+
+/// A 16-byte chunk of the narrow values x[0 .. 16 / sizeof(S)).
+template <typename S, typename U>
+ZS_WARP_FN word4 pack_narrow(const U* x) noexcept {
+  constexpr unsigned per_word = 4 / sizeof(S);
+  return word4{pack_narrow_word<S>(x), pack_narrow_word<S>(x + per_word), pack_narrow_word<S>(x + 2 * per_word),
+               pack_narrow_word<S>(x + 3 * per_word)};
 }
 
 /// Over the 8 lanes of this lane's 128-value block, for a value the two lanes of each miniblock
@@ -209,11 +248,11 @@ ZS_UNROLL
   for (unsigned k = 0; k < lane_values; ++k) x[k] = p0 + k < m ? in[p0 + k] : U{0};
 }
 
-/// load_lane of values stored as S (narrow: widened to U): whole 16-byte chunks where the
-/// segment is full and starts on 16 bytes (a lane's 16 values are 16 or 32 bytes), else one
+/// load_lane of values stored as S (narrow: widened to U by `sign`): whole 16-byte chunks where
+/// the segment is full and starts on 16 bytes (a lane's 16 values are 16 or 32 bytes), else one
 /// value at a time, so that a column may start anywhere.
 template <class Warp, typename S, typename U>
-ZS_WARP_FN void load_lane_as(Warp& w, const S* in, std::uint32_t m, U (&x)[lane_values]) {
+ZS_WARP_FN void load_lane_as(Warp& w, const S* in, std::uint32_t sign, std::uint32_t m, U (&x)[lane_values]) {
   if constexpr (sizeof(S) == sizeof(U)) {
     load_lane(w, in, m, x);
   } else {
@@ -222,18 +261,20 @@ ZS_WARP_FN void load_lane_as(Warp& w, const S* in, std::uint32_t m, U (&x)[lane_
       auto const* v = reinterpret_cast<const word4*>(in + p0);
       constexpr unsigned per = 16 / sizeof(S);
 ZS_UNROLL
-      for (unsigned q = 0; q < lane_values / per; ++q) unpack_narrow<S>(v[q], x + per * q);
+      for (unsigned q = 0; q < lane_values / per; ++q) unpack_narrow<S>(v[q], sign, x + per * q);
       return;
     }
 ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = p0 + k < m ? static_cast<U>(in[p0 + k]) : U{0};
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = p0 + k < m ? widen(in[p0 + k], sign) : U{0};
   }
 }
 
 /// Values [16 lane, 16 lane + 16) of the m of `type` at `in`, as words U; zero past m.
-template <class Warp, typename U>
+template <bool Narrow = false, class Warp, typename U>
 ZS_WARP_FN void load_values(Warp& w, const std::byte* in, value_type type, std::uint32_t m, U (&x)[lane_values]) {
-  with_storage<U>(type, [&]<typename S>() { load_lane_as(w, reinterpret_cast<const S*>(in), m, x); });
+  with_storage<U, Narrow>(type, [&]<typename S>() {
+    load_lane_as(w, reinterpret_cast<const S*>(in), narrow_sign(type), m, x);
+  });
 }
 
 /// Writes a lane's values [16 lane, 16 lane + 16) of the m at `out`.
@@ -311,44 +352,46 @@ ZS_UNROLL
   }
 }
 
-/// Writes a segment's m values (lane l holds [16 l, 16 l + 16)) at `out` as values of `type`:
-/// store_segment for values stored as U; narrowed for a narrow type, whole 16-byte chunks where
-/// the segment is full and `out` is on 16 bytes (a warp's stores then cover 512 or 1024
-/// contiguous bytes), else one value at a time. Returns false, writing nothing, where a value is
-/// not the widening of a value of the narrow type (its frame is corrupt).
-template <class Warp, typename U>
+/// Writes a narrow segment's m values (lane l holds [16 l, 16 l + 16), 32-bit widenings) at `out`
+/// as values of S bytes with sign bit `sign` (narrow_sign): whole 16-byte chunks where the segment
+/// is full and `out` is on 16 bytes (a warp's stores then cover 512 or 1024 contiguous bytes),
+/// else one value at a time. Returns false, writing nothing, where a value is not the widening
+/// of a value of the narrow type (its frame is corrupt).
+template <typename S, class Warp, typename U>
+ZS_WARP_FN bool store_narrow(Warp& w, S* out, std::uint32_t sign, std::uint32_t m, const U (&x)[lane_values]) {
+  std::uint32_t const p0 = w.lane * lane_values;
+  bool fits = true;
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    if (p0 + k < m && !fits_narrow<S>(static_cast<std::uint32_t>(x[k]), sign)) fits = false;
+  }
+  if (w.any(!fits)) return false;
+  if (m == segment_values && aligned16(out)) {
+    auto* v = reinterpret_cast<word4*>(out + p0);
+    constexpr unsigned per = 16 / sizeof(S);
+ZS_UNROLL
+    for (unsigned q = 0; q < lane_values / per; ++q) v[q] = pack_narrow<S>(x + per * q);
+    return true;
+  }
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    if (p0 + k < m) out[p0 + k] = static_cast<S>(x[k]);
+  }
+  return true;
+}
+
+/// Writes a segment's m values at `out` as values stored as S (with_storage) of `type`:
+/// store_segment where S is U, else store_narrow. False where a value does not fit the narrow
+/// type.
+template <typename S, class Warp, typename U>
 ZS_WARP_FN bool store_values(Warp& w, std::byte* out, value_type type, std::uint32_t m, const U (&x)[lane_values],
                              std::uint32_t* stage) {
-  bool ok = true;
-  with_storage<U>(type, [&]<typename S>() {
-    if constexpr (sizeof(S) == sizeof(U)) {
-      store_segment(w, reinterpret_cast<U*>(out), m, x, stage);
-    } else {
-      std::uint32_t const p0 = w.lane * lane_values;
-      bool fits = true;
-ZS_UNROLL
-      for (unsigned k = 0; k < lane_values; ++k) {
-        if (p0 + k < m && !fits_type(type, static_cast<std::uint32_t>(x[k]))) fits = false;
-      }
-      if (w.any(!fits)) {
-        ok = false;
-        return;
-      }
-      S* o = reinterpret_cast<S*>(out);
-      if (m == segment_values && aligned16(o)) {
-        auto* v = reinterpret_cast<word4*>(o + p0);
-        constexpr unsigned per = 16 / sizeof(S);
-ZS_UNROLL
-        for (unsigned q = 0; q < lane_values / per; ++q) v[q] = pack_narrow<S>(x + per * q);
-        return;
-      }
-ZS_UNROLL
-      for (unsigned k = 0; k < lane_values; ++k) {
-        if (p0 + k < m) o[p0 + k] = static_cast<S>(x[k]);
-      }
-    }
-  });
-  return ok;
+  if constexpr (sizeof(S) < sizeof(U)) {
+    return store_narrow(w, reinterpret_cast<S*>(out), narrow_sign(type), m, x);
+  } else {
+    store_segment(w, reinterpret_cast<U*>(out), m, x, stage);
+    return true;
+  }
 }
 
 // --- encoding: analysis ----------------------------------------------------------------------
@@ -834,8 +877,9 @@ struct segment_place {
 };
 
 /// A walk over consecutive segments (a warp's, or a lane's): the frame is found, by a binary
-/// search of the chunk map, when the walk enters it.
-template <typename U>
+/// search of the chunk map, when the walk enters it. `Narrow`: frames may store narrower values
+/// than U (otherwise a value's bytes are known at compile time).
+template <typename U, bool Narrow = false>
 struct segment_cursor {
   std::uint32_t f = 0xffffffffU;
   std::uint64_t first = 0, last = 0, seg_first = 0;
@@ -856,7 +900,7 @@ struct segment_cursor {
     s.g = seg_first + s.local;
     std::uint64_t const v0 = s.local * segment_values;
     s.m = static_cast<std::uint32_t>(min_of<std::uint64_t>(segment_values, src.count - v0));
-    s.in = static_cast<const std::byte*>(src.values) + v0 * value_width(src.type);
+    s.in = static_cast<const std::byte*>(src.values) + v0 * (Narrow ? value_width(src.type) : sizeof(U));
     return s;
   }
 };
@@ -884,11 +928,11 @@ ZS_UNROLL
 
 /// Starts the asynchronous copy of the m values of `type` at `in` (a segment) into sm.input;
 /// the caller commits.
-template <class Warp, typename U>
+template <bool Narrow = false, class Warp, typename U>
 ZS_WARP_FN void fetch_input(Warp& w, const std::byte* in_bytes, value_type type, std::uint32_t m, encode_smem<U>& sm) {
-  if constexpr (sizeof(U) == 4) {
+  if constexpr (sizeof(U) == 4 && Narrow) {
     if (is_narrow_type(type)) {
-      with_storage<U>(type, [&]<typename S>() {
+      with_storage<U, Narrow>(type, [&]<typename S>() {
         if constexpr (sizeof(S) < sizeof(U)) fetch_narrow(w, reinterpret_cast<const S*>(in_bytes), m, sm);
       });
       return;
@@ -915,15 +959,16 @@ ZS_UNROLL
 }
 
 /// A lane's 16 values of `type` from sm.input, as fetch_input put them (zero past m).
-template <class Warp, typename U>
+template <bool Narrow = false, class Warp, typename U>
 ZS_WARP_FN void read_input(Warp& w, value_type type, std::uint32_t m, const encode_smem<U>& sm, U (&x)[lane_values]) {
-  if constexpr (sizeof(U) == 4) {
+  if constexpr (sizeof(U) == 4 && Narrow) {
     if (is_narrow_type(type)) {
-      with_storage<U>(type, [&]<typename S>() {
+      with_storage<U, Narrow>(type, [&]<typename S>() {
         if constexpr (sizeof(S) < sizeof(U)) {
           constexpr unsigned per = 16 / sizeof(S);  // values a chunk
+          std::uint32_t const sign = narrow_sign(type);
 ZS_UNROLL
-          for (unsigned q = 0; q < sizeof(S); ++q) unpack_narrow<S>(sm.input[w.lane * sizeof(S) + q], x + per * q);
+          for (unsigned q = 0; q < sizeof(S); ++q) unpack_narrow<S>(sm.input[w.lane * sizeof(S) + q], sign, x + per * q);
         }
       });
       std::uint32_t const p0 = w.lane * lane_values;
@@ -974,17 +1019,17 @@ ZS_HD inline scheme frame_guess(const encode_args& a, std::uint64_t f) {
 /// The sample pass over the samples [begin, end) of this width class (numbered through
 /// a.sample_first): each sampled segment's sizes, summed per frame into samples. A warp goes
 /// straight to its samples, rather than testing every segment for being one.
-template <class Warp, typename U>
+template <bool Narrow = false, class Warp, typename U>
 ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm) {
-  segment_cursor<U> cursor;
+  segment_cursor<U, Narrow> cursor;
   for (std::uint64_t i = begin; i < end; ++i) {
     std::size_t const f = kernels::frame_of_chunk(a.sample_first, a.num_frames, i);
     std::uint64_t const first = a.chunks[f];
     segment_place<U> const at =
         cursor.at(a, first + (i - a.sample_first[f]) * sample_stride(a.chunks[f + 1] - first));
     U x[lane_values];
-    load_values(w, at.in, at.src.type, at.m, x);
+    load_values<Narrow>(w, at.in, at.src.type, at.m, x);
     std::uint32_t words[3];
     analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
     if (w.lane < 3) w.add(&a.samples[at.f].w[w.lane], words_of(words, static_cast<scheme>(w.lane + 1)));
@@ -1079,13 +1124,13 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, 
 /// Pass 1 over the segments [begin, end) of this width class, one after the other; the next
 /// segment's values are on their way while this one is analysed. [begin, end) is one scan
 /// block (begin a multiple of a.block_segments, end the next or the class's end).
-template <class Warp, typename U>
+template <bool Narrow = false, class Warp, typename U>
 ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                               encode_smem<U>& sm) {
   if (begin >= end) return;
   constexpr std::uint64_t slot = slot_words(8 * sizeof(U));
   slot_pool pool{begin * slot, end * slot};
-  segment_cursor<U> cursor;
+  segment_cursor<U, Narrow> cursor;
   segment_place<U> const first = cursor.at(a, begin);
   // The segment being analysed: its batch-wide index, values, value count and order.
   std::uint64_t g = first.g;
@@ -1094,7 +1139,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   value_type type = first.src.type;
   U flip = flip_of<U>(type);
   scheme guess = frame_guess(a, f);
-  fetch_input(w, in, type, m, sm);
+  fetch_input<Narrow>(w, in, type, m, sm);
   w.commit();
   // The scan block's sizes so far (the same in every lane).
   block_words running{{0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
@@ -1102,7 +1147,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   // walk steps from segment to segment in place, without looking anything up.
   bool const uniform = end <= cursor.last && (end - cursor.first) * segment_values <= first.src.count &&
                        aligned16(first.in);
-  std::size_t const step = segment_values * value_width(type);  // bytes of a segment, while uniform
+  std::size_t const step = segment_values * (Narrow ? value_width(type) : sizeof(U));  // a segment's bytes, while uniform
   // Counted in 32 bits (a batch has fewer than 2^32 segments): the loop's bounds stay cheap to
   // keep, or to compute again where registers run short.
   auto const count = static_cast<std::uint32_t>(end - begin);
@@ -1110,14 +1155,14 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
     bool const last = i + 1 == count;
     w.wait_copies(0);
     U x[lane_values];
-    read_input(w, type, m, sm, x);
+    read_input<Narrow>(w, type, m, sm, x);
     w.sync();  // every lane has read: the buffer takes the next segment
     if (!last) {
       if (uniform) {
-        fetch_input(w, in + step, type, segment_values, sm);
+        fetch_input<Narrow>(w, in + step, type, segment_values, sm);
       } else {
         segment_place<U> const next = cursor.at(a, begin + i + 1);
-        fetch_input(w, next.in, next.src.type, next.m, sm);
+        fetch_input<Narrow>(w, next.in, next.src.type, next.m, sm);
       }
     }
     w.commit();
@@ -1212,11 +1257,11 @@ ZS_WARP_FN std::uint64_t emit_starts(Warp& w, std::uint32_t* payload, const segm
 
 /// Pass 2 for one segment pass 1 did not keep in its frame's scheme: analysed again from the
 /// input and written in place. Returns this lane's sum of the checksum terms it owns.
-template <class Warp, typename U>
+template <bool Narrow = false, class Warp, typename U>
 ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, const segment_ranges& r, scheme kind,
                                         std::uint32_t* payload, encode_smem<U>& sm) {
   U x[lane_values];
-  load_values(w, at.in, at.src.type, at.m, x);
+  load_values<Narrow>(w, at.in, at.src.type, at.m, x);
   std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
   std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
@@ -1240,24 +1285,25 @@ ZS_HD inline bool copied(const encode_args& a, scheme kind, scheme guess, std::u
 
 /// Whether a segment is of a narrow frame left raw: its payload is its narrow values, which
 /// pass 2 leaves to narrow_raw_range (whole 64-bit payload words a segment, no seams).
-template <typename U>
+template <bool Narrow, typename U>
 ZS_HD inline bool narrow_raw(const segment_place<U>& at, scheme kind) {
+  if constexpr (!Narrow) return false;
   return kind == scheme::raw && is_narrow_type(at.src.type);
 }
 
 /// The words pass 2 copies for a segment of a frame that chose `kind`: a raw frame's values, or
 /// the encoding pass 1 kept; nullptr for a segment encoded again, and for a narrow raw frame's.
-template <typename U>
+template <bool Narrow = false, typename U>
 ZS_HD inline const std::uint32_t* source_of(const encode_args& a, const segment_place<U>& at, scheme kind) {
-  if (narrow_raw(at, kind) || !copied(a, kind, frame_guess(a, at.f), at.g)) return nullptr;
+  if (narrow_raw<Narrow>(at, kind) || !copied(a, kind, frame_guess(a, at.f), at.g)) return nullptr;
   return kind == scheme::raw ? reinterpret_cast<const std::uint32_t*>(at.in) : a.slots + a.slot_at[at.g];
 }
 
 /// source_of the first segment of the frame `cursor` is in. Its first word follows the frame's
 /// block starts: pack_range adds the checksum term across them where this is not nullptr, and
 /// seam_sum where it is.
-template <typename U>
-ZS_HD inline const std::uint32_t* first_source_of(const encode_args& a, segment_cursor<U>& cursor, scheme kind) {
+template <typename U, bool Narrow>
+ZS_HD inline const std::uint32_t* first_source_of(const encode_args& a, segment_cursor<U, Narrow>& cursor, scheme kind) {
   return source_of(a, cursor.at(a, cursor.first), kind);
 }
 
@@ -1297,10 +1343,10 @@ ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q
 /// in flight than one copy per segment. A range's checksum terms include the one straddling its
 /// end where the next segment is copied too (its first word is known: the start of its
 /// source); seam_sum adds the others.
-template <class Warp, typename U>
+template <class Warp, typename U, bool Narrow = false>
 ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, pack_job* jobs,
                            word4* ring, sum_carrier& carrier) {
-  segment_cursor<U> cursor;  // this lane's walk over its segments: base + lane
+  segment_cursor<U, Narrow> cursor;  // this lane's walk over its segments: base + lane
   for (std::uint64_t base = begin; base < end; base += warp_lanes) {
     std::uint64_t const s = base + w.lane;
     pack_job& j = jobs[w.lane];
@@ -1309,7 +1355,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
     if (s < end) {
       segment_place<U> const at = cursor.at(a, s);
       auto const kind = static_cast<scheme>(a.choice[at.f]);
-      src = source_of(a, at, kind);
+      src = source_of<Narrow>(a, at, kind);
       last_of_frame = s + 1 >= cursor.last;
       if (src != nullptr) {
         j.frame_data = nullptr;
@@ -1329,8 +1375,8 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
       if (last_of_frame) {
         next = nullptr;
       } else if (!next_in_table) {
-        segment_place<U> const after = segment_cursor<U>{}.at(a, s + 1);
-        next = source_of(a, after, static_cast<scheme>(a.choice[after.f]));
+        segment_place<U> const after = segment_cursor<U, Narrow>{}.at(a, s + 1);
+        next = source_of<Narrow>(a, after, static_cast<scheme>(a.choice[after.f]));
       }
       j.next = next;
     }
@@ -1373,11 +1419,11 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
 
 /// Pass 2 for the segments [begin, end) that pack_range left: of frames that chose another
 /// scheme than their guess, or that their warp's pool could not hold in pass 1.
-template <class Warp, typename U>
+template <bool Narrow = false, class Warp, typename U>
 ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm, sum_carrier& carrier) {
   if (!encodes_again(a)) return;  // the usual case: every guess right, every encoding kept
-  segment_cursor<U> cursor, probe;  // probe: this lane's walk over the segments it tests
+  segment_cursor<U, Narrow> cursor, probe;  // probe: this lane's walk over the segments it tests
   auto const needed = [&](std::uint64_t s) {
     segment_place<U> const at = probe.at(a, s);
     return !copied(a, static_cast<scheme>(a.choice[at.f]), frame_guess(a, at.f), at.g);
@@ -1386,7 +1432,7 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
     segment_place<U> const at = cursor.at(a, s);
     auto const kind = static_cast<scheme>(a.choice[at.f]);
     auto* payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
-    carrier.add(w, a.sums, at.f, repack_segment(w, at, ranges_of(a, at, kind), kind, payload, sm));
+    carrier.add(w, a.sums, at.f, repack_segment<Narrow>(w, at, ranges_of(a, at, kind), kind, payload, sm));
   });
 }
 
@@ -1394,16 +1440,16 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
 /// pass 2 left (pack_range adds those between two copied segments of a frame, after a copied
 /// segment's block starts inside its frame, and after a frame's block starts where its first
 /// and last segments are copied). Returns the segment's frame and the sum.
-template <typename U>
+template <typename U, bool Narrow = false>
 ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, std::uint32_t& frame) {
-  segment_cursor<U> cursor;
+  segment_cursor<U, Narrow> cursor;
   segment_place<U> const s = cursor.at(a, chunk);
   frame = s.f;
   auto const kind = static_cast<scheme>(a.choice[s.f]);
-  if (narrow_raw(s, kind)) return 0;  // narrow_raw_range adds every term
+  if (narrow_raw<Narrow>(s, kind)) return 0;  // narrow_raw_range adds every term
   bool const last_of_frame = chunk + 1 >= cursor.last;
-  bool const copy = source_of(a, s, kind) != nullptr;
-  bool const next_copy = !last_of_frame && source_of(a, cursor.at(a, chunk + 1), kind) != nullptr;
+  bool const copy = source_of<Narrow>(a, s, kind) != nullptr;
+  bool const next_copy = !last_of_frame && source_of<Narrow>(a, cursor.at(a, chunk + 1), kind) != nullptr;
   if (copy && next_copy) return 0;  // the common case, known before the ranges are looked up
   auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
   segment_ranges const r = ranges_of(a, s, kind);
@@ -1442,10 +1488,10 @@ ZS_HD inline void store_raw_word(std::byte* dst, std::uint64_t total, std::uint6
 template <class Warp>
 ZS_WARP_FN void narrow_raw_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                                  sum_carrier& carrier) {
-  segment_cursor<std::uint32_t> cursor;
+  segment_cursor<std::uint32_t, true> cursor;
   for (std::uint64_t g = begin; g < end; ++g) {
     segment_place<std::uint32_t> const at = cursor.at(a, g);
-    if (!narrow_raw(at, static_cast<scheme>(a.choice[at.f]))) continue;
+    if (!narrow_raw<true>(at, static_cast<scheme>(a.choice[at.f]))) continue;
     std::uint64_t const width = value_width(at.src.type);
     std::uint64_t const total = at.src.count * width;  // the payload's bytes
     std::uint64_t const first = at.local * segment_values * width;
@@ -1694,9 +1740,9 @@ ZS_HD inline std::uint32_t field32(const std::uint32_t* p, std::uint32_t pos, st
 }
 
 /// Decodes the for or dfor segment whose blocks start at tile words block_off (lane 8 i + r
-/// for block i) into out, as values of `type` (store_values); `first` is the dfor first value.
-/// False, writing nothing, where a value does not fit a narrow type.
-template <class Warp, typename U>
+/// for block i) into out, as values stored as S of `type` (store_values); `first` is the dfor
+/// first value. False, writing nothing, where a value does not fit a narrow type.
+template <typename S, class Warp, typename U>
 ZS_WARP_FN bool decode_for_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
                                    U first, std::uint32_t m, std::byte* out, value_type type, std::uint32_t* stage) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
@@ -1753,13 +1799,13 @@ ZS_UNROLL
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
   }
-  return store_values(w, out, type, m, x, stage);
+  return store_values<S>(w, out, type, m, x, stage);
 }
 
 /// Decodes the rfor segment at tile word `off` (m values) into out, as values of `type`; false,
 /// writing nothing, when its run lengths do not cover exactly m values or a value does not fit
 /// a narrow type.
-template <class Warp, typename U>
+template <class Warp, typename U, typename S>
 ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage, std::uint32_t off,
                                     std::uint32_t m, std::byte* out, value_type type) {
   auto* run_start = reinterpret_cast<std::uint16_t*>(stage);
@@ -1807,12 +1853,13 @@ ZS_UNROLL
     x[k] = static_cast<U>(ref + read_field_window<U>(tile, value_bit + std::uint64_t{lo} * h.value_bits, h.value_bits));
   }
   w.sync();  // the run starts' memory stages the values
-  return store_values(w, out, type, m, x, stage);
+  return store_values<S>(w, out, type, m, x, stage);
 }
 
 /// Checks a loaded tile against the format's rules (lane j checks block j), adds its checksum
-/// terms and decodes it. Returns false for a tile that breaks the rules.
-template <class Warp, typename U>
+/// terms and decodes it into values stored as S (with_storage). Returns false for a tile that
+/// breaks the rules.
+template <class Warp, typename U, typename S>
 ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer& buf, std::uint32_t* stage,
                             std::byte* out, std::uint64_t& sum) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
@@ -1852,14 +1899,14 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   value_type const type = fr.type;
   for (std::uint32_t i = 0; i < j.g; ++i) {
     std::uint32_t const m = min_of(segment_values, j.values - i * segment_values);
-    std::byte* seg_out = out + std::size_t{i} * segment_values * value_width(type);
+    std::byte* seg_out = out + std::size_t{i} * segment_values * sizeof(S);
     if (L.kind == scheme::rfor) {
-      if (!decode_rfor_segment<Warp, U>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
+      if (!decode_rfor_segment<Warp, U, S>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
     } else {
       std::uint32_t const first_block = w.shfl(rel, tile_blocks * i);
       U const first = L.kind == scheme::dfor ? load_reference<U>(tile + first_block - rw) : U{0};
       std::uint32_t const mine = w.shfl(rel, tile_blocks * i + min_of<std::uint32_t>(lane / 8, j.starts - 1 - tile_blocks * i));
-      if (!decode_for_segment(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out, type, stage)) return false;
+      if (!decode_for_segment<S>(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out, type, stage)) return false;
     }
   }
   return true;
@@ -1867,7 +1914,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
 
 /// Decodes the tiles [begin, end) of this width class, one after the other: while a tile is
 /// decoded, the next one of the same frame is on its way into the other buffer.
-template <class Warp, typename U>
+template <class Warp, typename U, bool Narrow = false>
 ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin, std::uint64_t end, std::uint32_t* smem,
                              sum_carrier& carrier) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
@@ -1890,11 +1937,11 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
     tile_job j;
     if (!fr.ok || !job_of(a, fr, t, j)) continue;
     frame_layout const& L = fr.layout;
-    std::size_t const width = value_width(fr.type);  // bytes of a stored value
+    std::size_t const width = Narrow ? value_width(fr.type) : sizeof(U);  // bytes of a stored value
     std::byte* out = static_cast<std::byte*>(a.targets[fr.f].values) + j.s0 * segment_values * width;
     std::uint64_t sum = 0;
     bool ok = true;
-    if (L.kind == scheme::raw && is_narrow_type(fr.type)) {
+    if (Narrow && L.kind == scheme::raw && is_narrow_type(fr.type)) {
       // Narrow values as they are: the tile's whole 64-bit payload words (the last one ends the
       // payload), a word a lane at a time.
       std::uint64_t const total = L.count * width;
@@ -1931,7 +1978,13 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
         w.wait_copies(ahead ? 1 : 0);  // tile t has landed
         started = ahead;
       }
-      ok = decode_tile<Warp, U>(w, fr, now, stage, out + std::size_t{part} * segment_values * width, sum);
+      // The tile's program has its stores built in: one for each way of storing values.
+      std::byte* tile_out = out + std::size_t{part} * segment_values * width;
+      if constexpr (Narrow) {
+        with_storage<U, true>(fr.type, [&]<typename S>() { ok = decode_tile<Warp, U, S>(w, fr, now, stage, tile_out, sum); });
+      } else {
+        ok = decode_tile<Warp, U, U>(w, fr, now, stage, tile_out, sum);
+      }
       std::uint32_t const done = part + now.job->g;
       w.sync();  // the buffer takes the tile after next, or this tile's next part
       part = ok && done < j.g ? done : 0;

@@ -105,21 +105,26 @@ struct emulated {
     // One warp per range of segments (or samples), as on the GPU: ranges of 3 segments (the
     // repack) cover the seams between them; pass 1's ranges are its scan blocks.
     auto const ranges = [](std::uint64_t n) { return (n + 2) / 3; };
-    auto const pass1 = [&](const gp::encode_args& args, std::uint64_t n, auto width) {
+    // As the GPU host code does: the 32-bit class runs the programs with narrow paths only
+    // where the batch has narrow frames.
+    bool const narrow = std::any_of(sources.begin(), sources.end(),
+                                    [](const zs::encode_source& s) { return bp::is_narrow_type(s.type); });
+    auto const pass1 = [&]<bool Narrow>(const gp::encode_args& args, std::uint64_t n, auto width) {
       using U = decltype(width);
       using smem_t = gp::encode_smem<U>;
       std::uint64_t const samples_here = (sizeof(U) == 4 ? samples32 : samples64).back();
       emu::run(ranges(samples_here), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::sample_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, samples_here),
-                         *reinterpret_cast<smem_t*>(smem));
+        gp::sample_range<Narrow>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, samples_here),
+                                 *reinterpret_cast<smem_t*>(smem));
       }, [](warp&) {});
       if (guess) guess(samples);
       std::uint64_t const per = args.block_segments;
       emu::run((n + per - 1) / per, sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::analyze_range(w, args, per * r, std::min<std::uint64_t>(per * r + per, n), *reinterpret_cast<smem_t*>(smem));
+        gp::analyze_range<Narrow>(w, args, per * r, std::min<std::uint64_t>(per * r + per, n),
+                                  *reinterpret_cast<smem_t*>(smem));
       }, [](warp&) {});
     };
-    auto const pass2 = [&](const gp::encode_args& args, std::uint64_t n, auto width) {
+    auto const pass2 = [&]<bool Narrow>(const gp::encode_args& args, std::uint64_t n, auto width) {
       using U = decltype(width);
       using smem_t = gp::encode_smem<U>;
       // Each lane has its own carrier, as on the GPU; only lane 0's adds.
@@ -127,32 +132,40 @@ struct emulated {
       auto const flush = [&](warp& w) { carriers[w.lane].flush(w, args.sums); };
       // The copy in ranges of 40 segments: more than one table of 32 jobs, frames changing inside one.
       emu::run((n + 39) / 40, gp::pack_warp_bytes, [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::pack_range<warp, U>(w, args, 40 * r, std::min<std::uint64_t>(40 * r + 40, n),
+        gp::pack_range<warp, U, Narrow>(w, args, 40 * r, std::min<std::uint64_t>(40 * r + 40, n),
                                 reinterpret_cast<gp::pack_job*>(smem),
                                 reinterpret_cast<gp::word4*>(smem + gp::pack_jobs_bytes), carriers[w.lane]);
       }, flush);
       emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::repack_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem),
-                         carriers[w.lane]);
+        gp::repack_range<Narrow>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem),
+                                 carriers[w.lane]);
       }, flush);
-      if constexpr (sizeof(U) == 4) {
+      if constexpr (Narrow) {
         emu::run(ranges(n), 16, [&](warp& w, std::uint64_t r, std::byte*) {
           gp::narrow_raw_range(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), carriers[w.lane]);
         }, flush);
       }
     };
-    pass1(a32, s32, std::uint32_t{});
-    pass1(a64, s64, std::uint64_t{});
+    if (narrow) {
+      pass1.template operator()<true>(a32, s32, std::uint32_t{});
+    } else {
+      pass1.template operator()<false>(a32, s32, std::uint32_t{});
+    }
+    pass1.template operator()<false>(a64, s64, std::uint64_t{});
     scanned[0] = {{0, 0, 0}};
     for (std::size_t b = 0; b < blocks; ++b) {
       for (int i = 0; i < 3; ++i) scanned[b + 1].w[i] = scanned[b].w[i] + block_sums[b].w[i];
     }
     for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
-    pass2(a32, s32, std::uint32_t{});
-    pass2(a64, s64, std::uint64_t{});
+    if (narrow) {
+      pass2.template operator()<true>(a32, s32, std::uint32_t{});
+    } else {
+      pass2.template operator()<false>(a32, s32, std::uint32_t{});
+    }
+    pass2.template operator()<false>(a64, s64, std::uint64_t{});
     for (std::uint64_t c = 0; c < s32 && gp::encodes_again(a); ++c) {
       std::uint32_t f = 0;
-      std::uint64_t const t = gp::seam_sum<std::uint32_t>(a32, c, f);
+      std::uint64_t const t = narrow ? gp::seam_sum<std::uint32_t, true>(a32, c, f) : gp::seam_sum<std::uint32_t>(a32, c, f);
       sums[f] += t;
     }
     for (std::uint64_t c = 0; c < s64 && gp::encodes_again(a); ++c) {
@@ -192,17 +205,24 @@ struct emulated {
     gp::decode_args a32 = a, a64 = a;
     a32.tiles = tiles32.data();
     a64.tiles = tiles64.data();
-    // One warp per range of 3 tiles, as on the GPU.
-    auto const run = [&](const gp::decode_args& args, std::uint64_t tiles, auto width) {
+    // One warp per range of 3 tiles, as on the GPU; the 32-bit class with narrow paths where a
+    // target is narrow.
+    bool const narrow = std::any_of(targets.begin(), targets.end(),
+                                    [](const zs::decode_target& t) { return bp::is_narrow_type(t.type); });
+    auto const run = [&]<bool Narrow>(const gp::decode_args& args, std::uint64_t tiles, auto width) {
       using U = decltype(width);
       std::vector<gp::sum_carrier> carriers(32);
       emu::run((tiles + 2) / 3, 4 * gp::decode_warp_words(8 * sizeof(U), g), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::decode_range<warp, U>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, tiles),
-                                  reinterpret_cast<std::uint32_t*>(smem), carriers[w.lane]);
+        gp::decode_range<warp, U, Narrow>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, tiles),
+                                          reinterpret_cast<std::uint32_t*>(smem), carriers[w.lane]);
       }, [&](warp& w) { carriers[w.lane].flush(w, args.sums); });
     };
-    run(a32, tiles32.back(), std::uint32_t{});
-    run(a64, tiles64.back(), std::uint64_t{});
+    if (narrow) {
+      run.template operator()<true>(a32, tiles32.back(), std::uint32_t{});
+    } else {
+      run.template operator()<false>(a32, tiles32.back(), std::uint32_t{});
+    }
+    run.template operator()<false>(a64, tiles64.back(), std::uint64_t{});
     for (std::size_t f = 0; f < nf; ++f) {  // the base class's checksum comparison
       if (status[f] != zs::frame_status::ok) continue;
       zs::frame_header const h = zs::load_header(frames + offsets[f]);

@@ -299,7 +299,9 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                              m.tiles64.back(),
                              choices.decode32,
                              choices.decode64,
-                             decodes()};
+                             decodes(),
+                             std::any_of(host.targets.begin(), host.targets.end(),
+                                         [](const decode_target& t) { return bitpack::is_narrow_type(t.type); })};
   kb::decode(plan, stream);
 }
 
