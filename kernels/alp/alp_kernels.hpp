@@ -1,10 +1,11 @@
 // Batched GPU kernels of the alp codec (alp_format.hpp gives the format and the per-vector
 // coders they run). Every vector of 1024 values is coded independently, by a warp whose lane l
 // holds cells l, l + 32, ... (coalesced rows): the encoder's size pass chooses each vector's
-// encoding with warp reductions and records it, a device-wide scan of the sizes places the
-// vectors, and the write pass codes them (ballots and scans place kept values and exceptions,
-// each lane packs its FastLanes lane's words); the decoder checks and decodes a vector per warp
-// in the same layout, then patches its exceptions 32 at a time.
+// encoding with warp reductions (ALP_RD's left parts by a warp sort and warp maxima of their
+// runs) and records it, a device-wide scan of the sizes places the vectors, and the write pass
+// codes them (ballots and scans place kept values and exceptions, each lane packs its
+// FastLanes lane's words); the decoder checks and decodes a vector per warp in the same layout
+// (ALP offsets staged in shared memory), then patches its exceptions 32 at a time.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -150,6 +151,38 @@ TEST(AlpGpu, ManyAwkwardFramesOfFloat64MatchTheCpuBothWays) {
   ZS_REQUIRE_GPU();
   auto const sizes = awkward_sizes();
   check_batch(awkward_values<double>(total(sizes)), sizes);
+}
+
+// Values that are not decimal, as ALP_RD codes them (the warp's sort and dictionary): few
+// left parts, many, many of equal counts, rare ones among common ones, and fill cells.
+template <typename T>
+std::vector<T> rd_values(std::size_t n) {
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t const kind = (i / 1024) % 5;
+    double const noise = unit(rng);
+    if (kind == 0) v[i] = static_cast<T>(3.7 + std::sqrt(2.0) * noise);
+    if (kind == 1) v[i] = static_cast<T>(std::ldexp(1.0 + noise, static_cast<int>(rng() % 40) - 20));
+    if (kind == 2) v[i] = static_cast<T>(std::ldexp(1.0 + noise, static_cast<int>(i % 16) - 8));
+    if (kind == 3) v[i] = i % 5 == 0 ? T(-1e34) : static_cast<T>(std::ldexp(1.0 + noise, static_cast<int>(i % 11) - 3));
+    if (kind == 4) v[i] = static_cast<T>(std::ldexp(1.0 + noise, i % 40 == 7 ? static_cast<int>(rng() % 60) - 30
+                                                                             : static_cast<int>(rng() % 3)));
+  }
+  return v;
+}
+
+TEST(AlpGpu, AlpRdFramesOfFloat32MatchTheCpuBothWays) {
+  ZS_REQUIRE_GPU();
+  auto const sizes = awkward_sizes();
+  check_batch(rd_values<float>(total(sizes)), sizes);
+}
+
+TEST(AlpGpu, AlpRdFramesOfFloat64MatchTheCpuBothWays) {
+  ZS_REQUIRE_GPU();
+  auto const sizes = awkward_sizes();
+  check_batch(rd_values<double>(total(sizes)), sizes);
 }
 
 // A vector that breaks the format behind valid checksums: the GPU refuses it as the CPU does,
