@@ -110,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 4) return 0;
   setting s{1 + std::size_t{data[0]} % 8, std::uint64_t{data[1]} % 9, data[2] % 16, data[3] % 16, {}};
   if (size < 4 + s.columns) return 0;
-  for (std::size_t c = 0; c < s.columns; ++c) s.types.push_back(static_cast<zs::value_type>(1 + data[4 + c] % 7));
+  for (std::size_t c = 0; c < s.columns; ++c) s.types.push_back(static_cast<zs::value_type>(1 + data[4 + c] % zs::last_value_type_id));
   // A copy of exactly the block's bytes, so that AddressSanitizer sees any read past it.
   std::vector<std::byte> const block = zs::fuzz::bytes_of(data + 4 + s.columns, size - 4 - s.columns);
 

@@ -354,6 +354,10 @@ std::pair<const std::byte*, std::uint64_t> value_bytes(const zs::column_view& v,
 int home_of(const zs::column_view& key, std::uint64_t i, int ranks) {
   std::uint32_t h = 0;
   switch (key.type) {
+    case zs::value_type::int8: h = zs::hash_key(key.values<std::int8_t>()[i]); break;
+    case zs::value_type::int16: h = zs::hash_key(key.values<std::int16_t>()[i]); break;
+    case zs::value_type::uint8: h = zs::hash_key(key.values<std::uint8_t>()[i]); break;
+    case zs::value_type::uint16: h = zs::hash_key(key.values<std::uint16_t>()[i]); break;
     case zs::value_type::int32: h = zs::hash_key(key.values<std::int32_t>()[i]); break;
     case zs::value_type::int64: h = zs::hash_key(key.values<std::int64_t>()[i]); break;
     case zs::value_type::uint32: h = zs::hash_key(key.values<std::uint32_t>()[i]); break;

@@ -44,6 +44,10 @@ zs::column sample_column(value_type type, std::uint64_t rows) {
     return zs::column::from_values<T>(v);
   };
   switch (type) {
+    case value_type::int8: return make(std::int8_t{});
+    case value_type::int16: return make(std::int16_t{});
+    case value_type::uint8: return make(std::uint8_t{});
+    case value_type::uint16: return make(std::uint16_t{});
     case value_type::int32: return make(std::int32_t{});
     case value_type::int64: return make(std::int64_t{});
     case value_type::uint32: return make(std::uint32_t{});
@@ -68,7 +72,8 @@ zs::column sample_column(value_type type, std::uint64_t rows) {
 }
 
 const value_type all_types[] = {value_type::int32,   value_type::int64,   value_type::uint32, value_type::uint64,
-                                 value_type::float32, value_type::float64, value_type::string};
+                                 value_type::float32, value_type::float64, value_type::string, value_type::int8,
+                                 value_type::int16,   value_type::uint8,   value_type::uint16};
 
 std::string type_name(value_type t) { return std::string(zs::to_string(t)); }
 
