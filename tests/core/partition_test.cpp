@@ -30,7 +30,12 @@ std::string key_bytes(const zs::column_view& c, std::uint64_t row) {
   }
   std::size_t const width = zs::value_width(c.type);
   std::string bytes(static_cast<const char*>(c.data) + row * width, width);
-  if (c.type == value_type::float32) {
+  if (width < 4) {
+    // Narrow integers: the 4 bytes of their 32-bit widening, sign-extended for int8 and int16.
+    bool const is_signed = c.type == value_type::int8 || c.type == value_type::int16;
+    char const fill = is_signed && (static_cast<unsigned char>(bytes.back()) & 0x80) != 0 ? '\xff' : '\0';
+    bytes.append(4 - width, fill);
+  } else if (c.type == value_type::float32) {
     float f = 0;
     std::memcpy(&f, bytes.data(), 4);
     std::uint32_t bits = 0;
@@ -204,6 +209,52 @@ TEST(PartitionHash, FixedWidthKeysHashTheirLittleEndianBytes) {
       EXPECT_EQ(zs::hash_key(d, seed), zs::murmur3_x86_32(&d, 8, seed));
     }
   }
+}
+
+// Narrow integers hash as their 32-bit widening: a value hashes alike in every integer type of
+// at most 32 bits that holds it.
+TEST(PartitionHash, NarrowKeysHashAsTheir32BitWidening) {
+  for (int v = -128; v <= 127; ++v) {
+    EXPECT_EQ(zs::hash_key(static_cast<std::int8_t>(v)), zs::hash_key(static_cast<std::int32_t>(v))) << v;
+    EXPECT_EQ(zs::hash_key(static_cast<std::int16_t>(v)), zs::hash_key(static_cast<std::int32_t>(v))) << v;
+  }
+  for (unsigned v = 0; v <= 255; ++v) {
+    EXPECT_EQ(zs::hash_key(static_cast<std::uint8_t>(v)), zs::hash_key(static_cast<std::uint32_t>(v))) << v;
+    EXPECT_EQ(zs::hash_key(static_cast<std::uint8_t>(v)), zs::hash_key(static_cast<std::uint16_t>(v))) << v;
+  }
+  for (int v : {-32768, -1000, 32767}) {
+    EXPECT_EQ(zs::hash_key(static_cast<std::int16_t>(v)), zs::hash_key(static_cast<std::int32_t>(v))) << v;
+  }
+  EXPECT_EQ(zs::hash_key(std::uint16_t{65535}), zs::hash_key(std::uint32_t{65535}));
+  EXPECT_EQ(zs::hash_key(std::int8_t{-1}), zs::murmur3_x86_32("\xff\xff\xff\xff", 4, 0));
+  EXPECT_EQ(zs::hash_key(std::uint8_t{255}), zs::murmur3_x86_32("\xff\0\0\0", 4, 0));
+}
+
+// A table keyed by a narrow column partitions as the reference says, and as the same table
+// keyed by the column's int32 widening.
+TEST(HashPartition, NarrowKeysAndColumns) {
+  std::mt19937_64 rng(21);
+  std::vector<std::int8_t> a;
+  std::vector<std::int16_t> b;
+  std::vector<std::uint8_t> c;
+  std::vector<std::uint16_t> d;
+  std::vector<std::int32_t> wide;
+  for (int i = 0; i < 3000; ++i) {
+    a.push_back(static_cast<std::int8_t>(rng()));
+    b.push_back(static_cast<std::int16_t>(rng()));
+    c.push_back(static_cast<std::uint8_t>(rng()));
+    d.push_back(static_cast<std::uint16_t>(rng()));
+    wide.push_back(a.back());
+  }
+  auto const t = make_table({"a", "b", "c", "d", "wide"}, col(a), col(b), col(c), col(d), col(wide));
+  for (std::size_t key = 0; key < 4; ++key) {
+    for (std::uint32_t p : {3u, 64u}) {
+      SCOPED_TRACE("key " + std::to_string(key) + ", " + std::to_string(p) + " partitions");
+      expect_hash_partitioned(t, {key}, p);
+    }
+  }
+  expect_hash_partitioned(t, {1, 3}, 17);
+  EXPECT_EQ(zs::hash_partition(t, {0}, 50).partition_offsets, zs::hash_partition(t, {4}, 50).partition_offsets);
 }
 
 TEST(PartitionHash, EqualFloatsHashEqualNegativeZeroAndEveryNaN) {

@@ -146,6 +146,28 @@ TEST_F(PartitionGpu, EveryKeyTypeAndMultipleKeys) {
   expect_hash(t, {0, 0}, 5);
 }
 
+// Narrow key and value columns (1- and 2-byte gathers, keys hashed as their 32-bit widening),
+// hashed and ranged, at odd row counts.
+TEST_F(PartitionGpu, NarrowKeysAndColumns) {
+  ZS_REQUIRE_GPU();
+  std::mt19937_64 rng(31);
+  std::vector<std::int8_t> a;
+  std::vector<std::int16_t> b;
+  std::vector<std::uint8_t> c;
+  std::vector<std::uint16_t> d;
+  for (int i = 0; i < 100003; ++i) {
+    a.push_back(static_cast<std::int8_t>(rng()));
+    b.push_back(static_cast<std::int16_t>(rng()));
+    c.push_back(static_cast<std::uint8_t>(rng()));
+    d.push_back(static_cast<std::uint16_t>(rng()));
+  }
+  auto const t = make_table({"a", "b", "c", "d"}, col(a), col(b), col(c), col(d));
+  for (std::size_t key = 0; key < t.columns.size(); ++key) expect_hash(t, {key}, 61);
+  expect_hash(t, {0, 3}, 1000);
+  expect_range(t, 0, col<std::int8_t>({-100, 0, 0, 90}));
+  expect_range(t, 3, col<std::uint16_t>({1000, 40000}));
+}
+
 TEST_F(PartitionGpu, StringAndFloatEdgeKeys) {
   ZS_REQUIRE_GPU();
   std::vector<std::string> keys{"", "a", "é", "日本語", "🙂🙃", "", std::string(10000, 'x'), "a", "\xff\xfe",
