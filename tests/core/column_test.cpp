@@ -140,10 +140,32 @@ TEST(Overflow, MultiplicationsAndAdditionsThatWrapAreSeen) {
 TEST(Types, ParseAndNameEveryValueType) {
   for (auto t : {zs::value_type::int32, zs::value_type::int64, zs::value_type::uint32,
                  zs::value_type::uint64, zs::value_type::float32, zs::value_type::float64,
-                 zs::value_type::string}) {
+                 zs::value_type::string, zs::value_type::int8, zs::value_type::int16,
+                 zs::value_type::uint8, zs::value_type::uint16}) {
     EXPECT_EQ(zs::parse_value_type(zs::to_string(t)), t);
   }
   EXPECT_THROW(zs::parse_value_type("int128"), zs::error);
+}
+
+// The narrow integers: their wire ids (appended, never renumbered), widths and kinds.
+TEST(Types, NarrowIntegersHaveTheirIdsWidthsAndKinds) {
+  EXPECT_EQ(static_cast<int>(zs::value_type::int8), 8);
+  EXPECT_EQ(static_cast<int>(zs::value_type::int16), 9);
+  EXPECT_EQ(static_cast<int>(zs::value_type::uint8), 10);
+  EXPECT_EQ(static_cast<int>(zs::value_type::uint16), 11);
+  EXPECT_EQ(zs::to_string(zs::value_type::uint16), "uint16");
+  for (auto t : {zs::value_type::int8, zs::value_type::uint8}) EXPECT_EQ(zs::value_width(t), 1u);
+  for (auto t : {zs::value_type::int16, zs::value_type::uint16}) EXPECT_EQ(zs::value_width(t), 2u);
+  for (auto t : {zs::value_type::int8, zs::value_type::int16, zs::value_type::uint8, zs::value_type::uint16}) {
+    EXPECT_TRUE(zs::is_valid(t));
+    EXPECT_TRUE(zs::is_integer(t));
+    EXPECT_FALSE(zs::is_float(t));
+  }
+  EXPECT_TRUE(zs::is_signed_integer(zs::value_type::int8));
+  EXPECT_FALSE(zs::is_signed_integer(zs::value_type::uint16));
+  EXPECT_FALSE(zs::is_valid(static_cast<zs::value_type>(12)));
+  EXPECT_EQ(zs::value_type_of<std::int8_t>::value, zs::value_type::int8);
+  EXPECT_EQ(zs::value_type_of<std::uint16_t>::value, zs::value_type::uint16);
 }
 
 class ColumnFiles : public ::testing::Test {
@@ -170,6 +192,26 @@ TEST_F(ColumnFiles, ReadsFixedWidthValues) {
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c.view().values<std::int32_t>()[0], -5);
   EXPECT_EQ(c.view().values<std::int32_t>()[2], 2147483647);
+}
+
+TEST_F(ColumnFiles, ReadsNarrowIntegers) {
+  std::int8_t const bytes[] = {-128, -1, 0, 127};
+  write("v.i8", std::string(reinterpret_cast<const char*>(bytes), sizeof bytes));
+  auto c = zs::io::read_column(dir_ / "v.i8");
+  ASSERT_EQ(c.type(), zs::value_type::int8);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c.view().values<std::int8_t>()[0], -128);
+  EXPECT_EQ(c.view().values<std::int8_t>()[3], 127);
+  std::uint16_t const words[] = {0, 65535, 300};
+  write("w.u16", std::string(reinterpret_cast<const char*>(words), sizeof words));
+  auto w = zs::io::read_column(dir_ / "w.u16");
+  ASSERT_EQ(w.type(), zs::value_type::uint16);
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w.view().values<std::uint16_t>()[1], 65535);
+  EXPECT_EQ(zs::io::type_of_file("x.i16"), zs::value_type::int16);
+  EXPECT_EQ(zs::io::type_of_file("x.u8"), zs::value_type::uint8);
+  write("odd.i16", "abc");  // 3 bytes: not a whole int16
+  EXPECT_THROW(zs::io::read_column(dir_ / "odd.i16"), zs::error);
 }
 
 TEST_F(ColumnFiles, RejectsTruncatedAndMissingFiles) {
