@@ -42,6 +42,11 @@ column column::allocate(value_type type, std::uint64_t count, memory_kind memory
   return c;
 }
 
+std::uint8_t* column::add_null_mask(cudaStream_t stream) {
+  null_mask_ = make_storage(null_mask_bytes(count_), memory_, stream);
+  return static_cast<std::uint8_t*>(data_of(null_mask_));
+}
+
 column column::from_strings(std::span<const std::string> strings) {
   std::uint64_t chars = 0;
   for (auto const& s : strings) chars += s.size();
@@ -60,12 +65,17 @@ column column::from_strings(std::span<const std::string> strings) {
 
 column_view column::view() const noexcept {
   auto& self = const_cast<column&>(*this);
-  return {type_, count_, memory_, data_of(self.data_),
-          static_cast<const std::int64_t*>(data_of(self.offsets_))};
+  return {type_, count_, memory_, data_of(self.data_), static_cast<const std::int64_t*>(data_of(self.offsets_)),
+          static_cast<const std::uint8_t*>(data_of(self.null_mask_))};
 }
 
 mutable_column_view column::mutable_view() noexcept {
-  return {type_, count_, memory_, data_of(data_), static_cast<std::int64_t*>(data_of(offsets_))};
+  return {type_,
+          count_,
+          memory_,
+          data_of(data_),
+          static_cast<std::int64_t*>(data_of(offsets_)),
+          static_cast<std::uint8_t*>(data_of(null_mask_))};
 }
 
 column column::copy_to(memory_kind memory, cudaStream_t stream) const {
@@ -83,6 +93,7 @@ column column::copy_to(memory_kind memory, cudaStream_t stream) const {
   };
   copy(dst.data, src.data, data_bytes_);
   if (type_ == value_type::string) copy(dst.offsets, src.offsets, (count_ + 1) * sizeof(std::int64_t));
+  if (nullable()) copy(out.add_null_mask(stream), src.null_mask, null_mask_bytes(count_));
   if (memory == memory_kind::host && !both_host) ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   return out;
 }
@@ -96,6 +107,14 @@ std::vector<std::string> column::strings() const {
   for (std::uint64_t i = 0; i < count_; ++i) {
     out.emplace_back(chars + v.offsets[i], static_cast<std::size_t>(v.offsets[i + 1] - v.offsets[i]));
   }
+  return out;
+}
+
+std::vector<bool> column::validity() const {
+  ZS_EXPECTS(memory_ == memory_kind::host, "a host column");
+  auto const* mask = view().null_mask;
+  std::vector<bool> out(count_);
+  for (std::uint64_t i = 0; i < count_; ++i) out[i] = row_is_valid(mask, i);
   return out;
 }
 
