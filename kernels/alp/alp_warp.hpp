@@ -383,6 +383,9 @@ ZS_WARP_FN ZS_ALP_OUTLINED void choose_rd_warp(Warp& w, const Float* first, std:
   constexpr int top_shift = traits::width - fmt::max_left_bits;
   unsigned const lane = w.lane;
   std::uint32_t const kept = count - (with_fill ? fills : 0);
+  // The floor grows with the split, so when the first split's cannot undercut the best, none
+  // can: skip the sort, the costliest step of the size pass (most decimal vectors end here).
+  if (rd_floor_bytes<Float>(count, with_fill, fills, top_shift) >= bytes) return;
   // Read again rather than kept in registers since the ALP pass: the cells are in cache, and
   // the registers are the size pass's bound.
   std::uint32_t key[cell_rows];
