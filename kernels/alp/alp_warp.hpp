@@ -271,13 +271,32 @@ ZS_HD inline std::uint32_t run_rank(std::uint32_t length, std::uint32_t first) {
 ZS_HD inline std::uint32_t run_length(std::uint32_t rank) { return rank >> 10; }
 ZS_HD inline std::uint32_t run_first(std::uint32_t rank) { return 1023U - (rank & 1023U); }
 
-/// The ranks of the warp's 8 longest runs of equal left parts (key >> shift) among the first
-/// `kept` sorted keys, the greatest first (0 past the last run), in every lane. `before` is the
-/// key before key[0] (lane l - 1's last; lane 0: ~0, which starts a run).
+/// The warp's longest runs of equal left parts at one split, for both views of a vector whose
+/// fill cells are among the sorted keys: `kept` the view's kept values, `top` its 8 longest
+/// runs' ranks, the greatest first (0 past the last run).
+struct rd_runs {
+  std::uint32_t kept;
+  std::uint32_t top[fmt::max_dict];
+};
+
+/// The ranks of the warp's longest runs of equal left parts (key >> shift) among the first
+/// `count` sorted keys (the vector's cells, fill cells included), in every lane: `all` gets the
+/// 8 longest of the vector's cells. Where `fills` is not 0, `less_fill` gets those of the
+/// vector without its fill cells, from the same sort: the fill cells all have the key
+/// `fill_key`, so they sit in the run of fill_key >> shift, and that view's runs are the same
+/// runs with that one shortened by `fills` (gone where nothing else is left in it). Taking the
+/// 9 longest of all cells is enough for it: a run among the 8 longest without the fill cells
+/// has at most the fill's run above it beside those 7. A rank's first position is the run's
+/// in the sort of all cells: the order of the runs, so of equal lengths the smaller left part
+/// still goes first. `before` is the key before key[0] (lane l - 1's last; lane 0: ~0, which
+/// starts a run).
 template <class Warp>
 ZS_WARP_FN void longest_runs_warp(Warp& w, const std::uint32_t (&key)[cell_rows], std::uint32_t before, int shift,
-                                  std::uint32_t kept, std::uint32_t (&top)[fmt::max_dict]) {
+                                  std::uint32_t count, std::uint32_t fill_key, std::uint32_t fills, rd_runs& all,
+                                  rd_runs& less_fill) {
+  constexpr int depth = fmt::max_dict + 1;
   unsigned const lane = w.lane;
+  bool const both = fills != 0;
   std::uint32_t starts = 0;  // bit k: a run starts at key[k]
   std::uint32_t previous = before >> shift;
 ZS_UNROLL
@@ -287,46 +306,73 @@ ZS_UNROLL
     previous = part;
   }
   // The first start after this lane's keys: the least first start of the lanes above (1024
-  // where none: the kept keys fill the vector).
+  // where none: the cells fill the vector).
   std::uint32_t after = starts != 0 ? lane * warp_lanes + static_cast<std::uint32_t>(warp::lowest_bit(starts))
                                     : fmt::vector_values;
   after = w.shfl_down(after, 1);
   if (lane == warp_lanes - 1) after = fmt::vector_values;
 ZS_UNROLL
   for (unsigned d = 1; d < warp_lanes; d <<= 1) after = min_of(after, w.shfl_down(after, d));
-  // This lane's 8 longest runs that start among the kept keys, by insertion.
+  // This lane's longest runs that start among the vector's cells, by insertion.
+  std::uint32_t top[depth];
 ZS_UNROLL
-  for (int i = 0; i < fmt::max_dict; ++i) top[i] = 0;
-  for (std::uint32_t left = starts & valid_cells_of_row(kept, lane); left != 0; left &= left - 1) {
+  for (int i = 0; i < depth; ++i) top[i] = 0;
+  for (std::uint32_t left = starts & valid_cells_of_row(count, lane); left != 0; left &= left - 1) {
     std::uint32_t const k = warp::lowest_bit(left);
     std::uint32_t const first = lane * warp_lanes + k;
-    // A run ends at the next start, kept or not: the keys after the kept ones start their own.
+    // A run ends at the next start, in the vector or not: the keys past it start their own.
     std::uint32_t const higher = k == warp_lanes - 1 ? 0U : starts & (full_mask << (k + 1));
     std::uint32_t const end = higher == 0 ? after : lane * warp_lanes + warp::lowest_bit(higher);
     std::uint32_t x = run_rank(end - first, first);
-    if (x > top[fmt::max_dict - 1]) {
+    if (x > top[depth - 1]) {
 ZS_UNROLL
-      for (int i = 0; i < fmt::max_dict; ++i) {
+      for (int i = 0; i < depth; ++i) {
         std::uint32_t const greater = max_of(top[i], x);
         x = min_of(top[i], x);
         top[i] = greater;
       }
     }
   }
-  // The warp's 8 longest: the greatest head 8 times, its lane popping it (ranks are unique).
-  std::uint32_t head[fmt::max_dict];
+  // The warp's longest: the greatest head, its lane popping it (ranks are unique), 8 times, 9
+  // where the view without the fill cells needs one more.
+  int const rounds = both ? depth : fmt::max_dict;
+  std::uint32_t head[depth];
 ZS_UNROLL
-  for (int r = 0; r < fmt::max_dict; ++r) {
+  for (int r = 0; r < depth; ++r) {
+    head[r] = 0;
+    if (r >= rounds) continue;
     std::uint32_t const greatest = w.reduce_max(top[0]);
     head[r] = greatest;
     if (greatest != 0 && top[0] == greatest) {
 ZS_UNROLL
-      for (int i = 0; i + 1 < fmt::max_dict; ++i) top[i] = top[i + 1];
-      top[fmt::max_dict - 1] = 0;
+      for (int i = 0; i + 1 < depth; ++i) top[i] = top[i + 1];
+      top[depth - 1] = 0;
     }
   }
+  all.kept = count;
 ZS_UNROLL
-  for (int r = 0; r < fmt::max_dict; ++r) top[r] = head[r];
+  for (int r = 0; r < fmt::max_dict; ++r) all.top[r] = head[r];
+  if (!both) return;
+  // The fill's run: its length and first position over the lanes.
+  std::uint32_t const fill_part = fill_key >> shift;
+  std::uint32_t in_fill_run = 0;  // bit k: key[k] is in it
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) in_fill_run |= (key[k] >> shift) == fill_part ? 1U << k : 0U;
+  std::uint32_t const length = w.reduce_add(popc32(in_fill_run));
+  std::uint32_t const first = w.reduce_min(in_fill_run != 0 ? lane * warp_lanes + warp::lowest_bit(in_fill_run)
+                                                            : fmt::vector_values);
+  std::uint32_t const fill_rank = run_rank(length, first);
+  std::uint32_t shortened = length > fills ? run_rank(length - fills, first) : 0U;
+  // The heads less the fill's run, then the shortened run in its place by rank.
+  less_fill.kept = count - fills;
+  bool passed = false;
+ZS_UNROLL
+  for (int r = 0; r < fmt::max_dict; ++r) {
+    passed = passed || head[r] == fill_rank;
+    std::uint32_t const kept_head = passed ? head[r + 1] : head[r];
+    less_fill.top[r] = max_of(kept_head, shortened);
+    shortened = min_of(kept_head, shortened);
+  }
 }
 
 /// The warp's vector: lane l holds cells l, l + 32, ... (cell 32k + lane in row k); which of
@@ -372,68 +418,137 @@ ZS_UNROLL
   return mine;
 }
 
-/// The ALP_RD options of one view (fmt::choose_vector's splits, in its order) against the best
-/// so far (`best`, `bytes`), which they replace where smaller. The view's kept cells are those
-/// inside the vector, less the fill cells (`fill` bit k: cell 32k + lane) where `with_fill`.
-/// Splits stop where their floor reaches the best: no later one can undercut it.
+/// The ALP_RD option of one view's runs at a split of `right_bits` (fmt::analyze_rd's fields
+/// less the dictionary's entries), and its bytes.
+template <typename Float>
+ZS_HD inline std::uint64_t size_rd_option(const rd_runs& runs, int right_bits, bool with_fill, std::uint32_t fills,
+                                          std::uint32_t count, fmt::vector_fields& option) {
+  std::uint32_t counts[fmt::max_dict];
+  int kinds = 0;
+ZS_UNROLL
+  for (int i = 0; i < fmt::max_dict; ++i) {
+    counts[i] = run_length(runs.top[i]);
+    kinds += runs.top[i] != 0 ? 1 : 0;
+  }
+  option.mode = fmt::mode_rd;
+  option.right_bits = right_bits;
+  fmt::size_dict<Float>(counts, kinds, runs.kept, option);
+  option.fill = with_fill;
+  option.fills = with_fill ? fills : 0;
+  return fmt::vector_bytes<Float>(option, count);
+}
+
+/// The ALP_RD options of both views (fmt::choose_vector's splits) and the ALP option of the
+/// view without the fill cells, against the best so far (`best`, `bytes`: raw and the ALP
+/// options with the fill cells kept), which they replace where smaller, in the reference's
+/// order (raw, the view with the fill cells: ALP, then ALP_RD at every split; the view
+/// without them: ALP, then ALP_RD at every split), ties to the first. `fills`: the vector's
+/// fill cells (0: one view only), whose bits are `fill_bits`.
+///
+/// One sort of the vector's cells serves both views (longest_runs_warp). The splits are tried
+/// together, each view's against what it must undercut, and only the best split of each is
+/// kept; the winner's dictionary is read from the keys at the end. A view's splits stop where
+/// their floor reaches what it must undercut: the floor grows with the split, so no later one
+/// can; where the first split's floor cannot for either view, the sort is skipped (the
+/// costliest step of the size pass; most decimal vectors end there).
 template <class Warp, typename Float>
-ZS_WARP_FN ZS_ALP_OUTLINED void choose_rd_warp(Warp& w, const Float* first, std::uint32_t count, std::uint32_t fill, bool with_fill,
-                               std::uint32_t fills, fmt::vector_fields& best, std::uint64_t& bytes) {
+ZS_WARP_FN ZS_ALP_OUTLINED void choose_rd_warp(Warp& w, const Float* first, std::uint32_t count, std::uint32_t fills,
+                                               std::uint64_t fill_bits, const fmt::vector_fields& alp_less_fill,
+                                               std::uint64_t alp_less_fill_bytes, fmt::vector_fields& best,
+                                               std::uint64_t& bytes) {
   using traits = fmt::float_traits<Float>;
   constexpr int top_shift = traits::width - fmt::max_left_bits;
   unsigned const lane = w.lane;
-  std::uint32_t const kept = count - (with_fill ? fills : 0);
-  // The floor grows with the split, so when the first split's cannot undercut the best, none
-  // can: skip the sort, the costliest step of the size pass (most decimal vectors end here).
-  if (rd_floor_bytes<Float>(count, with_fill, fills, top_shift) >= bytes) return;
-  // Read again rather than kept in registers since the ALP pass: the cells are in cache, and
-  // the registers are the size pass's bound.
+  bool const both = fills != 0;
+  // The best ALP_RD split with the fill cells kept, and what an option without them must
+  // undercut: everything before it in the reference's order that is known so far.
+  std::uint64_t best_all = bytes;
+  int split_all = -1;
+  std::uint64_t must_undercut = both ? min_of(bytes, alp_less_fill_bytes) : 0;
+  std::uint64_t best_less = ~std::uint64_t{0};
+  int split_less = -1;
+  std::uint32_t const fill_key = static_cast<std::uint32_t>((fill_bits >> top_shift) & 0xffffU);
   std::uint32_t key[cell_rows];
+  std::uint32_t before = ~0U;
+  bool const sorted = rd_floor_bytes<Float>(count, false, fills, top_shift) < best_all ||
+                      (both && rd_floor_bytes<Float>(count, true, fills, top_shift) < must_undercut);
+  if (sorted) {
+    // Read again rather than kept in registers since the ALP pass: the cells are in cache, and
+    // the registers are the size pass's bound.
 ZS_UNROLL
-  for (unsigned k = 0; k < cell_rows; ++k) {
-    std::uint32_t const c = k * warp_lanes + lane;
-    bool const in = c < count && !(with_fill && ((fill >> k) & 1U) != 0);
-    key[k] = in ? static_cast<std::uint32_t>(static_cast<std::uint64_t>(fmt::bits_of(first[c])) >> top_shift)
-                : rd_absent_key;
-  }
-  sort_keys_warp(w, key);
-  std::uint32_t before = w.shfl_up(key[cell_rows - 1], 1);
-  if (lane == 0) before = ~0U;
-  for (int shift = 0; shift < fmt::max_left_bits; ++shift) {
-    int const right_bits = top_shift + shift;
-    if (rd_floor_bytes<Float>(count, with_fill, fills, right_bits) >= bytes) break;
-    std::uint32_t top[fmt::max_dict];
-    longest_runs_warp(w, key, before, shift, kept, top);
-    std::uint32_t counts[fmt::max_dict];
-    int kinds = 0;
-ZS_UNROLL
-    for (int i = 0; i < fmt::max_dict; ++i) {
-      counts[i] = run_length(top[i]);
-      kinds += top[i] != 0 ? 1 : 0;
+    for (unsigned k = 0; k < cell_rows; ++k) {
+      std::uint32_t const c = k * warp_lanes + lane;
+      key[k] = c < count ? static_cast<std::uint32_t>(static_cast<std::uint64_t>(fmt::bits_of(first[c])) >> top_shift)
+                         : rd_absent_key;
     }
-    fmt::vector_fields option;
-    option.mode = fmt::mode_rd;
-    option.right_bits = right_bits;
-    fmt::size_dict<Float>(counts, kinds, kept, option);
-    option.fill = with_fill;
-    option.fills = with_fill ? fills : 0;
-    std::uint64_t const b = fmt::vector_bytes<Float>(option, count);
-    if (b >= bytes) continue;
-    // The entries' left parts: each run's first key, from the lane that holds it.
-    for (int i = 0; i < fmt::max_dict; ++i) {
-      std::uint32_t const at = run_first(top[i]);
-      std::uint32_t const entry = w.shfl(key_in_register(key, at % warp_lanes), at / warp_lanes) >> shift;
-      option.dict[i] = static_cast<std::uint16_t>(i < option.dict_size && top[i] != 0 ? entry : 0U);
+    sort_keys_warp(w, key);
+    before = w.shfl_up(key[cell_rows - 1], 1);
+    if (lane == 0) before = ~0U;
+    for (int shift = 0; shift < fmt::max_left_bits; ++shift) {
+      int const right_bits = top_shift + shift;
+      bool const try_all = rd_floor_bytes<Float>(count, false, fills, right_bits) < best_all;
+      bool const try_less = both && rd_floor_bytes<Float>(count, true, fills, right_bits) < must_undercut;
+      if (!try_all && !try_less) break;
+      rd_runs all;
+      rd_runs less_fill;
+      longest_runs_warp(w, key, before, shift, count, fill_key, fills, all, less_fill);
+      fmt::vector_fields option;
+      if (try_all) {
+        std::uint64_t const b = size_rd_option<Float>(all, right_bits, false, fills, count, option);
+        if (b < best_all) {
+          best_all = b;
+          split_all = shift;
+          must_undercut = min_of(must_undercut, b);
+        }
+      }
+      if (try_less) {
+        std::uint64_t const b = size_rd_option<Float>(less_fill, right_bits, true, fills, count, option);
+        if (b < must_undercut) {
+          best_less = b;
+          split_less = shift;
+          must_undercut = b;
+        }
+      }
     }
-    best = option;
-    bytes = b;
   }
+  // The reference's order over the bests of each step.
+  int split = -1;
+  bool less = false;
+  if (best_all < bytes) {
+    bytes = best_all;
+    split = split_all;
+  }
+  if (both && alp_less_fill_bytes < bytes) {
+    bytes = alp_less_fill_bytes;
+    best = alp_less_fill;
+    split = -1;
+  }
+  if (both && best_less < bytes) {
+    bytes = best_less;
+    split = split_less;
+    less = true;
+  }
+  if (split < 0) return;
+  // The winning split's runs again, and the entries' left parts: each run's first key, from
+  // the lane that holds it.
+  rd_runs all;
+  rd_runs less_fill;
+  longest_runs_warp(w, key, before, split, count, fill_key, fills, all, less_fill);
+  rd_runs const& runs = less ? less_fill : all;
+  fmt::vector_fields option;
+  size_rd_option<Float>(runs, top_shift + split, less, fills, count, option);
+  for (int i = 0; i < fmt::max_dict; ++i) {
+    std::uint32_t const at = run_first(runs.top[i]);
+    std::uint32_t const entry = w.shfl(key_in_register(key, at % warp_lanes), at / warp_lanes) >> split;
+    option.dict[i] = static_cast<std::uint16_t>(i < option.dict_size && runs.top[i] != 0 ? entry : 0U);
+  }
+  best = option;
 }
 
 /// fmt::choose_vector by a warp. Every ALP option (each candidate, with and without the fill
-/// cells) is costed over the lanes' cells with warp reductions; ALP_RD (choose_rd_warp) at the
-/// splits whose floor undercuts the best before them. The options are compared in the
-/// reference's order, ties to the first, so the choice is the reference's.
+/// cells) is costed over the lanes' cells with warp reductions; ALP_RD (choose_rd_warp) of both
+/// views from one sort, at the splits whose floor undercuts what they must. The options are
+/// compared in the reference's order, ties to the first, so the choice is the reference's.
 template <class Warp, typename Float>
 ZS_WARP_FN void choose_vector_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::column_params& p,
                                    fmt::vector_fields& choice, std::uint64_t& size) {
@@ -491,14 +606,7 @@ ZS_UNROLL
     bytes = best_bytes0;
     best = best_alp0;
   }
-  choose_rd_warp(w, first, count, fill, false, fills, best, bytes);
-  if (views == 2) {
-    if (best_bytes1 < bytes) {
-      bytes = best_bytes1;
-      best = best_alp1;
-    }
-    choose_rd_warp(w, first, count, fill, true, fills, best, bytes);
-  }
+  choose_rd_warp(w, first, count, fills, p.fill, best_alp1, views == 2 ? best_bytes1 : ~std::uint64_t{0}, best, bytes);
   choice = best;
   size = bytes;
 }

@@ -6,6 +6,8 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "alp/alp_format.hpp"
 #include "alp/alp_warp.hpp"
 #include "warp_emulator.hpp"
+#include "zs_test.hpp"
 
 namespace {
 
@@ -243,6 +246,114 @@ TEST(AlpWarp, ShortColumns) {
   for (std::size_t n : {1, 2, 31, 33, 1023, 1025}) {
     check_awkward<float>(n, n);
     check_awkward<double>(n, n + 1);
+  }
+}
+
+// Both views of a vector (fill cells kept, fill cells taken out) from one sort: the view
+// without the fill cells has the runs of the view with them, the fill's run shortened by the
+// fill count. Vectors where that matters, each against the reference's two sorts, with a fill
+// value of chosen top bits and other values' left parts placed around it.
+template <typename T>
+std::vector<T> fill_view_vectors(std::uint64_t fill_bits, std::uint64_t seed) {
+  using bits_t = typename fmt::float_traits<T>::bits_t;
+  constexpr int width = fmt::float_traits<T>::width;
+  constexpr int low_bits = width - fmt::max_left_bits;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  T const fill = fmt::from_bits<T>(static_cast<bits_t>(fill_bits));
+  std::uint64_t const fill_top = fill_bits >> low_bits;
+  std::uint64_t const low_mask = (std::uint64_t{1} << low_bits) - 1;
+  // A value of left part `top` (its top 16 bits) and random low bits, never the fill's bits.
+  auto with_top = [&](std::uint64_t top) {
+    for (;;) {
+      auto const b = static_cast<bits_t>((top << low_bits) | (rng() & low_mask));
+      if (b != static_cast<bits_t>(fill_bits)) return fmt::from_bits<T>(b);
+    }
+  };
+  auto not_decimal = [&] { return static_cast<T>(3.7 + std::sqrt(2.0) * unit(rng)); };
+  std::vector<T> v;
+  auto vector_of = [&](auto cell) {
+    for (std::uint32_t i = 0; i < fmt::vector_values; ++i) v.push_back(cell(i));
+  };
+  // All fill; no fill; one cell not fill (not decimal; of the fill's left part); one fill cell.
+  vector_of([&](std::uint32_t) { return fill; });
+  vector_of([&](std::uint32_t) { return not_decimal(); });
+  vector_of([&](std::uint32_t i) { return i == 517 ? not_decimal() : fill; });
+  vector_of([&](std::uint32_t i) { return i == 3 ? with_top(fill_top) : fill; });
+  vector_of([&](std::uint32_t i) { return i == 700 ? fill : not_decimal(); });
+  // Fill cells among values of the fill's left part: the fill's run shortened, not gone.
+  vector_of([&](std::uint32_t i) { return i % 10 < 3 ? fill : i % 10 == 3 ? with_top(fill_top) : not_decimal(); });
+  // Values that share only the fill's top 12 bits: they join its run at the wider splits.
+  vector_of([&](std::uint32_t i) {
+    return i % 2 == 0 ? fill : with_top((fill_top & ~std::uint64_t{0xf}) | ((fill_top + 1 + rng() % 7) & 0xf));
+  });
+  // Ties: 7 left parts of 100 cells each around the fill's, whose run is 150 fill cells and
+  // 100 others (100 without the fill cells: it ties the others, and the smaller left part goes
+  // first); the rest of one more left part.
+  vector_of([&](std::uint32_t i) {
+    if (i < 150) return fill;
+    if (i < 250) return with_top(fill_top);
+    std::uint32_t const group = (i - 250) / 100;
+    if (group < 7) return with_top(fill_top - 3 + group + (group >= 3 ? 1 : 0));
+    return with_top(fill_top + 9);
+  });
+  // Many left parts, few of each, and a third fill: ALP_RD with exceptions or raw.
+  vector_of([&](std::uint32_t i) { return i % 3 == 0 ? fill : with_top(fill_top - 20 + rng() % 41); });
+  // A short last vector, fill cells among values of the fill's left part.
+  for (std::uint32_t i = 0; i < 517; ++i) v.push_back(i % 5 < 2 ? fill : i % 5 == 2 ? with_top(fill_top) : not_decimal());
+  return v;
+}
+
+template <typename T>
+void check_fill_views(std::uint64_t fill_bits, std::uint64_t seed) {
+  std::vector<T> const values = fill_view_vectors<T>(fill_bits, seed);
+  fmt::column_params q = prepared(values);
+  q.has_fill = true;
+  q.fill = fill_bits;
+  chosen_paths const paths = check_column(values, q);
+  EXPECT_GT(paths.rd_fill, 0);
+  EXPECT_GT(paths.rd, paths.rd_fill);
+}
+
+TEST(AlpWarp, Float32BothViewsFromOneSortMatchTheReference) {
+  check_fill_views<float>(fmt::bits_of(-1e34F), 6);
+  check_fill_views<float>(fmt::bits_of(3.9F), 7);  // a fill value among the others' left parts
+}
+TEST(AlpWarp, Float64BothViewsFromOneSortMatchTheReference) {
+  check_fill_views<double>(fmt::bits_of(-1e34), 8);
+  check_fill_views<double>(fmt::bits_of(4.2), 9);
+}
+
+// Vectors of the real float columns (a spread of them: the emulator is slow), as the column's
+// own parameters code them, against the reference: fill values, ALP_RD and ALP as they come.
+template <typename T>
+void check_real_vectors(const zs::column& col, std::uint64_t picks) {
+  const T* data = col.view().values<T>();
+  std::uint64_t const vectors = fmt::vector_count(col.size());
+  fmt::column_params const p = prepared(std::vector<T>(data, data + col.size()));
+  std::vector<T> picked;
+  for (std::uint64_t i = 0; i < picks; ++i) {
+    std::uint64_t const v = vectors * i / picks;
+    std::uint32_t const count = fmt::values_in_vector(col.size(), v);
+    if (count != fmt::vector_values) continue;  // only the last vector may be short
+    picked.insert(picked.end(), data + v * fmt::vector_values, data + v * fmt::vector_values + count);
+  }
+  chosen_paths const paths = check_column(picked, p);
+  std::printf("%llu vectors: ALP %d, ALP_RD %d (without fill cells %d), raw %d, fill path %d\n",
+              static_cast<unsigned long long>(picked.size() / fmt::vector_values), paths.alp, paths.rd, paths.rd_fill,
+              paths.raw, paths.fill);
+}
+
+TEST(AlpWarp, RealColumnsMatchTheReference) {
+  if (std::getenv("ZS_DATA_DIR") == nullptr) GTEST_SKIP() << "ZS_DATA_DIR is not set: no real columns";
+  for (char const* file : {"airport_lat.f64", "levitus_temp.f32", "navy_wind_u.f32"}) {
+    SCOPED_TRACE(file);
+    zs::column const col = zs::test::data_column(file);
+    if (col.type() == zs::value_type::float64) {
+      check_real_vectors<double>(col, 48);
+    } else {
+      check_real_vectors<float>(col, 48);
+    }
   }
 }
 
