@@ -916,12 +916,33 @@ ZS_HD inline Float kept_value(const fmt::vector_sections& s, const fmt::vector_f
   return decode_scaled<Float>(static_cast<std::int64_t>(v.base + static_cast<std::uint64_t>(offset)), sc);
 }
 
+/// Bytes of a vector's main section (ALP offsets, ALP_RD codes and right parts, raw values):
+/// what decode_vector_warp reads for every cell.
+template <typename Float>
+ZS_HD inline std::uint64_t main_section_bytes(const fmt::vector_fields& v, std::uint32_t count) {
+  using traits = fmt::float_traits<Float>;
+  std::uint32_t const m = count - v.fills;
+  std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
+  switch (v.mode) {
+    case fmt::mode_alp:
+      return fmt::packed_bytes(traits::lanes, traits::width, rows, v.bits);
+    case fmt::mode_rd:
+      return fmt::packed_bytes(traits::lanes, traits::width, rows, v.bits) +
+             fmt::packed_bytes(traits::lanes, traits::width, rows, v.right_bits);
+    default:
+      return fmt::pad8(std::uint64_t{m} * sizeof(Float));
+  }
+}
+
 /// Decodes a vector that check_vector_warp accepted into out[0 .. count), as fmt::read_vector
 /// does: the cells row by row (cell 32k + lane by lane `lane`, so a row's stores are one
 /// coalesced run; the kept value of each cell from a scan of the fill map's rows), then the
 /// exceptions 32 at a time (their patches placed by a scan of their sizes, their cells found by
-/// a search of the rows). ALP vectors read their packed offsets from a copy in `stage_words`
-/// (decode_stage_bytes_per_warp of shared memory).
+/// a search of the rows). The main section is read from a copy in `stage_words`
+/// (decode_stage_bytes_per_warp of shared memory) where it fits, which all but ALP_RD vectors
+/// of doubles with the widest right parts do. An ALP_RD code's left part comes from the lane
+/// that holds that dictionary entry, by a shuffle: the dictionary indexed at run time would
+/// live in local memory.
 template <class Warp, typename Float>
 ZS_WARP_FN void decode_vector_warp(Warp& w, const std::byte* vector, std::uint32_t count, const fmt::column_params& p,
                                    const fmt::vector_fields& fields, Float* out, std::uint64_t* stage_words) {
@@ -929,12 +950,13 @@ ZS_WARP_FN void decode_vector_warp(Warp& w, const std::byte* vector, std::uint32
   using traits = fmt::float_traits<Float>;
   using word_t = typename traits::bits_t;
   fmt::vector_sections s = fmt::sections_of<Float>(vector, count, fields);
-  if (fields.mode == fmt::mode_alp && fields.bits != 0) {
-    // The packed offsets into shared memory first, every lane's 8-byte loads issued together
-    // (a vector's whole section in flight at once), so that the cells' field reads below, two
-    // words each at most, wait on shared memory, not on a global load each.
-    std::uint32_t const rows = (count - fields.fills + traits::lanes - 1) / traits::lanes;
-    auto const words = static_cast<std::uint32_t>(fmt::packed_bytes(traits::lanes, traits::width, rows, fields.bits) / 8);
+  std::uint64_t const main_bytes = main_section_bytes<Float>(fields, count);
+  if (main_bytes != 0 && main_bytes <= decode_stage_bytes_per_warp) {
+    // The main section into shared memory first, every lane's 8-byte loads issued together
+    // (the whole section in flight at once), so that the cells' reads below wait on shared
+    // memory, not on a global load each: the cells' stores may alias the frame, so the
+    // compiler cannot move a row's loads above the rows' stores before it.
+    auto const words = static_cast<std::uint32_t>(main_bytes / 8);
     const auto* from = reinterpret_cast<const std::uint64_t*>(s.packed);
     w.sync();  // the previous vector's readers are done with the stage
     constexpr unsigned batch = 8;
@@ -952,7 +974,9 @@ ZS_UNROLL
       }
     }
     w.sync();
-    s.packed = reinterpret_cast<const std::byte*>(stage_words);
+    auto const* staged = reinterpret_cast<const std::byte*>(stage_words);
+    if (fields.mode == fmt::mode_rd) s.right = staged + (s.right - s.packed);
+    s.packed = staged;
   }
   std::uint32_t const fill_row = fields.fill ? reinterpret_cast<const std::uint32_t*>(s.map)[lane] : 0U;
   kept_rows const rows_kept = scan_kept(w, valid_cells_of_row(count, lane) & ~fill_row);
@@ -960,6 +984,10 @@ ZS_UNROLL
   Float const fill = fmt::from_bits<Float>(static_cast<word_t>(p.fill));
   alp_scales<Float> const sc = fields.mode == fmt::mode_alp ? scales_of<Float>(fields.exponent, fields.factor)
                                                             : alp_scales<Float>{};
+  // ALP_RD: lane i (i < 8) holds entry i, picked without indexing the dictionary at run time.
+  std::uint32_t dict_entry = 0;
+ZS_UNROLL
+  for (int i = 0; i < fmt::max_dict; ++i) dict_entry = static_cast<int>(lane % fmt::max_dict) == i ? fields.dict[i] : dict_entry;
 ZS_UNROLL
   for (unsigned k = 0; k < cell_rows; ++k) {
     if (k * warp_lanes >= count) break;
@@ -972,7 +1000,16 @@ ZS_UNROLL
       fill_cell = ((kept_mask >> lane) & 1U) == 0;
       j = base + popc32(kept_mask & below);
     }
-    if (c < count) out[c] = fill_cell ? fill : kept_value<Float>(s, fields, sc, j);
+    if (fields.mode == fmt::mode_rd) {
+      bool const read = c < count && !fill_cell;
+      word_t const code = read ? fmt::get_field<word_t>(reinterpret_cast<const word_t*>(s.packed), traits::lanes, j, fields.bits) : 0;
+      auto const left = static_cast<word_t>(w.shfl(dict_entry, static_cast<unsigned>(code & 7U)));
+      word_t const right =
+          read ? fmt::get_field<word_t>(reinterpret_cast<const word_t*>(s.right), traits::lanes, j, fields.right_bits) : 0;
+      if (c < count) out[c] = fill_cell ? fill : fmt::from_bits<Float>(static_cast<word_t>((left << fields.right_bits) | right));
+    } else if (c < count) {
+      out[c] = fill_cell ? fill : kept_value<Float>(s, fields, sc, j);
+    }
   }
   if (fields.mode == fmt::mode_raw || fields.exceptions == 0) return;
   w.sync();  // the exceptions' cells were written above, maybe by other lanes
