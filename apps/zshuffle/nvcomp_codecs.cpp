@@ -112,6 +112,15 @@ class algorithm {
                         void* temp, std::size_t temp_bytes, void* const* out, std::size_t* out_bytes,
                         nvcompStatus_t* statuses, cudaStream_t stream) const = 0;
   virtual nvcompAlignmentRequirements_t decompress_alignment() const = 0;
+  /// Whether decompression must first read the sizes the chunks announce (announced_sizes) and
+  /// refuse chunks that do not announce their expected bytes: for the decompressors that nVIDIA
+  /// nvCOMP documents as validating their input only in part, which read past a chunk or its
+  /// output on garbage. False where the decompressor checks its bounds itself and a chunk's size
+  /// is known only by parsing all of it (LZ4).
+  virtual bool checks_sizes_first() const = 0;
+  /// The uncompressed bytes each chunk's own header announces (nvCOMP's GetDecompressSize).
+  virtual void announced_sizes(const void* const* in, const std::size_t* in_bytes, std::size_t* out_bytes,
+                               std::size_t chunks, cudaStream_t stream) const = 0;
   virtual std::size_t decompress_temp_bytes(std::size_t chunks, std::size_t total_bytes) const = 0;
   /// False when nvCOMP refuses the whole batch as undecodable (a damaged chunk), in which case
   /// it may have written neither statuses nor sizes.
@@ -152,6 +161,11 @@ class algorithm_of final : public algorithm {
     ZS_NVCOMP_TRY(Traits::decompress_alignments(Traits::decompress_opts(), &a));
     return a;
   }
+  bool checks_sizes_first() const override { return Traits::checks_sizes_first; }
+  void announced_sizes(const void* const* in, const std::size_t* in_bytes, std::size_t* out_bytes,
+                       std::size_t chunks, cudaStream_t stream) const override {
+    ZS_NVCOMP_TRY(Traits::decompress_size(in, in_bytes, out_bytes, chunks, stream));
+  }
   std::size_t decompress_temp_bytes(std::size_t chunks, std::size_t total_bytes) const override {
     std::size_t bytes = 0;
     ZS_NVCOMP_TRY(Traits::decompress_temp(chunks, chunk_bytes, Traits::decompress_opts(), &bytes, total_bytes, nullptr));
@@ -176,10 +190,12 @@ class algorithm_of final : public algorithm {
   static constexpr auto compress = &nvcompBatched##NAME##CompressAsync;                                \
   static constexpr auto decompress_alignments = &nvcompBatched##NAME##DecompressGetRequiredAlignments; \
   static constexpr auto decompress_temp = &nvcompBatched##NAME##DecompressGetTempSize;                 \
-  static constexpr auto decompress = &nvcompBatched##NAME##DecompressAsync;
+  static constexpr auto decompress = &nvcompBatched##NAME##DecompressAsync;                              \
+  static constexpr auto decompress_size = &nvcompBatched##NAME##GetDecompressSizeAsync;
 
 struct cascaded_traits {
   ZS_NVCOMP_FUNCTIONS(Cascaded)
+  static constexpr bool checks_sizes_first = true;
   static int compress_key(value_type type) { return integer_type(type); }
   static nvcompBatchedCascadedCompressOpts_t compress_opts(value_type type) {
     nvcompBatchedCascadedCompressOpts_t opts = nvcompBatchedCascadedCompressDefaultOpts;
@@ -191,6 +207,7 @@ struct cascaded_traits {
 
 struct bitcomp_traits {
   ZS_NVCOMP_FUNCTIONS(Bitcomp)
+  static constexpr bool checks_sizes_first = true;
   static int compress_key(value_type type) { return data_type(type); }
   static nvcompType_t data_type(value_type type) {
     if (type == value_type::float32) return NVCOMP_TYPE_FLOAT32;
@@ -207,6 +224,7 @@ struct bitcomp_traits {
 
 struct ans_traits {
   ZS_NVCOMP_FUNCTIONS(ANS)
+  static constexpr bool checks_sizes_first = true;
   // ANS models float32 values as such; every other type as bytes.
   static int compress_key(value_type type) { return type == value_type::float32 ? NVCOMP_TYPE_FLOAT32 : NVCOMP_TYPE_CHAR; }
   static nvcompBatchedANSCompressOpts_t compress_opts(value_type type) {
@@ -219,6 +237,7 @@ struct ans_traits {
 
 struct lz4_traits {
   ZS_NVCOMP_FUNCTIONS(LZ4)
+  static constexpr bool checks_sizes_first = false;  // bounds-checked; sizes cost a full parse
   static int compress_key(value_type) { return 0; }
   static nvcompBatchedLZ4CompressOpts_t compress_opts(value_type) { return nvcompBatchedLZ4CompressDefaultOpts; }
   static nvcompBatchedLZ4DecompressOpts_t decompress_opts() { return nvcompBatchedLZ4DecompressDefaultOpts; }
@@ -226,6 +245,7 @@ struct lz4_traits {
 
 struct zstd_traits {
   ZS_NVCOMP_FUNCTIONS(Zstd)
+  static constexpr bool checks_sizes_first = true;
   static int compress_key(value_type) { return 0; }
   static nvcompBatchedZstdCompressOpts_t compress_opts(value_type) { return nvcompBatchedZstdCompressDefaultOpts; }
   static nvcompBatchedZstdDecompressOpts_t decompress_opts() { return nvcompBatchedZstdDecompressDefaultOpts; }
@@ -542,6 +562,16 @@ class nvcomp_codec final : public codec {
     // The chunk tables are checked before nvCOMP reads a chunk; refused frames' chunks go nowhere.
     plan_chunks(batch, s.chunk_first, s.comp_ptrs, s.comp_bytes, s.out_ptrs, s.dummy_in, s.dummy_out, stream);
     if (p.chunks == 0) return;
+    if (algo_.checks_sizes_first()) {
+      // A table can hold while its chunks are garbage (a damaged frame whose checksum was made
+      // right again, or a frame of another program): the chunks' own headers must announce the
+      // sizes the frame expects before a decompressor that trusts them reads the chunk. nvCOMP
+      // reads only the headers here (out_bytes serves as scratch; decompression rewrites it).
+      algo_.announced_sizes(s.comp_ptrs, s.comp_bytes, s.out_bytes, p.chunks, stream);
+      check_chunks(s.chunk_frame, p.chunks, nullptr, s.out_bytes, s.out_buffer_bytes, batch.status, stream);
+      park_refused_chunks(s.chunk_frame, p.chunks, batch.status, s.comp_ptrs, s.comp_bytes, s.out_ptrs, s.dummy_in,
+                          s.dummy_out, stream);
+    }
     if (!algo_.decompress(s.comp_ptrs, s.comp_bytes, s.out_buffer_bytes, s.out_bytes, p.chunks, s.nvcomp_temp,
                           p.nvcomp_temp_bytes, s.out_ptrs, s.statuses, stream)) {
       // Nothing says which frame holds the damage: every frame of the batch is refused, and no

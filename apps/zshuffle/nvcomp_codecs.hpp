@@ -17,7 +17,10 @@
 // all chunks of all frames of a batch compressed by one batched nvCOMP call (one per data type
 // for Cascaded and Bitcomp), then packed into the frames (nvcomp_format.hpp gives the body).
 // Decoding checks every frame's chunk table against its payload before nvCOMP reads a chunk,
-// decompresses every chunk of the batch in one call and checks each chunk's status and size.
+// then (all but LZ4, whose decompressor checks its own bounds) the uncompressed size each chunk's
+// header announces against the frame's, so that garbage chunks behind a valid table never reach
+// a decompressor that trusts them; it decompresses every chunk of the batch in one call and
+// checks each chunk's status and size.
 // Frames are checksummed and validated by the codec base class as every codec's are.
 //
 // nvCOMP has no CPU implementation of most of these: the CPU reference hooks (encode_host,

@@ -120,7 +120,20 @@ __global__ void check_chunks_kernel(const std::uint64_t* chunk_frame, std::size_
   for (std::size_t c = blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += gridDim.x * blockDim.x) {
     std::uint64_t const f = chunk_frame[c];
     if (status[f] != frame_status::ok) continue;
-    if (statuses[c] != nvcompSuccess || actual_bytes[c] != expected_bytes[c]) status[f] = frame_status::corrupt_payload;
+    bool const failed = statuses != nullptr && statuses[c] != nvcompSuccess;
+    if (failed || actual_bytes[c] != expected_bytes[c]) status[f] = frame_status::corrupt_payload;
+  }
+}
+
+__global__ void park_refused_chunks_kernel(const std::uint64_t* chunk_frame, std::size_t chunks,
+                                           const frame_status* status, const void** comp_ptrs,
+                                           std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in,
+                                           std::byte* dummy_out) {
+  for (std::size_t c = blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += gridDim.x * blockDim.x) {
+    if (status[chunk_frame[c]] == frame_status::ok) continue;
+    comp_ptrs[c] = dummy_in;
+    comp_bytes[c] = 0;
+    out_ptrs[c] = dummy_out;
   }
 }
 
@@ -164,6 +177,15 @@ void check_chunks(const std::uint64_t* chunk_frame, std::size_t chunks, const nv
   if (chunks == 0) return;
   check_chunks_kernel<<<blocks_for(chunks, threads_per_block), threads_per_block, 0, stream>>>(
       chunk_frame, chunks, statuses, actual_bytes, expected_bytes, status);
+  ZS_CUDA_CHECK_LAUNCH();
+}
+
+void park_refused_chunks(const std::uint64_t* chunk_frame, std::size_t chunks, const frame_status* status,
+                         const void** comp_ptrs, std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in,
+                         std::byte* dummy_out, cudaStream_t stream) {
+  if (chunks == 0) return;
+  park_refused_chunks_kernel<<<blocks_for(chunks, threads_per_block), threads_per_block, 0, stream>>>(
+      chunk_frame, chunks, status, comp_ptrs, comp_bytes, out_ptrs, dummy_in, dummy_out);
   ZS_CUDA_CHECK_LAUNCH();
 }
 

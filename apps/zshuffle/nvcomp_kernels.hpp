@@ -53,9 +53,20 @@ void plan_chunks(const device_decode_batch& batch, const std::uint64_t* chunk_fi
                  cudaStream_t stream);
 
 /// After decompression: a frame any of whose chunks nvCOMP did not decompress to exactly its
-/// expected bytes gets corrupt_payload. chunk_frame: each chunk's frame.
+/// expected bytes gets corrupt_payload. chunk_frame: each chunk's frame. Before decompression,
+/// with `statuses` null, the same check of the sizes nvCOMP reads from the chunks' own headers
+/// (its GetDecompressSize functions): a chunk that does not announce its expected bytes is not
+/// one nvCOMP wrote for this frame.
 void check_chunks(const std::uint64_t* chunk_frame, std::size_t chunks, const nvcompStatus_t* statuses,
                   const std::size_t* actual_bytes, const std::size_t* expected_bytes, frame_status* status,
                   cudaStream_t stream);
+
+/// Points every chunk of a frame whose status is not ok at `dummy_in` (compressed size 0) and
+/// `dummy_out`, as plan_chunks does for frames refused by their table: run after the checks
+/// that refuse frames before decompression, so that no chunk of a refused frame reaches nVIDIA
+/// nvCOMP's decompressors, several of which validate their input only in part.
+void park_refused_chunks(const std::uint64_t* chunk_frame, std::size_t chunks, const frame_status* status,
+                         const void** comp_ptrs, std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in,
+                         std::byte* dummy_out, cudaStream_t stream);
 
 }  // namespace zs::nvcomp
