@@ -8,6 +8,15 @@
 
 namespace zs {
 
+namespace {
+
+// Host memory a spilled column takes: its values' frames and its null mask's.
+std::uint64_t frame_bytes_of(const spilled_column& c) {
+  return c.report().spilled_bytes + c.report().null_mask_spilled_bytes;
+}
+
+}  // namespace
+
 partition_store::partition_store(partition_store_options options) : options_(std::move(options)) {}
 
 std::uint64_t partition_store::bytes_of(const table& t) noexcept {
@@ -15,6 +24,7 @@ std::uint64_t partition_store::bytes_of(const table& t) noexcept {
   for (auto const& c : t.columns) {
     bytes += c.data_bytes();
     if (c.type() == value_type::string) bytes += 8 * (c.size() + 1);
+    if (c.nullable()) bytes += null_mask_bytes(c.size());
   }
   return bytes;
 }
@@ -82,7 +92,7 @@ void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stre
   if (!rows.columns.empty() && rows.columns.front().memory() == memory_kind::device) {
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   }
-  for (auto const& c : spilled.columns) stats_.spilled_frame_bytes += c.report().spilled_bytes;
+  for (auto const& c : spilled.columns) stats_.spilled_frame_bytes += frame_bytes_of(c);
   p.spilled = std::move(spilled);
   p.is_spilled = true;
   stats_.spilled_bytes += p.bytes;
@@ -104,7 +114,7 @@ std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t strea
   std::vector<table> pieces;
   for (auto& p : it->second) {
     if (p.is_spilled) {
-      for (auto const& c : p.spilled.columns) stats_.spilled_frame_bytes -= c.report().spilled_bytes;
+      for (auto const& c : p.spilled.columns) stats_.spilled_frame_bytes -= frame_bytes_of(c);
       stats_.spilled_bytes -= p.bytes;
       ++stats_.restores;
       pieces.push_back(std::move(out[restored++]));

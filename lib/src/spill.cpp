@@ -436,6 +436,11 @@ namespace {
 column restore_on_host(spill_state& s) {
   auto const start = clock_type::now();
   column out = column::allocate(s.type, s.count, memory_kind::host, nullptr, s.chars_bytes);
+  if (s.unframed) {  // the raw fast path's plain copy of the values
+    if (s.count > 0) std::memcpy(out.mutable_view().data, s.blocks[0].data(), s.count * value_width(s.type));
+    s.restore_seconds = seconds_since(start);
+    return out;
+  }
   if (s.type == value_type::string) out.mutable_view().offsets[0] = 0;
   const codec& c = get_codec(s.report.codec);
   std::size_t next = 0;
@@ -482,6 +487,7 @@ const std::string& spilled_column::name() const { return state().name; }
 value_type spilled_column::type() const { return state().type; }
 std::uint64_t spilled_column::size() const { return state().count; }
 std::uint64_t spilled_column::chars_bytes() const { return state().chars_bytes; }
+bool spilled_column::nullable() const { return state().null_mask != nullptr; }
 memory_kind spilled_column::origin() const { return state().origin; }
 const spill_report& spilled_column::report() const { return state().report; }
 
@@ -496,7 +502,10 @@ double spilled_column::restore_seconds() const { return state().restore_seconds;
 // ---------------------------------------------------------------------------------------------
 // Spill and restore
 
-spilled_column spill(const column_view& column, cudaStream_t stream, const spill_options& options) {
+namespace {
+
+std::unique_ptr<detail::spill_state> spill_values(const column_view& column, cudaStream_t stream,
+                                                  const spill_options& options) {
   auto s = std::make_unique<detail::spill_state>();
   s->name = options.name.empty() ? "column" : options.name;
   detail::check_view(column, s->name);
@@ -508,6 +517,27 @@ spilled_column spill(const column_view& column, cudaStream_t stream, const spill
     detail::spill_on_device(*s, column, stream, options);
   } else {
     detail::spill_on_host(*s, column, options);
+  }
+  return s;
+}
+
+// Gives `out` the mask restored from `mask` (a uint8 column of its bytes), in out's memory.
+void attach_null_mask(column& out, detail::spill_state& mask, memory_kind memory, cudaStream_t stream);
+
+}  // namespace
+
+spilled_column spill(const column_view& column, cudaStream_t stream, const spill_options& options) {
+  auto s = spill_values(column, stream, options);
+  if (column.null_mask != nullptr) {
+    // The mask as a column of its bytes: raw frames, which the restore checks like any other.
+    spill_options mask_options = options;
+    mask_options.codec = codec_id::raw;
+    mask_options.name = s->name + " (null mask)";
+    s->null_mask = spill_values(column_view{value_type::uint8, null_mask_bytes(column.count), column.memory,
+                                            column.null_mask, nullptr},
+                                stream, mask_options);
+    s->report.null_mask_bytes = null_mask_bytes(column.count);
+    s->report.null_mask_spilled_bytes = s->null_mask->report.spilled_bytes;
   }
   return spilled_column(std::move(s));
 }
@@ -535,8 +565,9 @@ spilled_table spill(const table& t, cudaStream_t stream, const spill_options& op
 
 column restore(spilled_column& handle, cudaStream_t stream) { return restore(handle, handle.origin(), stream); }
 
-column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream) {
-  auto& s = handle.state();
+namespace {
+
+column restore_values(detail::spill_state& s, memory_kind memory, cudaStream_t stream) {
   if (memory == memory_kind::host) {
     // The frames of a device spill are complete once its copies are.
     s.wait_for_spill();
@@ -548,6 +579,26 @@ column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream) 
                 " to device memory: no CUDA device here (restore it to host memory)");
   }
   return detail::restore_on_device(s, stream);
+}
+
+void attach_null_mask(column& out, detail::spill_state& mask, memory_kind memory, cudaStream_t stream) {
+  column const bytes = restore_values(mask, memory, stream);
+  std::uint8_t* const to = out.add_null_mask(stream);
+  if (bytes.size() == 0) return;
+  if (memory == memory_kind::host) {
+    std::memcpy(to, bytes.view().data, bytes.size());
+  } else {
+    ZS_CUDA_TRY(cudaMemcpyAsync(to, bytes.view().data, bytes.size(), cudaMemcpyDeviceToDevice, stream));
+  }
+}
+
+}  // namespace
+
+column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream) {
+  auto& s = handle.state();
+  column out = restore_values(s, memory, stream);
+  if (s.null_mask) attach_null_mask(out, *s.null_mask, memory, stream);
+  return out;
 }
 
 table restore(spilled_table& t, cudaStream_t stream) {
@@ -580,8 +631,25 @@ void put(std::string& out, std::uint64_t v) {
 }  // namespace
 
 void spill_to_file(const spilled_column& handle, const std::filesystem::path& path) {
-  auto& s = handle.state();
-  s.wait_for_spill();
+  if (handle.state().null_mask) {
+    auto const& n = handle.state();
+    ZS_FAIL(error_code::unsupported, "writing " + detail::describe(n.name, n.type) + " to " + path.string() +
+                                         ": the column has a null mask, which the spill file cannot hold yet");
+  }
+  handle.state().wait_for_spill();
+  // The raw fast path kept no frames: frame its values on the host, as a raw spill would have.
+  detail::spill_state framed;
+  if (handle.state().unframed) {
+    auto const& u = handle.state();
+    framed.name = u.name;
+    framed.type = u.type;
+    framed.count = u.count;
+    framed.origin = u.origin;
+    spill_options raw;
+    raw.codec = codec_id::raw;
+    detail::spill_on_host(framed, column_view{u.type, u.count, memory_kind::host, u.blocks[0].data(), nullptr}, raw);
+  }
+  auto const& s = handle.state().unframed ? framed : handle.state();
   // The header and the frame table, with their checksum, then the blocks' frames in order.
   std::string head(file_magic, sizeof file_magic);
   for (std::uint64_t v : {file_version, static_cast<std::uint64_t>(s.type), static_cast<std::uint64_t>(s.origin),

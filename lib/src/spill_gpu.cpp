@@ -170,6 +170,22 @@ struct encoding_batch {
   cuda_event sized;
 };
 
+// The raw fast path: where raw was chosen, framing would only add an encode (a device copy
+// with a checksum) and a pack to the copy over PCIe. One copy of the values into pinned memory
+// instead; the restore copies them back. What is given up: the payload checksum of raw frames
+// (a raw spill in host memory has no check on restore, as a plain cudaMemcpy has none).
+void spill_unframed(spill_state& s, const column_view& v, cudaStream_t stream) {
+  std::uint64_t const bytes = v.count * value_width(v.type);
+  spill_block block(bytes, true, describe(s.name, s.type));
+  if (bytes > 0) ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), v.data, bytes, cudaMemcpyDeviceToHost, stream));
+  s.blocks.push_back(std::move(block));
+  s.unframed = true;
+  s.report.spilled_bytes = bytes;
+  s.report.frames = 0;
+  s.spill_stop.emplace();
+  s.spill_stop->record(stream);
+}
+
 }  // namespace
 
 void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, const spill_options& options) {
@@ -185,6 +201,10 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   frame_plan const p = plan_frames(v.type, rows, ends, options.batch_bytes);
   device_side side(v, p, stream);
   choose_codec(s, options, v, p, side);
+  if (s.report.codec == codec_id::raw && !s.report.forced && v.type != value_type::string) {
+    spill_unframed(s, v, stream);
+    return;
+  }
   const codec& c = get_codec(s.report.codec);
 
   std::vector<encode_source> all;
@@ -294,6 +314,17 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
   } catch (const error& e) {
     if (e.code() != error_code::out_of_memory) throw;
     out_of_memory(e);
+  }
+  if (s.unframed) {
+    std::uint64_t const bytes = s.count * value_width(s.type);
+    if (bytes > 0) {
+      ZS_CUDA_TRY(cudaMemcpyAsync(out.mutable_view().data, s.blocks[0].data(), bytes, cudaMemcpyHostToDevice, stream));
+    }
+    cuda_event stop;
+    stop.record(stream);
+    stop.synchronize();
+    s.restore_seconds = static_cast<double>(stop.elapsed_ms_since(start)) / 1e3;
+    return out;
   }
   if (s.type == value_type::string) {
     ZS_CUDA_TRY(cudaMemsetAsync(out.mutable_view().offsets, 0, sizeof(std::int64_t), stream));

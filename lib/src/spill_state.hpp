@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -72,12 +73,19 @@ struct spill_state {
   spill_report report;
   std::vector<spill_block> blocks;
   std::vector<spilled_frame> frames;  // in row order; frames of one block are consecutive
+  /// The raw fast path (spill_gpu.cpp): a fixed-width device column for which the choice fell
+  /// on raw is one plain copy of its values into blocks[0], without frames (no encode, no pack:
+  /// as fast as cudaMemcpy). The file tier frames it on the host when asked.
+  bool unframed = false;
   /// Pinned host memory the spill's copies may still read (their lists): kept until they are done.
   std::vector<spill_block> staging;
   // The spill's time: events around it on the device, or the host's clock for a host spill.
   std::optional<cuda_event> spill_start, spill_stop;
   double spill_host_seconds = 0;
   double restore_seconds = 0;
+  /// The column's null mask, spilled as a column of its bytes (uint8, raw frames: each frame
+  /// checksummed); null for a column without one.
+  std::unique_ptr<spill_state> null_mask;
 };
 
 /// The frames a column is cut into: rows and characters per frame, about options.frame_bytes of

@@ -100,6 +100,34 @@ TEST(PartitionStore, APieceLargerThanTheBudgetIsSpilledAtOnce) {
   expect_piece(store.extract(9, nullptr).at(0), 3, 2000, "spilled at once");
 }
 
+TEST(PartitionStore, NullMasksCountAgainstTheBudgetAndComeBackFromEitherTier) {
+  auto nullable_piece = [](std::uint64_t k, std::uint64_t rows) {
+    zs::table t = piece_of(k, rows);
+    std::uint8_t* const mask = t.columns[0].add_null_mask();
+    for (std::uint64_t b = 0; b < zs::null_mask_bytes(rows); ++b) mask[b] = static_cast<std::uint8_t>(0x5a ^ k);
+    return t;
+  };
+  zs::table const probe = nullable_piece(1, 1000);
+  std::uint64_t const bytes = zs::partition_store::bytes_of(probe);
+  EXPECT_EQ(bytes, zs::partition_store::bytes_of(piece_of(1, 1000)) + zs::null_mask_bytes(1000));
+  // Room for one piece and its mask, not two: the second insert spills the first.
+  zs::partition_store store({.budget_bytes = bytes + bytes / 2});
+  store.insert(1, nullable_piece(1, 1000), nullptr);
+  store.insert(2, nullable_piece(2, 1000), nullptr);
+  EXPECT_EQ(store.stats().spills, 1u);
+  EXPECT_LE(store.stats().high_water_bytes, bytes + bytes / 2);
+  EXPECT_GT(store.stats().spilled_frame_bytes, zs::null_mask_bytes(1000));
+  for (std::uint64_t k : {1u, 2u}) {
+    auto const got = store.extract(k, nullptr);
+    ASSERT_EQ(got.size(), 1u);
+    expect_piece(got[0], k, 1000, "piece " + std::to_string(k));
+    EXPECT_FALSE(got[0].columns[1].nullable());
+    ASSERT_TRUE(got[0].columns[0].nullable());
+    EXPECT_EQ(got[0].columns[0].validity(), nullable_piece(k, 1000).columns[0].validity());
+  }
+  EXPECT_EQ(store.stats().spilled_frame_bytes, 0u);
+}
+
 TEST(PartitionStore, BadRequestsAreClearErrorsAndLoseNothing) {
   zs::partition_store store({.budget_bytes = 1 << 20});
   store.insert(1, piece_of(1, 100), nullptr);

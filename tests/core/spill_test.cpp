@@ -224,6 +224,75 @@ TEST(Spill, CorruptedHostFrameThrowsNamingTheColumnAndKeepsTheData) {
   zs::test::expect_same_column(c, zs::restore(handle, nullptr));
 }
 
+// A copy of `c` with a null mask where every third row (and the first) is null.
+zs::column with_nulls(const zs::column& c) {
+  zs::column out = c.copy_to(memory_kind::host, nullptr);
+  std::uint8_t* const mask = out.add_null_mask();
+  std::uint64_t const bytes = zs::null_mask_bytes(out.size());
+  for (std::uint64_t b = 0; b < bytes; ++b) mask[b] = 0;
+  for (std::uint64_t i = 0; i < out.size(); ++i) {
+    if (i % 3 != 0) mask[i / 8] = static_cast<std::uint8_t>(mask[i / 8] | (1U << (i % 8)));
+  }
+  return out;
+}
+
+TEST(Spill, NullableColumnsRoundTripWithTheirMaskForEveryTypeAndCodec) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    // (A column of 0 rows has a mask of 0 bytes, which its view cannot tell from none.)
+    for (std::uint64_t rows : {1, 13, 5000}) {
+      zs::column const c = with_nulls(sample_column(type, rows));
+      for (auto const codec : {std::optional<zs::codec_id>(zs::codec_id::raw),
+                               std::optional<zs::codec_id>(zs::default_codec(type).id()),
+                               std::optional<zs::codec_id>()}) {
+        auto handle = zs::spill(c.view(), nullptr, small_frames(codec));
+        EXPECT_TRUE(handle.nullable());
+        EXPECT_EQ(handle.report().null_mask_bytes, zs::null_mask_bytes(rows));
+        EXPECT_GT(handle.report().null_mask_spilled_bytes, zs::null_mask_bytes(rows));
+        zs::column const back = zs::restore(handle, nullptr);
+        ASSERT_TRUE(back.nullable());
+        EXPECT_EQ(back.validity(), c.validity());
+        zs::test::expect_same_column(c, back);
+      }
+    }
+  }
+}
+
+TEST(Spill, AColumnWithoutAMaskComesBackWithoutOne) {
+  zs::column const c = sample_column(value_type::int64, 100);
+  auto handle = zs::spill(c.view(), nullptr, small_frames());
+  EXPECT_FALSE(handle.nullable());
+  EXPECT_EQ(handle.report().null_mask_bytes, 0u);
+  EXPECT_FALSE(zs::restore(handle, nullptr).nullable());
+}
+
+TEST(Spill, ADamagedNullMaskFrameIsCaughtAndKeepsTheData) {
+  zs::column const c = with_nulls(sample_column(value_type::int32, 5000));
+  auto handle = zs::spill(c.view(), nullptr, small_frames(zs::codec_id::raw));
+  auto& mask = *handle.state().null_mask;
+  ASSERT_FALSE(mask.frames.empty());
+  auto const& f = mask.frames.back();
+  std::byte& victim = mask.blocks[f.block].data()[f.offset + f.bytes - 1];
+  victim ^= std::byte{0x01};
+  auto const e = zs::test::thrown_error([&] { (void)zs::restore(handle, nullptr); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::corrupt_frame);
+  EXPECT_NE(e->message().find("null mask"), std::string::npos) << e->message();
+  victim ^= std::byte{0x01};
+  EXPECT_EQ(zs::restore(handle, nullptr).validity(), c.validity());
+}
+
+TEST(Spill, TheFileTierRefusesANullableColumn) {
+  zs::column const c = with_nulls(sample_column(value_type::int32, 100));
+  auto handle = zs::spill(c.view(), nullptr, small_frames());
+  auto const path = fs::temp_directory_path() / ("zs_spill_nullable_" + std::to_string(::getpid()));
+  auto const e = zs::test::thrown_error([&] { zs::spill_to_file(handle, path); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::unsupported);
+  EXPECT_NE(e->message().find("null mask"), std::string::npos) << e->message();
+  fs::remove(path);
+}
+
 TEST(Spill, MovedFromHandleRefusesToRestore) {
   zs::column const c = sample_column(value_type::float32, 100);
   auto handle = zs::spill(c.view(), nullptr);

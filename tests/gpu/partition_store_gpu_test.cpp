@@ -56,4 +56,34 @@ TEST(PartitionStoreGpu, DevicePiecesWithinTheBudgetAndBackExactly) {
   EXPECT_EQ(store.stats().resident_bytes, 0u);
 }
 
+TEST(PartitionStoreGpu, NullableDevicePiecesSpillAndComeBackWithTheirMasks) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::uint64_t const rows = 100000;
+  auto piece = [&](std::uint64_t k) {
+    zs::table t = host_piece(k, rows);
+    std::uint8_t* const mask = t.columns[1].add_null_mask();
+    for (std::uint64_t b = 0; b < zs::null_mask_bytes(rows); ++b) mask[b] = static_cast<std::uint8_t>(k + b * 3);
+    return t;
+  };
+  std::uint64_t const bytes = zs::partition_store::bytes_of(piece(0));
+  EXPECT_EQ(bytes, zs::partition_store::bytes_of(host_piece(0, rows)) + zs::null_mask_bytes(rows));
+  zs::partition_store store({.budget_bytes = bytes + bytes / 2});
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    zs::table device = piece(k);
+    for (auto& c : device.columns) c = c.copy_to(zs::memory_kind::device, stream);
+    store.insert(k, std::move(device), stream);
+    EXPECT_LE(store.stats().resident_bytes, bytes + bytes / 2);
+  }
+  EXPECT_EQ(store.stats().spills, 2u);
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    auto pieces = store.extract(k, stream);
+    ASSERT_EQ(pieces.size(), 1u);
+    zs::column const back = pieces[0].columns[1].copy_to(zs::memory_kind::host, stream);
+    ASSERT_TRUE(back.nullable());
+    EXPECT_EQ(back.validity(), piece(k).columns[1].validity());
+    zs::test::expect_same_column(piece(k).columns[1], back);
+  }
+}
+
 }  // namespace

@@ -229,6 +229,67 @@ TEST_F(SpillGpu, FileTierRoundTripsADeviceSpill) {
   zs::test::expect_same_column(host, zs::restore(loaded, stream()).copy_to(memory_kind::host, stream()));
 }
 
+// The raw fast path: with a link far faster than any codec the choice is raw, and a fixed-width
+// device column is one plain copy each way, with no frames.
+TEST_F(SpillGpu, RawChoiceTakesThePlainCopyPathBothWaysAndToAFile) {
+  for (auto const type : all_types) {
+    if (type == value_type::string) continue;
+    SCOPED_TRACE(type_name(type));
+    for (std::uint64_t rows : {0, 1, 20000}) {
+      zs::column const host = sample_column(type, rows);
+      zs::column const device = host.copy_to(memory_kind::device, stream());
+      auto options = small_frames();
+      options.pcie_bandwidth = 1e16;
+      auto handle = zs::spill(device.view(), stream(), options);
+      EXPECT_EQ(handle.report().codec, zs::codec_id::raw);
+      EXPECT_FALSE(handle.report().forced);
+      EXPECT_EQ(handle.report().frames, 0u);
+      EXPECT_TRUE(handle.state().unframed);
+      EXPECT_EQ(handle.report().spilled_bytes, rows * zs::value_width(type));
+      zs::test::expect_same_column(host, zs::restore(handle, stream()).copy_to(memory_kind::host, stream()));
+      zs::test::expect_same_column(host, zs::restore(handle, memory_kind::host, stream()));
+      fs::path const path = fs::temp_directory_path() / ("zs_spill_gpu_fast_" + std::to_string(::getpid()));
+      zs::spill_to_file(handle, path);
+      auto loaded = zs::restore_from_file(path);
+      fs::remove(path);
+      zs::test::expect_same_column(host, zs::restore(loaded, stream()).copy_to(memory_kind::host, stream()));
+    }
+  }
+}
+
+TEST_F(SpillGpu, ForcedRawAndStringsStayFramed) {
+  zs::column const device = sample_column(value_type::int64, 20000).copy_to(memory_kind::device, stream());
+  auto forced = zs::spill(device.view(), stream(), small_frames(zs::codec_id::raw));
+  EXPECT_FALSE(forced.state().unframed);
+  EXPECT_GT(forced.report().frames, 0u);
+  zs::column const strings = sample_column(value_type::string, 20000).copy_to(memory_kind::device, stream());
+  auto options = small_frames();
+  options.pcie_bandwidth = 1e16;
+  auto s = zs::spill(strings.view(), stream(), options);
+  EXPECT_FALSE(s.state().unframed);
+}
+
+TEST_F(SpillGpu, NullableDeviceColumnsRoundTripWithTheirMask) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    zs::column host = sample_column(type, 5000);
+    std::uint8_t* const mask = host.add_null_mask();
+    for (std::uint64_t b = 0; b < zs::null_mask_bytes(host.size()); ++b) mask[b] = static_cast<std::uint8_t>(b * 37 + 1);
+    zs::column const device = host.copy_to(memory_kind::device, stream());
+    ASSERT_TRUE(device.nullable());
+    for (auto const codec : {std::optional<zs::codec_id>(zs::codec_id::raw),
+                             std::optional<zs::codec_id>(zs::default_codec(type).id()), std::optional<zs::codec_id>()}) {
+      auto handle = zs::spill(device.view(), stream(), small_frames(codec));
+      EXPECT_TRUE(handle.nullable());
+      zs::column const back = zs::restore(handle, stream()).copy_to(memory_kind::host, stream());
+      ASSERT_TRUE(back.nullable());
+      EXPECT_EQ(back.validity(), host.validity());
+      zs::test::expect_same_column(host, back);
+      EXPECT_EQ(zs::restore(handle, memory_kind::host, stream()).validity(), host.validity());
+    }
+  }
+}
+
 TEST_F(SpillGpu, PcieBandwidthIsMeasuredOnce) {
   double const first = zs::measured_pcie_bandwidth();
   EXPECT_GT(first, 1e9) << "a PCIe link moves more than 1 GB/s";

@@ -8,7 +8,7 @@
 //   std::vector<zs::table> pieces = store.extract(7, stream);      // in insertion order, on the device
 //
 // What counts against the budget: the bytes of the resident pieces (values; characters and
-// offsets of strings), in the memory they were inserted in (device tables on the GPU path, host
+// offsets of strings; null masks of nullable columns), in the memory they were inserted in (device tables on the GPU path, host
 // tables on the CPU path). Before an insert would pass the budget, resident pieces are spilled
 // by the policy until the new one fits; a piece larger than the whole budget is spilled at once.
 // So the resident bytes never pass the budget; stats() reports their high-water mark. Spilled
@@ -53,7 +53,7 @@ struct partition_store_stats {
   std::uint64_t resident_bytes = 0;    // now
   std::uint64_t high_water_bytes = 0;  // the most resident at any time
   std::uint64_t spilled_bytes = 0;     // uncompressed bytes of the pieces spilled now
-  std::uint64_t spilled_frame_bytes = 0;  // what they take in host memory
+  std::uint64_t spilled_frame_bytes = 0;  // what they take in host memory (null masks' frames included)
   std::uint64_t spills = 0, restores = 0;  // pieces moved out and back, since the start
   std::uint64_t partitions = 0, pieces = 0;  // held now
 };

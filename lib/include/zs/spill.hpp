@@ -31,6 +31,11 @@
 //
 // spill_report records the decision, the figures it came from and what was spilled.
 //
+// The raw fast path: where the choice falls on raw for a fixed-width device column (not forced),
+// the spill is one cudaMemcpyAsync of the values into pinned memory and the restore one copy
+// back, as fast as a plain copy; such a spill has no frames (report().frames is 0) and so no
+// payload checksum to verify on restore. Forced raw, strings and host columns stay framed.
+//
 // Streams: spill enqueues its work on `stream` after whatever the caller enqueued before it;
 // the column must stay valid until that work is done (stream order suffices). It waits on the
 // host for each batch's frame sizes (to size the host memory exactly), so it returns once every
@@ -48,6 +53,11 @@
 // (corrupt_frame; the handle keeps its frames, so nothing is lost), no room on the device for
 // the restored column (out_of_memory; the handle is intact), a handle that holds nothing
 // (invalid_argument: moved from, or default constructed).
+//
+// Null masks: a nullable column's mask (zs/column.hpp) is spilled beside its values, as raw
+// frames of its bytes (each checksummed like every frame), and restored with the column; the
+// report counts its bytes apart (spill_report::null_mask_bytes). The file tier does not carry
+// masks yet: spill_to_file refuses a nullable handle (unsupported).
 //
 // A third tier: spill_to_file writes a handle's frames to a file; restore_from_file reads them
 // back into a handle, detecting a truncated or corrupted file. docs/SPILL.md has the file layout.
@@ -92,6 +102,11 @@ struct spill_report {
   std::uint64_t raw_bytes = 0;  // values, or characters + 8 per string (as shuffle statistics count)
   std::uint64_t spilled_bytes = 0;  // frame bytes in host memory, headers included
   std::uint64_t frames = 0;
+  /// A nullable column's mask: its bytes (null_mask_bytes(rows)) and the bytes of its frames in
+  /// host memory (headers included), apart from raw_bytes and spilled_bytes, which count the
+  /// values. 0 for a column without a mask.
+  std::uint64_t null_mask_bytes = 0;
+  std::uint64_t null_mask_spilled_bytes = 0;
   /// The figures the choice came from; 0 where it did not need them (a forced codec or raw, an
   /// empty column, a type whose default codec is raw).
   double estimated_ratio = 0;
@@ -130,6 +145,7 @@ class spilled_column {
   value_type type() const;
   std::uint64_t size() const;          // values (rows)
   std::uint64_t chars_bytes() const;   // character bytes of a string column, else 0
+  bool nullable() const;               // whether the column had a null mask (restored with it)
   memory_kind origin() const;          // where the column was spilled from: what restore returns to
   const spill_report& report() const;
   /// Seconds from the start of the spill to its last copy to host memory (waits for it).
@@ -171,7 +187,8 @@ column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream);
 table restore(spilled_table& t, cudaStream_t stream);
 
 /// Writes the handle's frames to `path` (replacing the file), after the spill's copies are done.
-/// Throws zs::error (io_error) naming the path when it cannot be written completely.
+/// Throws zs::error: io_error naming the path when it cannot be written completely, unsupported
+/// for a nullable column (the file layout has no place for its mask yet).
 void spill_to_file(const spilled_column& handle, const std::filesystem::path& path);
 /// A handle holding the frames of a file that spill_to_file wrote, in host memory. Every frame's
 /// header and checksum is verified as it is read. Throws zs::error: io_error when the file cannot
