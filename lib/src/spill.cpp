@@ -14,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "codecs/fsst/fsst_mode.hpp"
 #include "files.hpp"
 #include "zs/codec.hpp"
 #include "zs/error.hpp"
@@ -271,9 +272,16 @@ void choose_codec(spill_state& s, const spill_options& options, const column_vie
   // Raw needs no figures; an empty column moves nothing either way.
   if (candidate->id() == codec_id::raw || r.raw_bytes == 0) return;
   double const pcie = options.pcie_bandwidth > 0 ? options.pcie_bandwidth : side.pcie_bps();
-  codec_speed const speed = side.speed(*candidate);
   std::vector<encode_source> const sample = spread_sample(v, p, 8);
-  decide_codec(r, *candidate, side.ratio(*candidate, sample), speed, pcie);
+  std::map<const codec*, double> ratios;
+  auto const ratio_of = [&](const codec& c) {
+    auto const known = ratios.find(&c);
+    return known != ratios.end() ? known->second : (ratios[&c] = side.ratio(c, sample));
+  };
+  // Strings: fsst, or fsst_dict where the sample says it is smaller.
+  if (!r.forced) candidate = &codecs::choose_string_mode(*candidate, ratio_of);
+  codec_speed const speed = side.speed(*candidate);
+  decide_codec(r, *candidate, ratio_of(*candidate), speed, pcie);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // The fsst codec's CPU reference, white box: its symbol tables, its splits, the rules only its
 // own checks catch, its ratios on the real string columns against the FSST reference library's
-// (shared/data/REFERENCE.md), and the GPU decoder's warp programs run by the warp emulator.
+// (shared/data/REFERENCE.md), the GPU decoder's warp programs run by the warp emulator, and the
+// choice between fsst and fsst_dict per column by their estimates (directly and through the spill).
 // Round trips of hostile inputs, truncation and bit flips are in the codec conformance suite.
 #include <gtest/gtest.h>
 
@@ -10,11 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "codecs/fsst/fsst_mode.hpp"
 #include "codecs/fsst/fsst_table_builder.hpp"
 #include "fsst/fsst_format.hpp"
 #include "fsst/fsst_warp.hpp"
 #include "warp_emulator.hpp"
 #include "zs/codec.hpp"
+#include "zs/spill.hpp"
 #include "zs_test.hpp"
 
 namespace {
@@ -717,4 +720,60 @@ TEST(FsstWarp, EncoderGivesTheGreedyCodesOnEscapes) {
   std::string mixed;
   while (mixed.size() < 3000) mixed += rng() % 2 == 0 ? std::string("the quick ") : std::string(1, static_cast<char>(rng()));
   expect_warp_encoder_matches(mixed, encode_table_of("the quick brown fox jumps over the lazy dog"));
+}
+
+// --- the mode of a string column: fsst or fsst_dict ----------------------------------------------
+
+namespace {
+
+// The choice from estimates on one sample: the whole column as one piece.
+const zs::codec& mode_for(const zs::column& c) {
+  auto const pieces = zs::test::partition_sources(c.view(), c.view(), 1);
+  std::vector<std::uint64_t> const piece_begin{0, 1};
+  return zs::codecs::choose_string_mode(fsst(), [&](const zs::codec& k) {
+    return k.estimate_host(zs::sample_batch{pieces, piece_begin}).front().ratio();
+  });
+}
+
+}  // namespace
+
+TEST(FsstMode, RepeatedValuesChooseTheDictionaryAndMostlyDistinctOnesFsst) {
+  EXPECT_EQ(mode_for(zs::test::data_column("deb_maintainers.txt")).id(), zs::codec_id::fsst_dict);
+  EXPECT_EQ(mode_for(zs::test::data_column("deb_descriptions.txt")).id(), zs::codec_id::fsst);
+}
+
+TEST(FsstMode, OnlyFsstIsReplacedAndOnlyWhereTheDictionarySavesAnEighth) {
+  const zs::codec& raw = zs::get_codec(zs::codec_id::raw);
+  EXPECT_EQ(&zs::codecs::choose_string_mode(raw, [](const zs::codec&) { return 1.0; }), &raw);
+  EXPECT_EQ(zs::codecs::choose_string_mode(fsst(), [](const zs::codec&) { return 2.0; }).id(), zs::codec_id::fsst);
+  auto const dict_ratio = [](double ratio) {
+    return [ratio](const zs::codec& c) { return c.id() == zs::codec_id::fsst_dict ? ratio : 2.0; };
+  };
+  EXPECT_EQ(zs::codecs::choose_string_mode(fsst(), dict_ratio(2.2)).id(), zs::codec_id::fsst);
+  EXPECT_EQ(zs::codecs::choose_string_mode(fsst(), dict_ratio(2.0 * 8 / 7)).id(), zs::codec_id::fsst_dict);
+  EXPECT_EQ(zs::codecs::choose_string_mode(800, 701).id(), zs::codec_id::fsst);
+  EXPECT_EQ(zs::codecs::choose_string_mode(800, 700).id(), zs::codec_id::fsst_dict);
+}
+
+TEST(FsstMode, TheSpillChoosesItPerColumn) {
+  struct column_case {
+    const char* file;
+    zs::codec_id mode;
+  };
+  for (auto const& [file, mode] : {column_case{"deb_maintainers.txt", zs::codec_id::fsst_dict},
+                                   column_case{"deb_descriptions.txt", zs::codec_id::fsst}}) {
+    SCOPED_TRACE(file);
+    auto const c = zs::test::data_column(file);
+    zs::spill_options options;
+    options.pcie_bandwidth = 1e6;  // a link slow enough that compressing pays where it saves anything
+    auto parked = zs::spill(c.view(), cudaStream_t{}, options);
+    // The spill sends raw what its estimate says does not shrink; the codec it weighed is then
+    // not reported, and must not have been fsst_dict.
+    if (mode == zs::codec_id::fsst_dict) {
+      EXPECT_EQ(parked.report().codec, mode) << parked.report().codec_name;
+    } else {
+      EXPECT_NE(parked.report().codec, zs::codec_id::fsst_dict) << parked.report().codec_name;
+    }
+    EXPECT_EQ(zs::restore(parked, zs::memory_kind::host, cudaStream_t{}).strings(), c.strings());
+  }
 }

@@ -8,8 +8,9 @@
 // wins on low-cardinality columns (deb_maintainers: 2,247 distinct values in 63,440 rows) and
 // loses where most values are distinct.
 //
-// The GPU hooks stage the batch through host memory and run the CPU reference: the same bytes,
-// at the speed of the host and its copies; distinct values on the GPU are not written yet.
+// On the GPU the encoder finds the distinct values and codes on the device and codes the
+// dictionaries and codes with the fsst and bitpack kernels (fsst_dict_codec_gpu.cpp): the CPU
+// reference's bytes. The GPU decoder still runs the CPU reference through host memory.
 #pragma once
 
 #include "zs/codec.hpp"
@@ -32,6 +33,7 @@ class fsst_dict_codec final : public codec {
   void prepare_params_async(const sample_batch& samples, std::byte* params,
                             std::span<const std::uint64_t> params_offsets, cudaStream_t stream) const override;
 
+  std::size_t encode_payloads_temp_bytes(std::span<const encode_source> sources) const override;
   void encode_payloads_async(const device_encode_batch& batch, const encode_batch& host, void* temp,
                              std::size_t temp_bytes, detail::upload_image& uploads,
                              cudaStream_t stream) const override;

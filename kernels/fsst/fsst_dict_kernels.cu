@@ -1,0 +1,213 @@
+#include <cub/device/device_memcpy.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda/functional>
+
+#include <algorithm>
+
+#include "common/launch.hpp"
+#include "common/work_map.hpp"
+#include "fsst/fsst_dict_kernels.hpp"
+#include "fsst/fsst_format.hpp"
+#include "zs/error.hpp"
+#include "zs/frame.hpp"
+
+namespace zs::kernels::fsst_dict {
+namespace {
+
+// The fsst_dict body's first bytes: Lc, Cd, Ld, zero (docs/FORMAT.md).
+constexpr std::uint64_t dict_header_bytes = 32;
+
+__device__ inline std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+struct row_ref {
+  const std::uint8_t* chars;
+  std::uint64_t length;
+};
+
+__device__ inline row_ref row_of(const device_encode_batch& batch, const distinct_scratch& s, std::uint64_t row,
+                                 std::uint32_t frame) {
+  encode_source const& source = batch.sources[frame];
+  std::uint64_t const i = row - s.string_begin[frame];
+  std::int64_t const begin = source.offsets[i];
+  return {static_cast<const std::uint8_t*>(source.values) + begin,
+          static_cast<std::uint64_t>(source.offsets[i + 1] - begin)};
+}
+
+// Each row's frame and hash; the row numbers the sort carries along.
+__global__ void hash_rows_kernel(device_encode_batch batch, distinct_scratch s) {
+  for (std::uint64_t r = first_item(); r < s.num_rows; r += item_stride()) {
+    auto const f = static_cast<std::uint32_t>(frame_of_chunk(s.string_begin, batch.num_frames, r));
+    row_ref const v = row_of(batch, s, r, f);
+    std::uint64_t h = mix64(f + 0x9e3779b97f4a7c15ULL);
+    std::uint64_t word = 0;
+    for (std::uint64_t k = 0; k < v.length; ++k) {
+      word |= std::uint64_t{v.chars[k]} << (8 * (k % 8));
+      if (k % 8 == 7) {
+        h = mix64(h ^ word) + 0x9e3779b97f4a7c15ULL;
+        word = 0;
+      }
+    }
+    s.hash[r] = mix64(h ^ word ^ (v.length * 0xd6e8feb86659fd93ULL));
+    s.row_frame[r] = f;
+    s.rows[r] = r;
+  }
+}
+
+// Position i where a run of equal hashes starts holds i, the others 0: a running maximum then
+// gives every position its run's start.
+__global__ void run_heads_kernel(distinct_scratch s, std::uint64_t* heads) {
+  for (std::uint64_t i = first_item(); i < s.num_rows; i += item_stride()) {
+    heads[i] = i == 0 || s.sorted_hash[i] != s.sorted_hash[i - 1] ? i : 0;
+  }
+}
+
+__device__ inline bool same_value(const row_ref& a, const row_ref& b) {
+  if (a.length != b.length) return false;
+  for (std::uint64_t k = 0; k < a.length; ++k) {
+    if (a.chars[k] != b.chars[k]) return false;
+  }
+  return true;
+}
+
+// Each row's first occurrence: the first row of its run (row order within a run) of the same
+// frame and bytes. Without collisions that is the run's first row, one comparison.
+__global__ void first_rows_kernel(device_encode_batch batch, distinct_scratch s) {
+  for (std::uint64_t i = first_item(); i <= s.num_rows; i += item_stride()) {
+    if (i == s.num_rows) {
+      s.is_first[i] = 0;
+      s.first_chars[i] = 0;
+      continue;
+    }
+    std::uint64_t const r = s.sorted_rows[i];
+    std::uint32_t const f = s.row_frame[r];
+    row_ref const v = row_of(batch, s, r, f);
+    std::uint64_t j = s.run_start[i];
+    for (; j < i; ++j) {
+      std::uint64_t const q = s.sorted_rows[j];
+      if (s.row_frame[q] == f && same_value(row_of(batch, s, q, f), v)) break;
+    }
+    s.first_row[r] = s.sorted_rows[j];
+    s.is_first[r] = j == i ? 1 : 0;
+    s.first_chars[r] = j == i ? v.length : 0;
+  }
+}
+
+// Codes, dictionary offsets and the copies of the dictionaries' characters.
+__global__ void codes_kernel(device_encode_batch batch, distinct_scratch s) {
+  for (std::uint64_t r = first_item(); r < s.num_rows; r += item_stride()) {
+    std::uint32_t const f = s.row_frame[r];
+    std::uint64_t const frame_rank = s.rank[s.string_begin[f]];
+    s.codes[r] = s.rank[s.first_row[r]] - frame_rank;
+    bool const first = s.is_first[r] != 0;
+    row_ref const v = row_of(batch, s, r, f);
+    if (first) s.dict_offsets[s.rank[r] + f] = static_cast<std::int64_t>(s.dict_at[r]);
+    s.copy_src[r] = v.chars;
+    s.copy_dst[r] = s.dict_chars + s.dict_at[r];
+    s.copy_size[r] = first ? v.length : 0;
+  }
+}
+
+// Per frame: its entries and characters, and its dictionary's closing offset.
+__global__ void frame_sizes_kernel(device_encode_batch batch, distinct_scratch s) {
+  for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
+    std::uint64_t const begin = s.string_begin[f], end = s.string_begin[f + 1];
+    s.frame_sizes[2 * f] = s.rank[end] - s.rank[begin];
+    s.frame_sizes[2 * f + 1] = s.dict_at[end] - s.dict_at[begin];
+    s.dict_offsets[s.rank[end] + f] = static_cast<std::int64_t>(s.dict_at[end]);
+  }
+}
+
+__global__ void assemble_kernel(device_encode_batch batch, std::uint64_t body_offset, assemble_scratch s) {
+  for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
+    std::byte* frame = batch.frames + batch.frame_offsets[f];
+    std::byte* body = frame + frame_header_bytes + body_offset;
+    const std::byte* dict_frame = s.dict_frames + s.dict_frame_at[f];
+    std::uint64_t const codes_bytes = s.codes_frame_bytes[f];
+    std::uint64_t const section_at = (dict_header_bytes + codes_bytes + frame_alignment - 1) / frame_alignment * frame_alignment;
+    std::uint64_t const section_bytes = load_header(dict_frame).payload_bytes - body_offset;
+    std::uint64_t const dict_lengths_bytes = detail::load_le(dict_frame + 48, 8);  // the fsst frame's L
+    for (std::uint64_t k = dict_header_bytes + codes_bytes; k < section_at; ++k) body[k] = std::byte{0};
+    detail::store_le(body, codes_bytes, 8);
+    detail::store_le(body + 8, s.frame_sizes[2 * f + 1], 8);
+    detail::store_le(body + 16, dict_lengths_bytes, 8);
+    detail::store_le(body + 24, 0, 8);
+    store_encoder_fields(frame, codec_id::fsst_dict, section_at + section_bytes);
+    fsst::store_codec_params(frame, fsst::default_split_bytes, s.frame_sizes[2 * f]);
+    s.copy_src[f] = dict_frame + frame_header_bytes + body_offset;
+    s.copy_dst[f] = body + section_at;
+    s.copy_size[f] = section_bytes;
+  }
+}
+
+template <class Kernel, class... Args>
+void launch_items(Kernel kernel, std::uint64_t items, cudaStream_t stream, Args... args) {
+  if (items == 0) return;
+  launch_record const r = plan_item_launch(reinterpret_cast<const void*>(kernel), frame_ops_choice(), items);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
+}
+
+}  // namespace
+
+std::size_t cub_temp_bytes(std::uint64_t num_rows, std::size_t num_frames) {
+  auto const n = static_cast<std::int64_t>(num_rows);
+  std::size_t sort = 0, scan = 0, max_scan = 0, copies = 0;
+  ZS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const std::uint64_t*>(nullptr),
+                                              static_cast<std::uint64_t*>(nullptr),
+                                              static_cast<const std::uint64_t*>(nullptr),
+                                              static_cast<std::uint64_t*>(nullptr), n));
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const std::uint64_t*>(nullptr),
+                                            static_cast<std::uint64_t*>(nullptr), n + 1));
+  ZS_CUDA_TRY(cub::DeviceScan::InclusiveScan(nullptr, max_scan, static_cast<const std::uint64_t*>(nullptr),
+                                             static_cast<std::uint64_t*>(nullptr), cuda::maximum<std::uint64_t>{}, n));
+  ZS_CUDA_TRY(cub::DeviceMemcpy::Batched(nullptr, copies, static_cast<const void**>(nullptr),
+                                         static_cast<void**>(nullptr), static_cast<std::uint64_t*>(nullptr),
+                                         std::max({n, static_cast<std::int64_t>(num_frames), std::int64_t{1}})));
+  return std::max({sort, scan, max_scan, copies, std::size_t{1}});
+}
+
+void find_distinct(const device_encode_batch& batch, const distinct_scratch& s, void* cub_temp, std::size_t cub_bytes,
+                   cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  auto const n = static_cast<std::int64_t>(s.num_rows);
+  if (s.num_rows > 0) {
+    launch_items(hash_rows_kernel, s.num_rows, stream, batch, s);
+    std::size_t bytes = cub_bytes;
+    ZS_CUDA_TRY(cub::DeviceRadixSort::SortPairs(cub_temp, bytes, s.hash, s.sorted_hash, s.rows, s.sorted_rows, n, 0,
+                                                64, stream));
+    // rank serves as the run heads' scratch until the scan of first occurrences fills it.
+    launch_items(run_heads_kernel, s.num_rows, stream, s, s.rank);
+    bytes = cub_bytes;
+    ZS_CUDA_TRY(cub::DeviceScan::InclusiveScan(cub_temp, bytes, s.rank, s.run_start, cuda::maximum<std::uint64_t>{}, n,
+                                               stream));
+  }
+  launch_items(first_rows_kernel, s.num_rows + 1, stream, batch, s);
+  std::size_t bytes = cub_bytes;
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, bytes, s.is_first, s.rank, n + 1, stream));
+  bytes = cub_bytes;
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, bytes, s.first_chars, s.dict_at, n + 1, stream));
+  launch_items(codes_kernel, s.num_rows, stream, batch, s);
+  launch_items(frame_sizes_kernel, batch.num_frames, stream, batch, s);
+  if (s.num_rows > 0) {
+    bytes = cub_bytes;
+    ZS_CUDA_TRY(cub::DeviceMemcpy::Batched(cub_temp, bytes, s.copy_src, s.copy_dst, s.copy_size, n, stream));
+  }
+}
+
+void assemble_frames(const device_encode_batch& batch, std::uint64_t body_offset, const assemble_scratch& s,
+                     void* cub_temp, std::size_t cub_bytes, cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_items(assemble_kernel, batch.num_frames, stream, batch, body_offset, s);
+  std::size_t bytes = cub_bytes;
+  ZS_CUDA_TRY(cub::DeviceMemcpy::Batched(cub_temp, bytes, s.copy_src, s.copy_dst, s.copy_size,
+                                         static_cast<std::int64_t>(batch.num_frames), stream));
+}
+
+}  // namespace zs::kernels::fsst_dict
