@@ -1,0 +1,481 @@
+#include "zs/comm/streaming_shuffle.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "arrow/offset_kernels.hpp"
+#include "zs/comm/agreement.hpp"
+#include "zs/error.hpp"
+
+namespace zs {
+
+namespace {
+
+constexpr std::string_view operation = "streaming_shuffle";
+
+using clock_type = std::chrono::steady_clock;
+
+// The first and one-past-last character offsets of rows [first, first + rows) of a string view.
+std::pair<std::int64_t, std::int64_t> char_range(const column_view& v, std::uint64_t first, std::uint64_t rows,
+                                                 cudaStream_t stream) {
+  if (v.memory == memory_kind::host) return {v.offsets[first], v.offsets[first + rows]};
+  std::int64_t ends[2] = {0, 0};
+  ZS_CUDA_TRY(cudaMemcpyAsync(&ends[0], v.offsets + first, 8, cudaMemcpyDeviceToHost, stream));
+  ZS_CUDA_TRY(cudaMemcpyAsync(&ends[1], v.offsets + first + rows, 8, cudaMemcpyDeviceToHost, stream));
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  return {ends[0], ends[1]};
+}
+
+void copy_bytes(void* to, const void* from, std::uint64_t bytes, memory_kind memory, cudaStream_t stream) {
+  if (bytes == 0) return;
+  if (memory == memory_kind::host) {
+    std::memcpy(to, from, bytes);
+  } else {
+    ZS_CUDA_TRY(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream));
+  }
+}
+
+// Writes offsets[first, first + rows] of `from`, each minus `base`, to `to` (rows + 1 entries).
+void rebase(std::int64_t* to, const std::int64_t* from, std::int64_t base, std::uint64_t entries,
+            memory_kind memory, cudaStream_t stream) {
+  if (memory == memory_kind::host) {
+    for (std::uint64_t i = 0; i < entries; ++i) to[i] = from[i] - base;
+  } else {
+    kernels::arrow::rebase_offsets(from, base, entries, to, stream);
+    ZS_CUDA_CHECK_LAUNCH();
+  }
+}
+
+struct row_range {
+  column_view source;
+  std::uint64_t first = 0, rows = 0;
+};
+
+// One owning column of the rows of `ranges`, one after another (every range of `type`, in
+// `memory`; ordered on `stream`).
+column concatenate(value_type type, std::span<const row_range> ranges, memory_kind memory, cudaStream_t stream) {
+  std::uint64_t rows = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> chars(ranges.size());
+  std::uint64_t chars_total = 0;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    rows += ranges[i].rows;
+    if (type == value_type::string) {
+      chars[i] = char_range(ranges[i].source, ranges[i].first, ranges[i].rows, stream);
+      chars_total += static_cast<std::uint64_t>(chars[i].second - chars[i].first);
+    }
+  }
+  column out = column::allocate(type, rows, memory, stream, chars_total);
+  mutable_column_view const to = out.mutable_view();
+  auto* const bytes_to = static_cast<std::byte*>(to.data);
+  if (type == value_type::string) {
+    if (rows == 0) {
+      if (memory == memory_kind::host) {
+        to.offsets[0] = 0;
+      } else {
+        ZS_CUDA_TRY(cudaMemsetAsync(to.offsets, 0, 8, stream));
+      }
+      return out;
+    }
+    std::uint64_t row = 0;
+    std::int64_t char_base = 0;
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      auto const& r = ranges[i];
+      if (r.rows == 0) continue;
+      auto const* const from = static_cast<const std::byte*>(r.source.data) + chars[i].first;
+      copy_bytes(bytes_to + char_base, from, static_cast<std::uint64_t>(chars[i].second - chars[i].first), memory,
+                 stream);
+      // rows + 1 entries: the last one is the next range's first, written again by it alike.
+      rebase(to.offsets + row, r.source.offsets + r.first, chars[i].first - char_base, r.rows + 1, memory, stream);
+      row += r.rows;
+      char_base += chars[i].second - chars[i].first;
+    }
+  } else {
+    std::uint64_t const width = value_width(type);
+    std::uint64_t row = 0;
+    for (auto const& r : ranges) {
+      copy_bytes(bytes_to + row * width, static_cast<const std::byte*>(r.source.data) + r.first * width,
+                 r.rows * width, memory, stream);
+      row += r.rows;
+    }
+  }
+  return out;
+}
+
+std::string describe_types(std::span<const value_type> types) {
+  std::string out;
+  for (std::size_t c = 0; c < types.size(); ++c) out += (c ? ", " : "") + std::string(to_string(types[c]));
+  return out;
+}
+
+// A 64-bit fingerprint of what every rank must declare alike.
+std::uint64_t declaration_fingerprint(std::uint32_t partitions, std::span<const value_type> types) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  mix(partitions);
+  mix(types.size());
+  for (auto t : types) mix(static_cast<std::uint64_t>(t) + 1);
+  return h;
+}
+
+}  // namespace
+
+struct streaming_shuffle::impl {
+  communicator* host = nullptr;
+  device_communicator* device = nullptr;  // null on the CPU path
+  cudaStream_t stream = nullptr;
+  memory_kind memory = memory_kind::host;
+  std::vector<std::string> names;
+  std::vector<value_type> types;
+  std::uint32_t partitions = 0;
+  streaming_shuffle_options options;
+  int ranks = 1, rank = 0;
+
+  std::map<std::uint32_t, std::vector<table>> buffer;  // send side, by partition
+  std::uint64_t buffered_bytes = 0, buffered_rows = 0;
+  partition_store store;
+  std::map<std::uint32_t, std::vector<int>> piece_sources;  // source rank of each stored piece, in store order
+  std::vector<bool> extracted;                               // by owned partition index
+  bool is_finished = false;
+  bool broken = false;
+  streaming_shuffle_stats stats;
+
+  impl(communicator& comm, device_communicator* dev, std::vector<std::string> n, std::vector<value_type> t,
+       std::uint32_t p, streaming_shuffle_options o, cudaStream_t s)
+      : host(&comm),
+        device(dev),
+        stream(s),
+        memory(dev != nullptr ? memory_kind::device : memory_kind::host),
+        names(std::move(n)),
+        types(std::move(t)),
+        partitions(p),
+        options(std::move(o)),
+        ranks(comm.size()),
+        rank(comm.rank()),
+        store(partition_store_options{options.budget_bytes, options.policy, options.spill}) {
+    std::optional<rank_failure> failure = attempt([&] {
+      ZS_EXPECTS(partitions >= 1, "streaming_shuffle: partitions must be at least 1");
+      if (names.size() != types.size()) {
+        ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: " + std::to_string(names.size()) + " names for " +
+                                                  std::to_string(types.size()) + " types");
+      }
+      ZS_EXPECTS(!types.empty(), "streaming_shuffle: no columns declared");
+      ZS_EXPECTS(options.batch_bytes > 0, "streaming_shuffle: batch_bytes must be positive");
+    });
+    agree(*host, failure, operation, "checking the declaration");
+    // Every rank compares its declaration with rank 0's: a rank that differs names itself.
+    std::vector<std::uint64_t> const all = host->allgather(declaration_fingerprint(partitions, types));
+    failure.reset();
+    if (all[static_cast<std::size_t>(rank)] != all[0]) {
+      failure = rank_failure{error_code::invalid_argument,
+                             "its declaration (" + std::to_string(partitions) + " partitions; columns " +
+                                 describe_types(types) + ") differs from rank 0's"};
+    }
+    agree(*host, failure, operation, "comparing the ranks' partitions and column types");
+    extracted.assign(last_partition(rank) - first_partition(rank), false);
+  }
+
+  std::uint32_t first_partition(int r) const {
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(r) * partitions + ranks - 1) / ranks);
+  }
+  std::uint32_t last_partition(int r) const { return first_partition(r + 1); }  // one past
+  int owner_of(std::uint32_t p) const {
+    return static_cast<int>(static_cast<std::uint64_t>(p) * ranks / partitions);
+  }
+
+  void check_usable(std::string_view what) const {
+    if (broken) {
+      ZS_FAIL(error_code::invalid_argument,
+              std::string(operation) + ": " + std::string(what) +
+                  " after an exchange failed (received rows may be lost; start a new streaming shuffle)");
+    }
+  }
+
+  void check_piece(std::uint32_t p, const table& piece) const {
+    std::string const where = "streaming_shuffle: a piece of partition " + std::to_string(p);
+    if (p >= partitions) {
+      ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: partition " + std::to_string(p) +
+                                                " is out of range (" + std::to_string(partitions) + " partitions)");
+    }
+    if (piece.columns.size() != types.size()) {
+      ZS_FAIL(error_code::invalid_argument, where + " has " + std::to_string(piece.columns.size()) +
+                                                " columns; the shuffle declares " + std::to_string(types.size()));
+    }
+    for (std::size_t c = 0; c < types.size(); ++c) {
+      auto const& col = piece.columns[c];
+      std::string const name = "column " + std::to_string(c) + " '" + names[c] + "'";
+      if (col.type() != types[c]) {
+        ZS_FAIL(error_code::invalid_argument, where + ": " + name + " is " + std::string(to_string(col.type())) +
+                                                  ", declared " + std::string(to_string(types[c])));
+      }
+      if (col.size() != piece.columns[0].size()) {
+        ZS_FAIL(error_code::invalid_argument, where + ": " + name + " has " + std::to_string(col.size()) +
+                                                  " rows, column 0 has " + std::to_string(piece.columns[0].size()));
+      }
+      if (col.memory() != memory) {
+        ZS_FAIL(error_code::invalid_argument,
+                where + ": " + name + " is in " + (memory == memory_kind::device ? "host" : "device") +
+                    " memory; this path takes " + (memory == memory_kind::device ? "device" : "host") + " columns");
+      }
+      if (col.nullable()) {
+        ZS_FAIL(error_code::unsupported,
+                where + ": " + name + " carries a null mask; the streaming shuffle does not move null masks yet");
+      }
+    }
+  }
+
+  void insert(std::uint32_t p, table&& piece) {
+    check_usable("insert");
+    if (is_finished) {
+      ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: insert into partition " + std::to_string(p) +
+                                                " after insert_finished");
+    }
+    check_piece(p, piece);
+    if (piece.columns[0].size() == 0) return;
+    std::uint64_t const bytes = partition_store::bytes_of(piece);
+    buffered_rows += piece.columns[0].size();
+    buffered_bytes += bytes;
+    stats.inserted_bytes += bytes;
+    stats.buffered_bytes = buffered_bytes;
+    buffer[p].push_back(std::move(piece));
+  }
+
+  // One collective exchange of every rank's buffer.
+  void exchange() {
+    auto const start = clock_type::now();
+    std::size_t const C = types.size();
+    auto const R = static_cast<std::size_t>(ranks);
+    // 1. Local: the buffered rows in partition order, the row offsets per destination, and the
+    //    runs (partition, rows) each destination will receive from here.
+    std::vector<column> send_columns(C);
+    std::vector<std::uint64_t> row_offsets(R + 1, 0);
+    std::vector<std::vector<std::uint64_t>> runs(R);  // pairs: partition, rows
+    agree_on(*host, operation, "preparing an exchange", [&] {
+      std::vector<std::vector<row_range>> ranges(C);
+      std::uint64_t row = 0;
+      for (auto const& [p, pieces] : buffer) {
+        std::uint64_t rows = 0;
+        for (auto const& piece : pieces) {
+          for (std::size_t c = 0; c < C; ++c) ranges[c].push_back({piece.columns[c].view(), 0, piece.columns[c].size()});
+          rows += piece.columns[0].size();
+        }
+        auto const d = static_cast<std::size_t>(owner_of(p));
+        runs[d].push_back(p);
+        runs[d].push_back(rows);
+        row += rows;
+        // Destinations are contiguous blocks of partitions, visited in order.
+        for (std::size_t e = d + 1; e <= R; ++e) row_offsets[e] = row;
+      }
+      for (std::size_t c = 0; c < C; ++c) send_columns[c] = concatenate(types[c], ranges[c], memory, stream);
+    });
+    // 2. Tell each destination which partitions follow and how many rows of each.
+    std::vector<std::uint64_t> send_counts(R), send_words;
+    for (std::size_t d = 0; d < R; ++d) {
+      send_counts[d] = runs[d].size() * 8;
+      send_words.insert(send_words.end(), runs[d].begin(), runs[d].end());
+    }
+    std::vector<std::uint64_t> const recv_counts = host->exchange_counts(send_counts);
+    std::vector<std::uint64_t> recv_words(std::accumulate(recv_counts.begin(), recv_counts.end(), std::uint64_t{0}) / 8);
+    host->alltoallv(std::as_bytes(std::span<const std::uint64_t>(send_words)), send_counts,
+                    std::as_writable_bytes(std::span<std::uint64_t>(recv_words)), recv_counts);
+    // 3. The columns (zs::shuffle checks and agrees on everything else: types, options, memory).
+    std::vector<shuffle_column> in(C);
+    for (std::size_t c = 0; c < C; ++c) in[c] = {send_columns[c].view(), row_offsets};
+    shuffle_stats moved;
+    std::vector<column> received = device != nullptr ? shuffle(*device, in, options.shuffle, stream, &moved)
+                                                     : shuffle(*host, in, options.shuffle, &moved);
+    // The buffer has left; from here a failure may lose received rows.
+    buffer.clear();
+    buffered_bytes = buffered_rows = 0;
+    send_columns.clear();
+    ++stats.exchanges;
+    stats.sent_wire_bytes += moved.wire_bytes;
+    // 4. Local: one piece per (source, partition) into the store.
+    std::optional<rank_failure> failure = attempt([&] {
+      std::uint64_t row = 0;
+      std::size_t word = 0;
+      for (std::size_t s = 0; s < R; ++s) {
+        std::size_t const end = word + recv_counts[s] / 8;
+        for (; word + 1 < end; word += 2) {
+          auto const p = recv_words[word];
+          std::uint64_t const rows = recv_words[word + 1];
+          if (p < first_partition(rank) || p >= last_partition(rank) || row + rows > received[0].size()) {
+            ZS_FAIL(error_code::internal, "streaming_shuffle: rank " + std::to_string(s) +
+                                              " announced rows of partition " + std::to_string(p) +
+                                              " that do not fit what arrived");
+          }
+          table piece;
+          piece.names = names;
+          for (std::size_t c = 0; c < C; ++c) {
+            row_range const r{received[c].view(), row, rows};
+            piece.columns.push_back(concatenate(types[c], std::span<const row_range>(&r, 1), memory, stream));
+          }
+          std::uint64_t const bytes = partition_store::bytes_of(piece);
+          store.insert(p, std::move(piece), stream);
+          piece_sources[static_cast<std::uint32_t>(p)].push_back(static_cast<int>(s));
+          stats.received_bytes += bytes;
+          row += rows;
+        }
+      }
+    });
+    if (failure) broken = true;
+    try {
+      agree(*host, failure, operation, "keeping the received rows");
+    } catch (...) {
+      broken = true;
+      throw;
+    }
+    stats.buffered_bytes = 0;
+    stats.exchange_seconds += std::chrono::duration<double>(clock_type::now() - start).count();
+  }
+
+  table extract(std::uint32_t p) {
+    check_usable("extract");
+    if (p >= partitions) {
+      ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: extract of partition " + std::to_string(p) +
+                                                ", out of range (" + std::to_string(partitions) + " partitions)");
+    }
+    if (owner_of(p) != rank) {
+      ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: extract of partition " + std::to_string(p) +
+                                                " on rank " + std::to_string(rank) + "; rank " +
+                                                std::to_string(owner_of(p)) + " owns it");
+    }
+    if (!is_finished) {
+      ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: extract of partition " + std::to_string(p) +
+                                                " before insert_finished (the partition is not complete)");
+    }
+    std::size_t const index = p - first_partition(rank);
+    if (extracted[index]) {
+      ZS_FAIL(error_code::invalid_argument,
+              "streaming_shuffle: partition " + std::to_string(p) + " was extracted already");
+    }
+    std::vector<table> pieces;
+    std::vector<int> sources;
+    if (store.contains(p)) {
+      pieces = store.extract(p, stream);  // throws before anything leaves the store
+      sources = std::move(piece_sources[p]);
+      piece_sources.erase(p);
+    }
+    // By source rank, each source's pieces in the order they came (the order it inserted them).
+    std::vector<std::size_t> order(pieces.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sources[a] < sources[b]; });
+    table out;
+    out.names = names;
+    for (std::size_t c = 0; c < types.size(); ++c) {
+      std::vector<row_range> ranges;
+      for (std::size_t i : order) ranges.push_back({pieces[i].columns[c].view(), 0, pieces[i].columns[c].size()});
+      out.columns.push_back(concatenate(types[c], ranges, memory, stream));
+    }
+    extracted[index] = true;
+    return out;
+  }
+};
+
+streaming_shuffle::streaming_shuffle(device_communicator& comm, std::vector<std::string> names,
+                                     std::vector<value_type> types, std::uint32_t partitions,
+                                     streaming_shuffle_options options, cudaStream_t stream)
+    : impl_(std::make_unique<impl>(comm.host(), &comm, std::move(names), std::move(types), partitions,
+                                   std::move(options), stream)) {}
+
+streaming_shuffle::streaming_shuffle(communicator& comm, std::vector<std::string> names,
+                                     std::vector<value_type> types, std::uint32_t partitions,
+                                     streaming_shuffle_options options)
+    : impl_(std::make_unique<impl>(comm, nullptr, std::move(names), std::move(types), partitions, std::move(options),
+                                   nullptr)) {}
+
+streaming_shuffle::~streaming_shuffle() = default;
+streaming_shuffle::streaming_shuffle(streaming_shuffle&&) noexcept = default;
+streaming_shuffle& streaming_shuffle::operator=(streaming_shuffle&&) noexcept = default;
+
+std::uint32_t streaming_shuffle::partitions() const noexcept { return impl_->partitions; }
+int streaming_shuffle::owner(std::uint32_t partition) const {
+  if (partition >= impl_->partitions) {
+    ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: partition " + std::to_string(partition) +
+                                              " is out of range (" + std::to_string(impl_->partitions) +
+                                              " partitions)");
+  }
+  return impl_->owner_of(partition);
+}
+std::vector<std::uint32_t> streaming_shuffle::owned_partitions() const {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t p = impl_->first_partition(impl_->rank); p < impl_->last_partition(impl_->rank); ++p) out.push_back(p);
+  return out;
+}
+
+void streaming_shuffle::insert(std::uint32_t partition, table&& piece) { impl_->insert(partition, std::move(piece)); }
+
+void streaming_shuffle::insert(const partitioned_table& parts) {
+  auto& m = *impl_;
+  m.check_usable("insert");
+  if (parts.partitions() != m.partitions) {
+    ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: a partitioned table of " +
+                                              std::to_string(parts.partitions()) + " partitions; the shuffle has " +
+                                              std::to_string(m.partitions));
+  }
+  for (std::size_t c = 0; c < parts.rows.columns.size(); ++c) {
+    if (parts.rows.columns[c].nullable()) {
+      ZS_FAIL(error_code::unsupported, "streaming_shuffle: column " + std::to_string(c) +
+                                           " of a partitioned table carries a null mask; the streaming shuffle "
+                                           "does not move null masks yet");
+    }
+  }
+  // Every piece is checked and cut before any is buffered: a failure buffers nothing.
+  std::vector<std::pair<std::uint32_t, table>> pieces;
+  for (std::uint32_t p = 0; p < m.partitions; ++p) {
+    std::uint64_t const first = parts.partition_offsets[p], rows = parts.partition_offsets[p + 1] - first;
+    if (rows == 0) continue;
+    table piece;
+    piece.names = m.names;
+    for (auto const& c : parts.rows.columns) {
+      row_range const r{c.view(), first, rows};
+      piece.columns.push_back(concatenate(c.type(), std::span<const row_range>(&r, 1), c.memory(), m.stream));
+    }
+    m.check_piece(p, piece);
+    pieces.emplace_back(p, std::move(piece));
+  }
+  for (auto& [p, piece] : pieces) m.insert(p, std::move(piece));
+}
+bool streaming_shuffle::wants_exchange() const noexcept { return impl_->buffered_bytes >= impl_->options.batch_bytes; }
+
+bool streaming_shuffle::progress() {
+  impl_->check_usable("progress");
+  if (impl_->host->allreduce_max(wants_exchange() ? 1 : 0) == 0) return false;
+  impl_->exchange();
+  return true;
+}
+
+void streaming_shuffle::flush() {
+  impl_->check_usable("flush");
+  if (impl_->host->allreduce_max(impl_->buffered_rows) == 0) return;  // nothing buffered anywhere
+  impl_->exchange();
+}
+
+void streaming_shuffle::insert_finished() {
+  impl_->check_usable("insert_finished");
+  // Every rank must be finishing: a rank that is not would meet this collective elsewhere.
+  agree(*impl_->host,
+        impl_->is_finished ? std::optional<rank_failure>(rank_failure{error_code::invalid_argument,
+                                                                      "insert_finished was called twice"})
+                           : std::nullopt,
+        operation, "finishing");
+  flush();
+  impl_->is_finished = true;
+}
+
+bool streaming_shuffle::finished() const noexcept { return impl_->is_finished; }
+
+table streaming_shuffle::extract(std::uint32_t partition) { return impl_->extract(partition); }
+
+const streaming_shuffle_stats& streaming_shuffle::stats() const {
+  impl_->stats.store = impl_->store.stats();
+  return impl_->stats;
+}
+
+}  // namespace zs
