@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "arrow/bit_kernels.hpp"
 #include "arrow/offset_kernels.hpp"
 #include "zs/error.hpp"
 #include "zs/memory.hpp"
@@ -17,16 +20,57 @@ namespace zs {
 namespace {
 
 constexpr const char* supported_formats =
-    "i (int32), l (int64), I (uint32), L (uint64), f (float32), g (float64), u (utf8), U (large_utf8)";
+    "c, C, s, S, i, I, l, L (integers), f, g (floats), b (bool), u (utf8), U (large_utf8), tdD, tdm (dates), "
+    "ts{s,m,u,n}:[zone] (timestamps), tD{s,m,u,n} (durations), tt{s,m,u,n} (times of day), "
+    "d:P,S,32 and d:P,S,64 (decimals)";
 
-const char* arrow_format(value_type type) {
+char unit_letter(time_unit unit) {
+  switch (unit) {
+    case time_unit::second: return 's';
+    case time_unit::millisecond: return 'm';
+    case time_unit::microsecond: return 'u';
+    case time_unit::nanosecond: return 'n';
+  }
+  return '?';
+}
+
+std::optional<time_unit> unit_of_letter(char letter) {
+  switch (letter) {
+    case 's': return time_unit::second;
+    case 'm': return time_unit::millisecond;
+    case 'u': return time_unit::microsecond;
+    case 'n': return time_unit::nanosecond;
+    default: return std::nullopt;
+  }
+}
+
+// The Arrow format string of a column of `type` carrying `logical`.
+std::string arrow_format(value_type type, const logical_type& logical) {
+  switch (logical.kind) {
+    case logical_kind::none: break;
+    case logical_kind::date32: return "tdD";
+    case logical_kind::date64: return "tdm";
+    case logical_kind::timestamp: return std::string("ts") + unit_letter(logical.unit) + ":" + logical.timezone;
+    case logical_kind::duration: return std::string("tD") + unit_letter(logical.unit);
+    case logical_kind::time32:
+    case logical_kind::time64: return std::string("tt") + unit_letter(logical.unit);
+    case logical_kind::decimal32:
+    case logical_kind::decimal64:
+      return "d:" + std::to_string(logical.precision) + "," + std::to_string(logical.scale) +
+             (logical.kind == logical_kind::decimal32 ? ",32" : ",64");
+  }
   switch (type) {
+    case value_type::int8: return "c";
+    case value_type::uint8: return "C";
+    case value_type::int16: return "s";
+    case value_type::uint16: return "S";
     case value_type::int32: return "i";
     case value_type::int64: return "l";
     case value_type::uint32: return "I";
     case value_type::uint64: return "L";
     case value_type::float32: return "f";
     case value_type::float64: return "g";
+    case value_type::bool8: return "b";
     case value_type::string: return "U";
   }
   ZS_FAIL(error_code::internal, "no Arrow format for value type " + std::to_string(static_cast<int>(type)));
@@ -48,6 +92,7 @@ alignas(64) const std::int64_t empty_host_buffer[1] = {0};
 
 struct child_schema_data {
   std::string name;
+  std::string format;
 };
 
 struct struct_schema_data {
@@ -71,8 +116,11 @@ void release_struct_schema(ArrowSchema* schema) noexcept {
   schema->release = nullptr;
 }
 
+using export_storage = std::variant<std::monostate, host_buffer, device_buffer>;
+
 struct child_array_data {
   column values;
+  export_storage bool_bits;  // a bool8 column's values as Arrow's bitmap
   const void* buffers[3] = {nullptr, nullptr, nullptr};
 };
 
@@ -139,7 +187,7 @@ int device_of_columns(const table& t) {
   std::optional<int> device;
   for (std::size_t i = 0; i < t.columns.size(); ++i) {
     column_view const v = t.columns[i].view();
-    for (const void* p : {v.data, static_cast<const void*>(v.offsets)}) {
+    for (const void* p : {v.data, static_cast<const void*>(v.offsets), static_cast<const void*>(v.null_mask)}) {
       if (p == nullptr) continue;
       cudaPointerAttributes attributes{};
       ZS_CUDA_TRY(cudaPointerGetAttributes(&attributes, p));
@@ -159,11 +207,73 @@ int device_of_columns(const table& t) {
   return *device;
 }
 
+// Null rows of a host column's mask (0 without one).
+std::int64_t count_host_nulls(const column& c) {
+  column_view const v = c.view();
+  if (v.null_mask == nullptr) return 0;
+  std::uint64_t valid = 0;
+  std::uint64_t const whole = v.count / 8;
+  for (std::uint64_t b = 0; b < whole; ++b) valid += static_cast<std::uint64_t>(std::popcount(v.null_mask[b]));
+  for (std::uint64_t row = whole * 8; row < v.count; ++row) valid += row_is_valid(v.null_mask, row) ? 1 : 0;
+  return static_cast<std::int64_t>(v.count - valid);
+}
+
+// A bool8 column's values as Arrow's bitmap (bit i = value i != 0), in the column's memory; on
+// the device, written on `stream`.
+export_storage pack_bool_values(const column& c, cudaStream_t stream) {
+  column_view const v = c.view();
+  std::uint64_t const bytes = null_mask_bytes(v.count);
+  const auto* values = static_cast<const std::uint8_t*>(v.data);
+  if (v.memory == memory_kind::device) {
+    device_buffer bits(bytes, stream);
+    kernels::arrow::pack_bits(values, v.count, static_cast<std::uint8_t*>(bits.data()), stream);
+    return bits;
+  }
+  host_buffer bits(bytes == 0 ? 1 : bytes);
+  auto* out = static_cast<std::uint8_t*>(bits.data());
+  std::fill(out, out + bytes, std::uint8_t{0});
+  for (std::uint64_t i = 0; i < v.count; ++i) {
+    if (values[i] != 0) out[i / 8] = static_cast<std::uint8_t>(out[i / 8] | (1U << (i % 8)));
+  }
+  return bits;
+}
+
+const void* data_of(const export_storage& s) {
+  if (auto const* h = std::get_if<host_buffer>(&s)) return h->data();
+  if (auto const* d = std::get_if<device_buffer>(&s)) return d->data();
+  return nullptr;
+}
+
+// An event recorded on a stream, destroyed unless handed over.
+class recorded_event {
+ public:
+  explicit recorded_event(cudaStream_t stream) {
+    ZS_CUDA_TRY(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+    cudaError_t const recorded = cudaEventRecord(event_, stream);
+    if (recorded != cudaSuccess) {
+      ZS_CUDA_TRY_NOTHROW(cudaEventDestroy(event_));
+      ZS_CUDA_TRY(recorded);
+    }
+  }
+  ~recorded_event() {
+    if (event_ != nullptr) ZS_CUDA_TRY_NOTHROW(cudaEventDestroy(event_));
+  }
+  recorded_event(const recorded_event&) = delete;
+  recorded_event& operator=(const recorded_event&) = delete;
+  cudaEvent_t release() noexcept { return std::exchange(event_, nullptr); }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // Builds the schema and array of `t` (already checked), then moves the columns in: nothing
-// that can throw runs after the first column has moved, so a failure leaves `t` whole.
+// that can throw runs after the first column has moved, so a failure leaves `t` whole. Bool
+// columns are packed into bitmaps first: for a device table on `ready_on`, before the event
+// recorded there, or without it on the default stream, which is then synchronised.
 void export_checked(table&& t, std::uint64_t rows, memory_kind memory, ArrowSchema* schema, ArrowArray* array,
-                    cudaEvent_t ready) {
+                    std::optional<cudaStream_t> ready_on) {
   std::size_t const n = t.columns.size();
+  cudaStream_t const stream = ready_on.value_or(nullptr);
 
   auto schema_data = std::make_unique<struct_schema_data>();
   schema_data->children = std::make_unique<ArrowSchema[]>(n);
@@ -171,49 +281,67 @@ void export_checked(table&& t, std::uint64_t rows, memory_kind memory, ArrowSche
   auto array_data = std::make_unique<struct_array_data>();
   array_data->children = std::make_unique<ArrowArray[]>(n);
   std::vector<std::unique_ptr<child_array_data>> child_arrays;
+  std::vector<std::int64_t> null_counts;
   for (std::size_t i = 0; i < n; ++i) {
+    column const& c = t.columns[i];
     child_schemas.push_back(std::make_unique<child_schema_data>());
     child_schemas.back()->name = t.names.empty() ? std::string() : t.names[i];
+    child_schemas.back()->format = arrow_format(c.type(), c.logical());
     child_arrays.push_back(std::make_unique<child_array_data>());
+    if (c.type() == value_type::bool8) child_arrays.back()->bool_bits = pack_bool_values(c, stream);
+    // Counting a device mask's nulls would take a pass over it and a wait for the producer's
+    // stream, which an export with ready_on must not do: the count is left unknown (-1), as the
+    // specification allows.
+    null_counts.push_back(!c.nullable() ? 0 : memory == memory_kind::host ? count_host_nulls(c) : -1);
     schema_data->child_pointers.push_back(&schema_data->children[i]);
     array_data->child_pointers.push_back(&array_data->children[i]);
+  }
+  std::optional<recorded_event> ready;
+  if (ready_on) {
+    ready.emplace(*ready_on);
+  } else if (memory == memory_kind::device) {
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));  // the bitmaps packed: the export is ready
   }
 
   // From here on nothing throws.
   for (std::size_t i = 0; i < n; ++i) {
     column& c = t.columns[i];
     value_type const type = c.type();
+    bool const nullable = c.nullable();
     child_array_data& cd = *child_arrays[i];
     cd.values = std::move(c);
     column_view const v = cd.values.view();
     auto exported = [&](const void* p) -> const void* {
       return p == nullptr && memory == memory_kind::host ? empty_host_buffer : p;
     };
-    cd.buffers[0] = nullptr;  // no validity buffer: no nulls
+    cd.buffers[0] = v.null_mask;  // NULL without a mask: no nulls
     if (type == value_type::string) {
       cd.buffers[1] = exported(v.offsets);
       cd.buffers[2] = exported(v.data);
+    } else if (type == value_type::bool8) {
+      cd.buffers[1] = exported(data_of(cd.bool_bits));
     } else {
       cd.buffers[1] = exported(v.data);
     }
 
     ArrowSchema& cs = schema_data->children[i];
     cs = ArrowSchema{};
-    cs.format = arrow_format(type);
+    cs.format = child_schemas[i]->format.c_str();
     cs.name = child_schemas[i]->name.c_str();
-    cs.flags = 0;  // not nullable: zshuffle columns hold no nulls
+    cs.flags = nullable ? ARROW_FLAG_NULLABLE : 0;
     cs.release = release_child_schema;
     cs.private_data = child_schemas[i].release();
 
     ArrowArray& ca = array_data->children[i];
     ca = ArrowArray{};
     ca.length = static_cast<std::int64_t>(rows);
+    ca.null_count = null_counts[i];
     ca.n_buffers = type == value_type::string ? 3 : 2;
     ca.buffers = cd.buffers;
     ca.release = release_child_array;
     ca.private_data = child_arrays[i].release();
   }
-  array_data->ready = ready;
+  array_data->ready = ready ? ready->release() : nullptr;
 
   *schema = ArrowSchema{};
   schema->format = "+s";
@@ -260,23 +388,98 @@ class consumed_arrow_data {
   std::optional<cudaStream_t> stream_;
 };
 
-enum class arrow_column_format { fixed_width, utf8, large_utf8 };
+enum class arrow_column_format { fixed_width, bool_bits, utf8, large_utf8 };
 
 struct import_format {
-  value_type type;
-  arrow_column_format layout;
+  value_type type = value_type::int32;
+  arrow_column_format layout = arrow_column_format::fixed_width;
+  logical_type logical;
 };
 
-std::optional<import_format> parse_format(std::string_view format) {
-  if (format == "i") return import_format{value_type::int32, arrow_column_format::fixed_width};
-  if (format == "l") return import_format{value_type::int64, arrow_column_format::fixed_width};
-  if (format == "I") return import_format{value_type::uint32, arrow_column_format::fixed_width};
-  if (format == "L") return import_format{value_type::uint64, arrow_column_format::fixed_width};
-  if (format == "f") return import_format{value_type::float32, arrow_column_format::fixed_width};
-  if (format == "g") return import_format{value_type::float64, arrow_column_format::fixed_width};
-  if (format == "u") return import_format{value_type::string, arrow_column_format::utf8};
-  if (format == "U") return import_format{value_type::string, arrow_column_format::large_utf8};
-  return std::nullopt;
+[[noreturn]] void fail_format(const std::string& what, std::string_view format, const std::string& why) {
+  ZS_FAIL(error_code::unsupported, what + " has Arrow format '" + std::string(format) + "', " + why +
+                                       " (supported: " + supported_formats + ")");
+}
+
+// Splits "a,b[,c]" into integers; nullopt when any part is not one.
+std::optional<std::vector<int>> parse_integers(std::string_view text) {
+  std::vector<int> out;
+  while (true) {
+    std::size_t const comma = text.find(',');
+    std::string_view const part = text.substr(0, comma);
+    int value = 0;
+    auto const [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (part.empty() || error != std::errc() || end != part.data() + part.size()) return std::nullopt;
+    out.push_back(value);
+    if (comma == std::string_view::npos) return out;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+import_format fixed(value_type type, logical_type logical = {}) {
+  return {type, arrow_column_format::fixed_width, std::move(logical)};
+}
+
+// "d:P,S" (128 bits), "d:P,S,W": decimal32 and decimal64 map onto int32 and int64; 128 and
+// 256 bits have no zshuffle storage type.
+import_format parse_decimal(std::string_view format, const std::string& what) {
+  std::optional<std::vector<int>> const parts = parse_integers(format.substr(2));
+  if (!parts || parts->size() < 2 || parts->size() > 3) fail_format(what, format, "which is no decimal format");
+  int const precision = (*parts)[0], scale = (*parts)[1];
+  int const bits = parts->size() == 3 ? (*parts)[2] : 128;
+  if (bits != 32 && bits != 64) {
+    fail_format(what, format, "a " + std::to_string(bits) + "-bit decimal, which zshuffle cannot hold: it stores "
+                                  "decimals of 32 and 64 bits (cast to decimal64, precision up to 18, first)");
+  }
+  try {
+    return bits == 32 ? fixed(value_type::int32, logical_type::decimal32(precision, scale))
+                      : fixed(value_type::int64, logical_type::decimal64(precision, scale));
+  } catch (const error& e) {
+    ZS_FAIL(error_code::invalid_argument, what + " has Arrow format '" + std::string(format) + "': " + e.message());
+  }
+}
+
+// What an Arrow format means to zshuffle; throws unsupported, naming `what`, for the others.
+import_format parse_format(std::string_view format, const std::string& what) {
+  if (format.size() == 1) {
+    switch (format[0]) {
+      case 'c': return fixed(value_type::int8);
+      case 'C': return fixed(value_type::uint8);
+      case 's': return fixed(value_type::int16);
+      case 'S': return fixed(value_type::uint16);
+      case 'i': return fixed(value_type::int32);
+      case 'I': return fixed(value_type::uint32);
+      case 'l': return fixed(value_type::int64);
+      case 'L': return fixed(value_type::uint64);
+      case 'f': return fixed(value_type::float32);
+      case 'g': return fixed(value_type::float64);
+      case 'b': return {value_type::bool8, arrow_column_format::bool_bits, {}};
+      case 'u': return {value_type::string, arrow_column_format::utf8, {}};
+      case 'U': return {value_type::string, arrow_column_format::large_utf8, {}};
+      default: break;
+    }
+  }
+  if (format == "tdD") return fixed(value_type::int32, logical_type::date32());
+  if (format == "tdm") return fixed(value_type::int64, logical_type::date64());
+  if (format.size() >= 4 && format.substr(0, 2) == "ts" && format[3] == ':') {
+    if (auto const unit = unit_of_letter(format[2])) {
+      return fixed(value_type::int64, logical_type::timestamp(*unit, std::string(format.substr(4))));
+    }
+  }
+  if (format.size() == 3 && format.substr(0, 2) == "tD") {
+    if (auto const unit = unit_of_letter(format[2])) return fixed(value_type::int64, logical_type::duration(*unit));
+  }
+  if (format.size() == 3 && format.substr(0, 2) == "tt") {
+    if (auto const unit = unit_of_letter(format[2])) {
+      logical_type logical = logical_type::time_of_day(*unit);
+      value_type const storage = storage_type(logical.kind);
+      return fixed(storage, std::move(logical));
+    }
+  }
+  if (format.substr(0, 2) == "d:") return parse_decimal(format, what);
+  if (format.empty()) fail_format(what, format, "an empty format string");
+  if (format[0] == '+') fail_format(what, format, "a nested type, which zshuffle does not support");
+  fail_format(what, format, "which zshuffle does not support");
 }
 
 // Where an import reads its buffers from and writes its columns to.
@@ -323,7 +526,8 @@ std::uint64_t count_nulls(const void* validity, std::uint64_t begin, std::uint64
   return rows - valid;
 }
 
-// Refuses nulls in rows [begin, begin + rows) of `array` (`what` names it in the message).
+// Refuses nulls in rows [begin, begin + rows) of `array` (`what` names it in the message): the
+// top-level struct's, which no zshuffle table can hold.
 void check_no_nulls(const ArrowArray& array, std::uint64_t begin, std::uint64_t rows, const std::string& what,
                     const import_place& place) {
   if (array.null_count == 0) return;
@@ -337,7 +541,8 @@ void check_no_nulls(const ArrowArray& array, std::uint64_t begin, std::uint64_t 
   std::uint64_t const nulls = count_nulls(validity, begin, rows, place);
   if (nulls != 0) {
     ZS_FAIL(error_code::unsupported, what + " has " + std::to_string(nulls) +
-                                         " null rows: null masks are not supported yet");
+                                         " null rows: nulls of whole rows are not supported (only columns carry "
+                                         "null masks)");
   }
 }
 
@@ -388,6 +593,42 @@ column import_strings(const ArrowArray& array, std::uint64_t begin, std::uint64_
   return out;
 }
 
+// Bits [begin, begin + rows) of the bitmap `bits` (host or device memory, as `place`) into
+// `out` (null_mask_bytes(rows) bytes, same memory), starting at bit 0: a byte copy where `begin`
+// is a multiple of 8, a shift of every byte otherwise.
+void copy_bitmap(const std::uint8_t* bits, std::uint64_t begin, std::uint64_t rows, std::uint8_t* out,
+                 const import_place& place) {
+  if (rows == 0) return;
+  if (begin % 8 == 0) {
+    copy_bytes(out, bits + begin / 8, null_mask_bytes(rows), place);
+    return;
+  }
+  if (place.memory == memory_kind::device) {
+    kernels::arrow::copy_bits(bits, begin, rows, out, place.stream);
+    return;
+  }
+  std::fill(out, out + null_mask_bytes(rows), std::uint8_t{0});
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    if (row_is_valid(bits, begin + i)) out[i / 8] = static_cast<std::uint8_t>(out[i / 8] | (1U << (i % 8)));
+  }
+}
+
+// Gives `out` the null mask of rows [begin, begin + rows) of `array` where it may hold nulls: a
+// validity buffer and a null_count other than 0 (-1, unknown, included). Without a validity
+// buffer every row is valid, and the column gets no mask.
+void import_validity(const ArrowArray& array, std::uint64_t begin, std::uint64_t rows, const std::string& what,
+                     const import_place& place, column& out) {
+  if (array.null_count < -1) fail_argument(what + " has null_count " + std::to_string(array.null_count));
+  if (array.null_count == 0) return;
+  const auto* validity = static_cast<const std::uint8_t*>(array.buffers[0]);
+  if (validity == nullptr) {
+    if (array.null_count == -1) return;  // unknown count, but no bitmap: every row is valid
+    fail_argument(what + " has null_count " + std::to_string(array.null_count) + " but no validity buffer");
+  }
+  std::uint8_t* mask = out.add_null_mask(place.stream);
+  copy_bitmap(validity, begin, rows, mask, place);
+}
+
 column import_column(const ArrowSchema& schema, const ArrowArray& array, std::uint64_t struct_offset,
                      std::uint64_t rows, const std::string& what, const import_place& place) {
   if (schema.release == nullptr) fail_argument("the schema of " + what + " was released");
@@ -397,12 +638,9 @@ column import_column(const ArrowSchema& schema, const ArrowArray& array, std::ui
                                          std::string(supported_formats) + ")");
   }
   std::string_view const format = schema.format == nullptr ? std::string_view() : schema.format;
-  std::optional<import_format> const parsed = parse_format(format);
-  if (!parsed) {
-    ZS_FAIL(error_code::unsupported, what + " has Arrow format '" + std::string(format) +
-                                         "', which zshuffle does not support (supported: " + supported_formats + ")");
-  }
-  std::int64_t const buffers = parsed->layout == arrow_column_format::fixed_width ? 2 : 3;
+  import_format const parsed = parse_format(format, what);
+  std::int64_t const buffers =
+      parsed.layout == arrow_column_format::utf8 || parsed.layout == arrow_column_format::large_utf8 ? 3 : 2;
   if (array.n_buffers != buffers) {
     fail_argument(what + " (format '" + std::string(format) + "') has " + std::to_string(array.n_buffers) +
                   " buffers; that format has " + std::to_string(buffers));
@@ -418,23 +656,41 @@ column import_column(const ArrowSchema& schema, const ArrowArray& array, std::ui
   }
   std::uint64_t const begin = static_cast<std::uint64_t>(array.offset) + struct_offset;
   // Offsets and lengths come from outside: the slice's last value must be addressable.
-  if (!count_fits(parsed->type, begin + rows) || begin + rows >= static_cast<std::uint64_t>(INT64_MAX)) {
+  if (!count_fits(parsed.type, begin + rows) || begin + rows >= static_cast<std::uint64_t>(INT64_MAX)) {
     fail_argument(what + " has offset " + std::to_string(begin) + " and " + std::to_string(rows) +
                   " rows, past any addressable buffer");
   }
-  check_no_nulls(array, begin, rows, what, place);
 
-  switch (parsed->layout) {
-    case arrow_column_format::utf8: return import_strings<std::int32_t>(array, begin, rows, what, place);
-    case arrow_column_format::large_utf8: return import_strings<std::int64_t>(array, begin, rows, what, place);
-    case arrow_column_format::fixed_width: break;
+  column out;
+  switch (parsed.layout) {
+    case arrow_column_format::utf8: out = import_strings<std::int32_t>(array, begin, rows, what, place); break;
+    case arrow_column_format::large_utf8: out = import_strings<std::int64_t>(array, begin, rows, what, place); break;
+    case arrow_column_format::bool_bits: {
+      const auto* bits = static_cast<const std::uint8_t*>(array.buffers[1]);
+      if (bits == nullptr && rows != 0) fail_argument(what + " has no values buffer");
+      out = column::allocate(value_type::bool8, rows, place.memory, place.stream);
+      auto* values = static_cast<std::uint8_t*>(out.mutable_view().data);
+      if (place.memory == memory_kind::device) {
+        kernels::arrow::unpack_bits(bits, begin, rows, values, place.stream);
+      } else {
+        for (std::uint64_t i = 0; i < rows; ++i) values[i] = row_is_valid(bits, begin + i) ? 1 : 0;
+      }
+      break;
+    }
+    case arrow_column_format::fixed_width: {
+      std::size_t const width = value_width(parsed.type);
+      const void* values = array.buffers[1];
+      if (values == nullptr && rows != 0) fail_argument(what + " has no values buffer");
+      out = column::allocate(parsed.type, rows, place.memory, place.stream);
+      if (rows != 0) {
+        copy_bytes(out.mutable_view().data, static_cast<const std::byte*>(values) + begin * width, rows * width,
+                   place);
+      }
+      break;
+    }
   }
-  std::size_t const width = value_width(parsed->type);
-  const void* values = array.buffers[1];
-  if (values == nullptr && rows != 0) fail_argument(what + " has no values buffer");
-  column out = column::allocate(parsed->type, rows, place.memory, place.stream);
-  if (rows != 0) copy_bytes(out.mutable_view().data, static_cast<const std::byte*>(values) + begin * width,
-                            rows * width, place);
+  out.set_logical(parsed.logical);
+  import_validity(array, begin, rows, what, place, out);
   return out;
 }
 
@@ -491,7 +747,7 @@ void export_to_arrow(table&& t, ArrowSchema* schema, ArrowArray* array) {
   ZS_EXPECTS(schema != nullptr && array != nullptr, "an ArrowSchema and an ArrowArray to fill");
   std::uint64_t const rows = checked_row_count(t);
   check_memory(t, memory_kind::host, "export_to_arrow_device");
-  export_checked(std::move(t), rows, memory_kind::host, schema, array, nullptr);
+  export_checked(std::move(t), rows, memory_kind::host, schema, array, std::nullopt);
 }
 
 void export_to_arrow_device(table&& t, ArrowSchema* schema, ArrowDeviceArray* device_array,
@@ -501,26 +757,24 @@ void export_to_arrow_device(table&& t, ArrowSchema* schema, ArrowDeviceArray* de
   check_memory(t, memory_kind::device, "export_to_arrow");
   int const device = device_of_columns(t);
 
-  cudaEvent_t ready = nullptr;
-  if (ready_on) {
-    ZS_CUDA_TRY(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-    cudaError_t const recorded = cudaEventRecord(ready, *ready_on);
-    if (recorded != cudaSuccess) {
-      ZS_CUDA_TRY_NOTHROW(cudaEventDestroy(ready));
-      ZS_CUDA_TRY(recorded);
+  {
+    // Bool columns are packed on the columns' GPU.
+    int current = 0;
+    ZS_CUDA_TRY(cudaGetDevice(&current));
+    if (current != device) ZS_CUDA_TRY(cudaSetDevice(device));
+    try {
+      export_checked(std::move(t), rows, memory_kind::device, schema, &device_array->array, ready_on);
+    } catch (...) {
+      if (current != device) ZS_CUDA_TRY_NOTHROW(cudaSetDevice(current));
+      throw;
     }
-  }
-  try {
-    export_checked(std::move(t), rows, memory_kind::device, schema, &device_array->array, ready);
-  } catch (...) {
-    if (ready != nullptr) ZS_CUDA_TRY_NOTHROW(cudaEventDestroy(ready));
-    throw;
+    if (current != device) ZS_CUDA_TRY(cudaSetDevice(current));
   }
   // The array's private data owns the event; sync_event points into it, so it lives as long.
+  auto* data = static_cast<struct_array_data*>(device_array->array.private_data);
   device_array->device_id = device;
   device_array->device_type = ARROW_DEVICE_CUDA;
-  device_array->sync_event =
-      ready == nullptr ? nullptr : &static_cast<struct_array_data*>(device_array->array.private_data)->ready;
+  device_array->sync_event = data->ready == nullptr ? nullptr : &data->ready;
   std::fill(std::begin(device_array->reserved), std::end(device_array->reserved), 0);
 }
 

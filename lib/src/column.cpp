@@ -47,6 +47,11 @@ std::uint8_t* column::add_null_mask(cudaStream_t stream) {
   return static_cast<std::uint8_t*>(data_of(null_mask_));
 }
 
+void column::set_logical(logical_type type) {
+  check_logical_type(type, type_);
+  logical_ = std::move(type);
+}
+
 column column::from_strings(std::span<const std::string> strings) {
   std::uint64_t chars = 0;
   for (auto const& s : strings) chars += s.size();
@@ -80,6 +85,7 @@ mutable_column_view column::mutable_view() noexcept {
 
 column column::copy_to(memory_kind memory, cudaStream_t stream) const {
   column out = allocate(type_, count_, memory, stream, type_ == value_type::string ? data_bytes_ : 0);
+  out.logical_ = logical_;
   auto src = view();
   auto dst = out.mutable_view();
   bool const both_host = memory == memory_kind::host && memory_ == memory_kind::host;

@@ -14,6 +14,7 @@ std::optional<value_type> type_of_file(const std::filesystem::path& path) {
   if (ext == ".i8") return value_type::int8;
   if (ext == ".i16") return value_type::int16;
   if (ext == ".u8") return value_type::uint8;
+  if (ext == ".b8") return value_type::bool8;
   if (ext == ".u16") return value_type::uint16;
   if (ext == ".i32") return value_type::int32;
   if (ext == ".u32") return value_type::uint32;

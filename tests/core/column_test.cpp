@@ -141,9 +141,10 @@ TEST(Types, ParseAndNameEveryValueType) {
   for (auto t : {zs::value_type::int32, zs::value_type::int64, zs::value_type::uint32,
                  zs::value_type::uint64, zs::value_type::float32, zs::value_type::float64,
                  zs::value_type::string, zs::value_type::int8, zs::value_type::int16,
-                 zs::value_type::uint8, zs::value_type::uint16}) {
+                 zs::value_type::uint8, zs::value_type::uint16, zs::value_type::bool8}) {
     EXPECT_EQ(zs::parse_value_type(zs::to_string(t)), t);
   }
+  EXPECT_EQ(zs::parse_value_type("bool"), zs::value_type::bool8);
   EXPECT_THROW(zs::parse_value_type("int128"), zs::error);
 }
 
@@ -163,9 +164,89 @@ TEST(Types, NarrowIntegersHaveTheirIdsWidthsAndKinds) {
   }
   EXPECT_TRUE(zs::is_signed_integer(zs::value_type::int8));
   EXPECT_FALSE(zs::is_signed_integer(zs::value_type::uint16));
-  EXPECT_FALSE(zs::is_valid(static_cast<zs::value_type>(12)));
+  EXPECT_FALSE(zs::is_valid(static_cast<zs::value_type>(zs::last_value_type_id + 1)));
   EXPECT_EQ(zs::value_type_of<std::int8_t>::value, zs::value_type::int8);
   EXPECT_EQ(zs::value_type_of<std::uint16_t>::value, zs::value_type::uint16);
+}
+
+// bool8: wire id 12, a byte per value, taken as a uint8 wherever integers go.
+TEST(Types, Bool8IsOneByteWithId12AndCountsAsAnUnsignedInteger) {
+  EXPECT_EQ(static_cast<int>(zs::value_type::bool8), 12);
+  EXPECT_EQ(zs::last_value_type_id, 12);
+  EXPECT_EQ(zs::to_string(zs::value_type::bool8), "bool8");
+  EXPECT_EQ(zs::value_width(zs::value_type::bool8), 1u);
+  EXPECT_TRUE(zs::is_valid(zs::value_type::bool8));
+  EXPECT_TRUE(zs::is_integer(zs::value_type::bool8));
+  EXPECT_FALSE(zs::is_signed_integer(zs::value_type::bool8));
+  EXPECT_FALSE(zs::is_float(zs::value_type::bool8));
+  EXPECT_EQ(zs::value_type_of<bool>::value, zs::value_type::bool8);
+  std::vector<char> const flags{1, 0, 1};
+  bool const values[] = {true, false, true};
+  auto c = zs::column::from_values<bool>(values);
+  EXPECT_EQ(c.type(), zs::value_type::bool8);
+  EXPECT_EQ(c.data_bytes(), 3u);
+  EXPECT_EQ(std::vector<char>(c.view().values<char>(), c.view().values<char>() + 3), flags);
+}
+
+TEST(LogicalTypes, NamedConstructorsPickTheirKindAndStorage) {
+  using zs::logical_kind;
+  using zs::logical_type;
+  using zs::time_unit;
+  EXPECT_EQ(logical_type::date32().kind, logical_kind::date32);
+  EXPECT_EQ(zs::storage_type(logical_kind::date32), zs::value_type::int32);
+  EXPECT_EQ(zs::storage_type(logical_kind::date64), zs::value_type::int64);
+  EXPECT_EQ(logical_type::time_of_day(time_unit::millisecond).kind, logical_kind::time32);
+  EXPECT_EQ(logical_type::time_of_day(time_unit::nanosecond).kind, logical_kind::time64);
+  EXPECT_EQ(zs::storage_type(logical_kind::time32), zs::value_type::int32);
+  EXPECT_EQ(zs::storage_type(logical_kind::decimal32), zs::value_type::int32);
+  EXPECT_EQ(zs::storage_type(logical_kind::decimal64), zs::value_type::int64);
+  EXPECT_EQ(zs::to_string(logical_type::timestamp(time_unit::microsecond, "UTC")), "timestamp[us, UTC]");
+  EXPECT_EQ(zs::to_string(logical_type::duration(time_unit::second)), "duration[s]");
+  EXPECT_EQ(zs::to_string(logical_type::decimal64(12, -2)), "decimal64(12, -2)");
+  EXPECT_EQ(zs::to_string(logical_type{}), "none");
+  EXPECT_TRUE(logical_type{}.is_none());
+  EXPECT_NE(logical_type::timestamp(time_unit::second), logical_type::timestamp(time_unit::second, "UTC"));
+  EXPECT_THROW(zs::storage_type(logical_kind::none), zs::error);
+}
+
+TEST(LogicalTypes, InvalidParametersAreRefusedWithAClearMessage) {
+  using zs::logical_type;
+  auto const e = zs::test::thrown_error([] { (void)logical_type::decimal32(10, 2); });
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code(), zs::error_code::invalid_argument);
+  EXPECT_NE(std::string(e->what()).find("1 to 9"), std::string::npos) << e->what();
+  EXPECT_THROW((void)logical_type::decimal64(19, 0), zs::error);
+  EXPECT_THROW((void)logical_type::decimal64(0, 0), zs::error);
+  logical_type zoned_date = logical_type::date32();
+  zoned_date.timezone = "UTC";
+  EXPECT_THROW(zs::check_logical_type(zoned_date, zs::value_type::int32), zs::error);
+  logical_type time32_in_us = logical_type::time_of_day(zs::time_unit::second);
+  time32_in_us.unit = zs::time_unit::microsecond;
+  EXPECT_THROW(zs::check_logical_type(time32_in_us, zs::value_type::int32), zs::error);
+  EXPECT_NO_THROW(zs::check_logical_type(logical_type{}, zs::value_type::string));
+}
+
+TEST(Column, LogicalTypeIsCheckedAgainstTheStorageAndKeptByCopies) {
+  std::vector<std::int64_t> const values{1, 2, 3};
+  auto c = zs::column::from_values<std::int64_t>(values);
+  EXPECT_TRUE(c.logical().is_none());
+  auto const ts = zs::logical_type::timestamp(zs::time_unit::nanosecond, "Asia/Tokyo");
+  c.set_logical(ts);
+  EXPECT_EQ(c.logical(), ts);
+  auto const e = zs::test::thrown_error([&] { c.set_logical(zs::logical_type::date32()); });
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code(), zs::error_code::invalid_argument);
+  EXPECT_NE(std::string(e->what()).find("int32"), std::string::npos) << e->what();
+  EXPECT_EQ(c.logical(), ts) << "a refused logical type leaves the column as it was";
+
+  std::uint8_t* mask = c.add_null_mask();
+  mask[0] = 0b101;
+  zs::column const copy = c.copy_to(zs::memory_kind::host, nullptr);
+  EXPECT_EQ(copy.logical(), ts);
+  EXPECT_EQ(copy.validity(), (std::vector<bool>{true, false, true}));
+  zs::column moved = std::move(c);
+  EXPECT_EQ(moved.logical(), ts);
+  EXPECT_THROW(zs::column::from_strings({}).set_logical(zs::logical_type::date64()), zs::error);
 }
 
 class ColumnFiles : public ::testing::Test {
@@ -210,6 +291,7 @@ TEST_F(ColumnFiles, ReadsNarrowIntegers) {
   EXPECT_EQ(w.view().values<std::uint16_t>()[1], 65535);
   EXPECT_EQ(zs::io::type_of_file("x.i16"), zs::value_type::int16);
   EXPECT_EQ(zs::io::type_of_file("x.u8"), zs::value_type::uint8);
+  EXPECT_EQ(zs::io::type_of_file("x.b8"), zs::value_type::bool8);
   write("odd.i16", "abc");  // 3 bytes: not a whole int16
   EXPECT_THROW(zs::io::read_column(dir_ / "odd.i16"), zs::error);
 }

@@ -1,8 +1,10 @@
 // Arrow interop on the GPU (zs/arrow.hpp, the C Device Data Interface): device tables round trip
 // through export and import with every supported type, the export is zero-copy and hands over a
 // sync event recorded on the producer's stream, imports of CUDA arrays land in device memory with
-// slices honoured, utf8 widened and large_utf8 rebased on the GPU, and the import's refusals
-// (nulls in device bitmaps, the wrong device) release the arrays exactly once.
+// slices honoured, utf8 widened and large_utf8 rebased on the GPU, every value and logical type
+// with null masks (validity bitmaps shifted and bool bitmaps expanded on the GPU at any offset,
+// bool8 packed into bitmaps on export), and the import's refusals (the wrong device) release the
+// arrays exactly once.
 #include "zs/arrow.hpp"
 
 #include <gtest/gtest.h>
@@ -207,18 +209,102 @@ TEST_F(ArrowGpu, DeviceImportWaitsForTheSyncEvent) {
   expect_same_device_table(zs::import_from_arrow_device(&schema, &exported, stream()), expected, stream());
 }
 
-TEST_F(ArrowGpu, NullsInDeviceBitmapsAreRefused) {
-  hand_built built(memory_kind::device);
-  built.add("v", "i", 3, {built.bitmap("101"), built.keep<std::int32_t>({1, 2, 3})}).null_count = -1;
-  built.finish(3);
-  ArrowDeviceArray device_array = built.move_to_device_array(ARROW_DEVICE_CUDA, device_);
-  auto const e =
-      zs::test::thrown_error([&] { (void)zs::import_from_arrow_device(&built.schema, &device_array, stream()); });
-  ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->code(), zs::error_code::unsupported);
-  EXPECT_NE(std::string(e->what()).find("column 'v'"), std::string::npos) << e->what();
-  EXPECT_NE(std::string(e->what()).find("null masks are not supported yet"), std::string::npos) << e->what();
-  built.expect_released_once();
+// A device table's columns copied to the host, masks and logical types included.
+zs::table to_host(const zs::table& device, cudaStream_t stream) {
+  zs::table out;
+  out.names = device.names;
+  for (auto const& c : device.columns) {
+    EXPECT_EQ(c.memory(), memory_kind::device);
+    out.columns.push_back(c.copy_to(memory_kind::host, stream));
+  }
+  return out;
+}
+
+TEST_F(ArrowGpu, EveryValueAndLogicalTypeRoundTripsWithNullMasksOnTheDevice) {
+  zs::table const expected = zs::test::every_value_and_logical_type_table();
+  zs::table device = copy_table(expected, memory_kind::device, stream());
+  std::vector<const void*> masks, data;
+  for (auto const& c : device.columns) {
+    masks.push_back(c.view().null_mask);
+    data.push_back(c.view().data);
+  }
+  ArrowSchema schema;
+  ArrowDeviceArray exported;
+  zs::export_to_arrow_device(std::move(device), &schema, &exported, stream());
+  ASSERT_NE(exported.sync_event, nullptr);
+  std::vector<std::string> const formats = zs::test::every_value_and_logical_type_formats();
+  ASSERT_EQ(exported.array.n_children, static_cast<std::int64_t>(formats.size()));
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    SCOPED_TRACE(expected.names[i]);
+    ArrowArray const& child = *exported.array.children[i];
+    EXPECT_EQ(schema.children[i]->format, formats[i]);
+    EXPECT_EQ(child.buffers[0], masks[i]) << "the validity buffer is the column's own mask";
+    EXPECT_EQ(child.null_count, masks[i] == nullptr ? 0 : -1) << "device null counts are left unknown";
+    if (formats[i] == "b") {
+      EXPECT_NE(child.buffers[1], data[i]) << "bool values are packed into a bitmap";
+    } else if (formats[i] != "U") {
+      EXPECT_EQ(child.buffers[1], data[i]) << "values are the column's own";
+    }
+  }
+  zs::table const imported = zs::import_from_arrow_device(&schema, &exported, stream());
+  EXPECT_EQ(exported.array.release, nullptr);
+  zs::test::expect_same_table_and_nulls(to_host(imported, stream()), expected);
+}
+
+TEST_F(ArrowGpu, BoolExportWithoutAStreamIsReadyOnReturn) {
+  zs::table t;
+  t.names = {"flag"};
+  std::vector<bool> values(1000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = (i * 7) % 5 < 2;
+  t.columns.push_back(zs::test::bool_column(values).copy_to(memory_kind::device, stream()));
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream()));
+  ArrowSchema schema;
+  ArrowDeviceArray exported;
+  zs::export_to_arrow_device(std::move(t), &schema, &exported);
+  EXPECT_EQ(exported.sync_event, nullptr);
+  std::vector<std::uint8_t> bits(125);
+  ZS_CUDA_TRY(cudaMemcpy(bits.data(), exported.array.children[0]->buffers[1], bits.size(), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(((bits[i / 8] >> (i % 8)) & 1) != 0, values[i]) << "row " << i;
+  }
+  exported.array.release(&exported.array);
+  schema.release(&schema);
+}
+
+TEST_F(ArrowGpu, DeviceImportShiftsValidityAndExpandsBoolsAtAnyOffset) {
+  std::string const validity = "11011001110111100010111011010011";  // 32 rows
+  std::string const bools = "01101110001011010011101100111010";
+  std::vector<std::int32_t> values(32);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::int32_t>(i) * 3 - 7;
+  for (std::int64_t child_offset : {0, 3, 8, 11}) {
+    for (std::int64_t struct_offset : {0, 5}) {
+      SCOPED_TRACE("child offset " + std::to_string(child_offset) + ", struct offset " + std::to_string(struct_offset));
+      std::int64_t const rows = 32 - child_offset - struct_offset;
+      hand_built built(memory_kind::device);
+      ArrowArray& v = built.add("v", "i", 32 - child_offset, {built.bitmap(validity), built.keep(values)});
+      v.offset = child_offset;
+      v.null_count = -1;
+      ArrowArray& b = built.add("b", "b", 32 - child_offset, {built.bitmap(validity), built.bitmap(bools)});
+      b.offset = child_offset;
+      b.null_count = 1;
+      built.finish(rows);
+      built.array.offset = struct_offset;
+      ArrowDeviceArray device_array = built.move_to_device_array(ARROW_DEVICE_CUDA, device_);
+      zs::table const t = to_host(zs::import_from_arrow_device(&built.schema, &device_array, stream()), stream());
+      built.expect_released_once();
+      ASSERT_EQ(t.columns[1].type(), value_type::bool8);
+      std::vector<bool> const valid_v = t.columns[0].validity(), valid_b = t.columns[1].validity();
+      auto const* got_v = t.columns[0].view().values<std::int32_t>();
+      auto const* got_b = t.columns[1].view().values<std::uint8_t>();
+      for (std::int64_t i = 0; i < rows; ++i) {
+        std::size_t const row = static_cast<std::size_t>(child_offset + struct_offset + i);
+        EXPECT_EQ(valid_v[i], validity[row] == '1') << "row " << i;
+        EXPECT_EQ(valid_b[i], validity[row] == '1') << "row " << i;
+        EXPECT_EQ(got_v[i], values[row]) << "row " << i;
+        EXPECT_EQ(got_b[i], bools[row] == '1' ? 1 : 0) << "row " << i;
+      }
+    }
+  }
 }
 
 TEST_F(ArrowGpu, ArraysOnAnotherDeviceAreRefused) {

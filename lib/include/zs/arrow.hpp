@@ -2,30 +2,48 @@
 // ArrowArray, host memory) and the C Device Data Interface (ArrowDeviceArray, CUDA memory).
 //
 // A table travels as one struct array (format "+s") with one child per column, named by
-// table.names. Column types map onto Arrow formats as follows:
+// table.names. Column types (value type and logical type, zs/types.hpp) map onto Arrow formats
+// as follows; every one is exported and imported:
 //
-//   zshuffle   Arrow format                          export   import
-//   int32      "i"                                   yes      yes
-//   int64      "l"                                   yes      yes
-//   uint32     "I"                                   yes      yes
-//   uint64     "L"                                   yes      yes
-//   float32    "f"                                   yes      yes
-//   float64    "g"                                   yes      yes
-//   string     "U" large_utf8 (int64 offsets)        yes      yes
-//   string     "u" utf8 (int32 offsets)              -        yes, widened to int64 offsets
+//   zshuffle column                     Arrow format             Arrow type
+//   int8, int16, int32, int64           "c", "s", "i", "l"       int8 ... int64
+//   uint8, uint16, uint32, uint64       "C", "S", "I", "L"       uint8 ... uint64
+//   float32, float64                    "f", "g"                 float32, float64
+//   bool8                               "b"                      bool (a bitmap: converted)
+//   string                              "U"                      large_utf8 (int64 offsets)
+//   string (import only)                "u"                      utf8, widened to int64 offsets
+//   int32 + date32                      "tdD"                    date32 (days)
+//   int64 + date64                      "tdm"                    date64 (milliseconds)
+//   int64 + timestamp[unit, zone]       "tss:zone" ... "tsn:zone" timestamp (zone may be empty)
+//   int64 + duration[unit]              "tDs" ... "tDn"          duration
+//   int32 + time32[s or ms]             "tts", "ttm"             time32
+//   int64 + time64[us or ns]            "ttu", "ttn"             time64
+//   int32 + decimal32(P, S)             "d:P,S,32"               decimal32
+//   int64 + decimal64(P, S)             "d:P,S,64"               decimal64
 //
-// Any other format (bool, int8/16, decimals, dates, nested types ...) is refused on import with
-// error_code::unsupported naming the column. Columns carry no null masks yet: exports have no
-// validity buffer (null_count 0), and imports refuse a column with nulls (a validity buffer is
-// fine when it marks every row of the imported range valid). The C structs are declared in
-// zs/arrow_c_interface.h without any Arrow library; Arrow's or nanoarrow's own declarations
-// can be included beside it.
+// Refused on import with error_code::unsupported naming the column and its format: 128- and
+// 256-bit decimals ("d:P,S", "d:P,S,128", "d:P,S,256": no zshuffle storage type), nested types
+// (lists, structs, maps, unions: "+..."), dictionary-encoded columns, views ("vu", "vz"),
+// binary, half floats, intervals and the null type.
 //
-// Export is zero-copy: the table is moved into the exported array, whose buffers ARE the
-// columns' buffers, and the array's release callback frees them. Import copies: zs::column
-// owns its memory, so the imported table holds copies of the Arrow buffers (in host memory for
-// host arrays, in device memory for CUDA arrays), taken from the array's offset and length
-// (slices are honoured; string offsets are rebased to start at 0).
+// Nulls: a column's null mask is its child's validity buffer (buffer 0), and the child's flags
+// say ARROW_FLAG_NULLABLE; a column without one exports a NULL validity buffer and null_count
+// 0. Host exports count the nulls; device exports give null_count -1 (unknown), since counting
+// would take a pass over device memory and a wait for the producer's stream. Imports take the
+// validity buffer of the imported rows into the column's null mask (a byte copy where the
+// slice starts at a multiple of 8 rows, a bit shift otherwise, on the GPU for CUDA arrays); a
+// child with null_count 0 or without a validity buffer gets no mask. Nulls of the top-level
+// struct (whole rows) are refused. The C structs are declared in zs/arrow_c_interface.h without
+// any Arrow library; Arrow's or nanoarrow's own declarations can be included beside it.
+//
+// Export is zero-copy but for bool columns: the table is moved into the exported array, whose
+// buffers ARE the columns' buffers (values, offsets, characters, null masks), and the array's
+// release callback frees them. A bool8 column (a byte per value) is exported as Arrow's bitmap
+// of values, written into a new buffer that the array owns. Import copies: zs::column owns its
+// memory, so the imported table holds copies of the Arrow buffers (in host memory for host
+// arrays, in device memory for CUDA arrays), taken from the array's offset and length (slices
+// are honoured; string offsets are rebased to start at 0; bool bitmaps are expanded to a byte
+// per value).
 //
 // Example: a table to a library that speaks the C Data Interface, and back.
 //
@@ -47,9 +65,11 @@
 namespace zs {
 
 /// Moves `t` (host columns only) into `schema` and `array`: a struct array of t's columns,
-/// sharing their buffers. Each child is named by t.names (empty names when t.names is empty);
-/// a child's flags say it is not nullable, its buffers are {NULL validity, values} or
-/// {NULL validity, int64 offsets, characters}. The release callbacks (one per schema and array
+/// sharing their buffers. Each child is named by t.names (empty names when t.names is empty)
+/// and typed by its column's value and logical types (the table above); its buffers are
+/// {validity, values} or {validity, int64 offsets, characters}, the validity buffer being the
+/// column's null mask (NULL without one, and the flags not nullable). Bool8 values are packed
+/// into a bitmap the array owns. The release callbacks (one per schema and array
 /// node, as the specification requires, so a consumer may move children out and release them
 /// alone) free the columns; the consumer must call them exactly once.
 ///
@@ -66,9 +86,13 @@ void export_to_arrow(table&& t, ArrowSchema* schema, ArrowArray* array);
 /// on it and sync_event points to its cudaEvent_t, which the consumer waits for before reading;
 /// the array's release destroys it. Without, the data is ready and sync_event is NULL.
 ///
+/// Bool8 columns are packed into bitmaps on the columns' GPU, on `ready_on` before its event
+/// is recorded, or without it on the default stream, which is synchronised before return.
+/// Null counts are -1 (unknown) for nullable columns.
+///
 /// Releasing frees the columns' device memory as zs::column does, on the stream each column was
-/// allocated on (that stream must still exist); the consumer's work on the buffers must be
-/// ordered before it.
+/// allocated on (that stream must still exist); the packed bool bitmaps are freed on the stream
+/// they were written on. The consumer's work on the buffers must be ordered before it.
 ///
 /// Throws zs::error (invalid_argument) and leaves `t` untouched for the reasons of
 /// export_to_arrow, or when a column lives in host memory or the columns are on different GPUs.
@@ -76,7 +100,9 @@ void export_to_arrow_device(table&& t, ArrowSchema* schema, ArrowDeviceArray* de
                             std::optional<cudaStream_t> ready_on = std::nullopt);
 
 /// A host table holding a copy of `array` (host memory), a struct array described by `schema`.
-/// Columns are named by the children's schema names (NULL names become empty).
+/// Columns are named by the children's schema names (NULL names become empty), typed by their
+/// formats (the table above: a logical type where the format has one), and carry a null mask
+/// where the child has a validity buffer and a null_count other than 0.
 ///
 /// Takes ownership as a consumer of the C Data Interface does: schema and array are released
 /// (their release callbacks called once, leaving release NULL) before this returns, whether it
@@ -86,12 +112,13 @@ void export_to_arrow_device(table&& t, ArrowSchema* schema, ArrowDeviceArray* de
 /// Throws zs::error naming the offending column:
 /// - invalid_argument: schema or array is null or already released (release NULL), the array
 ///   does not match the schema (child counts, buffer counts: 1 for the struct, 2 for
-///   fixed-width columns, 3 for strings), negative lengths or offsets, a child shorter than the
-///   struct's offset + length, a missing buffer, or string offsets that decrease or start below
-///   zero.
+///   fixed-width and bool columns, 3 for strings), negative lengths or offsets, a null_count
+///   below -1 or above 0 without a validity buffer, a child shorter than the struct's offset +
+///   length, a missing buffer, string offsets that decrease or start below zero, or a decimal
+///   whose precision its width cannot hold (decimal32 above 9 digits, decimal64 above 18).
 /// - unsupported: a top level that is not a struct ("+s"), a format other than those above
-///   (the message lists the supported ones), a dictionary-encoded column, a column or struct with
-///   nulls ("null masks are not supported yet").
+///   (the message names the format and lists the supported ones), a dictionary-encoded column,
+///   nulls in the top-level struct.
 /// Children longer than the struct needs are read over the struct's rows only, as Arrow does.
 table import_from_arrow(ArrowSchema* schema, ArrowArray* array);
 
@@ -103,7 +130,8 @@ table import_from_arrow(ArrowSchema* schema, ArrowArray* array);
 /// `stream` before it releases the array, so the producer's buffers outlive the copies and the
 /// returned columns are ready to use; for CUDA_HOST it waits for the sync event on the host.
 /// String offsets in device memory are trusted: only the first and the last offset of the range
-/// are checked.
+/// are checked. Validity bitmaps of slices not starting at a multiple of 8 rows are shifted,
+/// and bool values expanded, by kernels on `stream`.
 ///
 /// Ownership and errors are those of import_from_arrow; other device types are unsupported.
 table import_from_arrow_device(ArrowSchema* schema, ArrowDeviceArray* device_array, cudaStream_t stream);

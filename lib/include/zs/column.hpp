@@ -8,6 +8,10 @@
 // one has no nulls. The values under a null row are unspecified (they may be anything, and
 // operations need not keep them); string offsets stay non-decreasing (a null string may hold
 // characters or none).
+//
+// Logical types: a column may carry a logical type over its storage type (zs/types.hpp: a date
+// over int32, a timestamp or decimal64 over int64 ...). It is metadata: views do not carry it,
+// codecs and collectives move the storage, and copy_to keeps it.
 #pragma once
 
 #include <cstdint>
@@ -94,6 +98,12 @@ class column {
   /// Removes the null mask: every row holds a value again.
   void drop_null_mask() noexcept { null_mask_ = std::monostate{}; }
 
+  /// The logical type over the storage type (kind none unless set).
+  const logical_type& logical() const noexcept { return logical_; }
+  /// Sets the logical type. Throws zs::error (invalid_argument) when it does not lie over the
+  /// column's storage type (check_logical_type), leaving the column as it was.
+  void set_logical(logical_type type);
+
   column_view view() const noexcept;
   mutable_column_view mutable_view() noexcept;
 
@@ -115,6 +125,7 @@ class column {
   std::uint64_t count_ = 0;
   std::uint64_t data_bytes_ = 0;
   memory_kind memory_ = memory_kind::host;
+  logical_type logical_;
   storage data_;
   storage offsets_;
   storage null_mask_;

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "zs/hd.hpp"
@@ -22,16 +23,18 @@ enum class value_type : std::uint8_t {
   int16 = 9,
   uint8 = 10,
   uint16 = 11,
+  bool8 = 12,  // one byte per value, 0 (false) or 1 (true): cuDF's BOOL8, not Arrow's bitmap
 };
 
 /// The largest on-wire id; ids run from 1 to this one without gaps (new types are appended).
-inline constexpr std::uint8_t last_value_type_id = 11;
+inline constexpr std::uint8_t last_value_type_id = 12;
 
 /// Bytes of one value for fixed-width types; 0 for strings.
 ZS_HD constexpr std::size_t value_width(value_type type) noexcept {
   switch (type) {
     case value_type::int8:
-    case value_type::uint8: return 1;
+    case value_type::uint8:
+    case value_type::bool8: return 1;
     case value_type::int16:
     case value_type::uint16: return 2;
     case value_type::int32:
@@ -61,8 +64,11 @@ ZS_HD constexpr bool count_fits(value_type type, std::uint64_t count) noexcept {
   std::uint64_t const width = value_width(type);
   return width == 0 ? count <= max_string_count : count <= UINT64_MAX / width;
 }
+/// Integer types, bool8 among them: its storage is a uint8 (0 or 1), and every path that takes
+/// integers (the bitpack codec, key hashing) takes bool8 as it takes uint8.
 ZS_HD constexpr bool is_integer(value_type type) noexcept {
   switch (type) {
+    case value_type::bool8:
     case value_type::int8:
     case value_type::int16:
     case value_type::int32:
@@ -84,12 +90,75 @@ constexpr bool is_float(value_type type) noexcept {
 }
 
 std::string_view to_string(value_type type) noexcept;
-/// Parses "int8", "uint16", "int32", "uint64", "float32", "string" ...; throws zs::error on an unknown name.
+/// Parses "int8", "uint16", "int32", "uint64", "float32", "string", "bool8" (or "bool") ...;
+/// throws zs::error (unsupported) on an unknown name.
 value_type parse_value_type(std::string_view name);
+
+// ---------------------------------------------------------------------------------------------
+// Logical types: what a column's values mean beyond their storage type. A date is an int32 of
+// days, a timestamp an int64 of some unit since the epoch, a decimal an integer of unscaled
+// digits. The logical type is metadata of a column (zs::column::logical): codecs, frames and the
+// shuffle see and move only the storage type; Arrow interop (zs/arrow.hpp) reads and writes it.
+
+/// The unit of a time-based logical type.
+enum class time_unit : std::uint8_t { second, millisecond, microsecond, nanosecond };
+
+/// The kinds of logical type, each with the one storage type it lies over.
+enum class logical_kind : std::uint8_t {
+  none,       // the storage type means itself
+  date32,     // int32: days since 1970-01-01
+  date64,     // int64: milliseconds since 1970-01-01
+  timestamp,  // int64: `unit`s since 1970-01-01 00:00:00 UTC; `timezone` optional
+  duration,   // int64: a length of time in `unit`s
+  time32,     // int32: seconds or milliseconds since midnight
+  time64,     // int64: microseconds or nanoseconds since midnight
+  decimal32,  // int32: the unscaled value; precision 1..9
+  decimal64,  // int64: the unscaled value; precision 1..18
+};
+
+/// A logical type: a kind and the parameters that kind uses (the others stay at their defaults,
+/// so that two equal types compare equal). Build them with the named constructors, which check
+/// their parameters.
+///
+/// 128-bit decimals have no storage type in zshuffle: Arrow imports refuse them.
+struct logical_type {
+  logical_kind kind = logical_kind::none;
+  time_unit unit = time_unit::second;  // timestamp, duration, time32 (s, ms), time64 (us, ns)
+  std::uint8_t precision = 0;          // decimals: significant digits
+  std::int32_t scale = 0;              // decimals: value = unscaled x 10^-scale (may be negative)
+  std::string timezone;                // timestamp: an IANA name ("Europe/Paris") or offset; empty: none
+
+  static logical_type date32();
+  static logical_type date64();
+  static logical_type timestamp(time_unit unit, std::string timezone = {});
+  static logical_type duration(time_unit unit);
+  /// time32 (seconds, milliseconds) or time64 (microseconds, nanoseconds), by the unit.
+  static logical_type time_of_day(time_unit unit);
+  static logical_type decimal32(int precision, int scale);
+  static logical_type decimal64(int precision, int scale);
+
+  bool is_none() const noexcept { return kind == logical_kind::none; }
+  bool operator==(const logical_type&) const = default;
+};
+
+/// The storage type under a logical kind (int32 or int64); none has no storage of its own.
+value_type storage_type(logical_kind kind);
+
+/// "date32", "timestamp[us, UTC]", "decimal64(12, 2)", "none" ...
+std::string to_string(const logical_type& type);
+std::string_view to_string(time_unit unit) noexcept;  // "s", "ms", "us", "ns"
+
+/// Throws zs::error (invalid_argument) when `type` is not a valid logical type over `storage`:
+/// another storage type than its kind's, a unit its kind does not take, a decimal precision
+/// outside 1..9 (decimal32) or 1..18 (decimal64), or parameters its kind does not use.
+/// A logical type of kind none is valid over every storage type.
+void check_logical_type(const logical_type& type, value_type storage);
 
 /// The value_type of a C++ value type, for templates.
 template <typename T>
 struct value_type_of;
+static_assert(sizeof(bool) == 1, "bool8 columns are filled from bool values");
+template <> struct value_type_of<bool> { static constexpr value_type value = value_type::bool8; };
 template <> struct value_type_of<std::int8_t> { static constexpr value_type value = value_type::int8; };
 template <> struct value_type_of<std::int16_t> { static constexpr value_type value = value_type::int16; };
 template <> struct value_type_of<std::uint8_t> { static constexpr value_type value = value_type::uint8; };
