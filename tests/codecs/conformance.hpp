@@ -57,7 +57,7 @@ struct suite_case {
 inline constexpr value_type every_value_type[] = {
     value_type::int8,    value_type::int16,   value_type::uint8,   value_type::uint16, value_type::int32,
     value_type::int64,   value_type::uint32,  value_type::uint64,  value_type::float32, value_type::float64,
-    value_type::string};
+    value_type::string,  value_type::bool8};
 
 /// Every registered codec, on each side, for each type it supports().
 inline std::vector<suite_case> all_cases() {
@@ -667,10 +667,20 @@ column wrapped(const column& c) {
   return widened<From, To>(c);  // the same C++ conversion: it wraps where To is narrower
 }
 
+/// A bool8 column of the low bit of each value of a 32-bit host column.
+inline column low_bits_as_bool8(const column& c) {
+  column out = column::allocate(value_type::bool8, c.size(), memory_kind::host);
+  auto const* in = c.view().values<std::uint32_t>();
+  auto* bools = out.mutable_view().values<std::uint8_t>();
+  for (std::size_t i = 0; i < c.size(); ++i) bools[i] = static_cast<std::uint8_t>(in[i] & 1U);
+  return out;
+}
+
 /// The real columns of `type`. The data has no 64-bit integer column: for int64 and uint64 the
 /// int32 and uint32 columns stand in, widened, so every type meets real value distributions. Nor
 /// has it a narrow integer column: for int8, int16, uint8 and uint16 the int32 and uint32 columns
-/// stand in, wrapped to the narrow type (their low bits: the values a narrowing cast gives).
+/// stand in, wrapped to the narrow type (their low bits: the values a narrowing cast gives); for
+/// bool8, their lowest bit.
 struct typed_real_column {
   std::string name;
   const real_column* source;
@@ -690,6 +700,9 @@ inline std::vector<typed_real_column> real_columns(const std::filesystem::path& 
     } else if (type == value_type::uint64 && r.head.type() == value_type::uint32) {
       out.push_back({r.name + " widened to uint64", &r, widened<std::uint32_t, std::uint64_t>(r.head),
                      widened<std::uint32_t, std::uint64_t>(r.middle)});
+    } else if (type == value_type::bool8 &&
+               (r.head.type() == value_type::int32 || r.head.type() == value_type::uint32)) {
+      out.push_back({r.name + " low bits as bool8", &r, low_bits_as_bool8(r.head), low_bits_as_bool8(r.middle)});
     } else if (is_integer(type) && value_width(type) < 4 &&
                (r.head.type() == value_type::int32 || r.head.type() == value_type::uint32)) {
       auto const to = [&]<typename To>(To) {

@@ -188,6 +188,15 @@ std::vector<test_column> adversarial_columns(zs::value_type type) {
     case zs::value_type::int8: add_integers(zs::test::adversarial_inputs<std::int8_t>()); break;
     case zs::value_type::int16: add_integers(zs::test::adversarial_inputs<std::int16_t>()); break;
     case zs::value_type::uint8: add_integers(zs::test::adversarial_inputs<std::uint8_t>()); break;
+    case zs::value_type::bool8: {
+      auto const bytes = zs::test::adversarial_inputs<std::uint8_t>();  // their low bits, as 0 and 1
+      for (std::size_t k = 0; k < bytes.size(); ++k) {
+        zs::column c = zs::column::allocate(zs::value_type::bool8, bytes[k].size(), zs::memory_kind::host);
+        for (std::size_t i = 0; i < bytes[k].size(); ++i) c.mutable_view().values<std::uint8_t>()[i] = bytes[k][i] & 1U;
+        add("bools #" + std::to_string(k) + " (" + std::to_string(bytes[k].size()) + " values)", std::move(c));
+      }
+      break;
+    }
     case zs::value_type::uint16: add_integers(zs::test::adversarial_inputs<std::uint16_t>()); break;
     case zs::value_type::int32: add_integers(zs::test::adversarial_inputs<std::int32_t>()); break;
     case zs::value_type::int64: add_integers(zs::test::adversarial_inputs<std::int64_t>()); break;
@@ -218,6 +227,11 @@ zs::column pattern_column(zs::value_type type) {
     case zs::value_type::int8: return as(std::int8_t{});
     case zs::value_type::int16: return as(std::int16_t{});
     case zs::value_type::uint8: return as(std::uint8_t{});
+    case zs::value_type::bool8: {
+      zs::column c = zs::column::allocate(zs::value_type::bool8, base.size(), zs::memory_kind::host);
+      for (std::size_t i = 0; i < base.size(); ++i) c.mutable_view().values<std::uint8_t>()[i] = base[i] & 1;
+      return c;
+    }
     case zs::value_type::uint16: return as(std::uint16_t{});
     case zs::value_type::int32: return as(std::int32_t{});
     case zs::value_type::int64: return as(std::int64_t{});
