@@ -1,5 +1,6 @@
-// The tile-based bit-packing formats (docs/FORMAT.md, codecs 1-3: for, dfor, rfor): constants,
-// codec parameters, bit-field access, and the validation rules every decoder applies.
+// The tile-based bit-packing formats (docs/FORMAT.md, codecs 1-3 and 8-10: for, dfor, rfor,
+// pfor, pdfor, drfor): constants, codec parameters, bit-field access, and the validation rules
+// every decoder applies.
 //
 // Shared by the CPU reference (lib/src/codecs/bitpack_codec.cpp) and the GPU kernels, so both
 // sides read the same rules; the encoders are written separately on each side and must agree
@@ -9,12 +10,20 @@
 // words):
 //   payload = block starts (one u32 per block, word offsets into the data section), then the
 //   data section, a sequence of little-endian 32-bit words.
-//   for:  blocks of 128 values = reference (rw words), widths word (4 x 8 bits), 4 miniblocks of
-//         32 values, miniblock j packed at its own width b_j in exactly b_j words.
-//   dfor: tiles of 4 blocks; each tile = first value (rw words), then its blocks, which hold
-//         the differences of consecutive values as for-blocks.
-//   rfor: blocks of 512 values = header word (runs, minimum run length, two widths), value
-//         reference (rw words), run values bit-packed, run lengths bit-packed.
+//   for:   blocks of 128 values = reference (rw words), widths word (4 x 8 bits), 4 miniblocks
+//          of 32 values, miniblock j packed at its own width b_j in exactly b_j words.
+//   dfor:  tiles of 4 blocks; each tile = first value (rw words), then its blocks, which hold
+//          the differences of consecutive values as for-blocks.
+//   rfor:  blocks of 512 values = header word (runs, minimum run length, two widths), value
+//          reference (rw words), run values bit-packed, run lengths bit-packed.
+//   pfor:  for with shifts and patches: a block = reference, low widths word (b_j), full widths
+//          word (B_j), shifts word (s_j: the trailing zeros all of a miniblock's offsets share,
+//          dropped), the 4 miniblocks' low b_j bits as for packs them, then an exception
+//          section: for each miniblock with B_j > b_j a bitmap word of its exceptions, then for
+//          each such miniblock the high bits (offset >> s_j >> b_j) of its exceptions.
+//   pdfor: dfor's tiles and differences in pfor's blocks.
+//   drfor: rfor whose run values are coded as differences: header word, first run value and
+//          difference reference (rw words each), r - 1 differences bit-packed, run lengths.
 #pragma once
 
 #include <cstddef>
@@ -28,8 +37,36 @@
 namespace zs::bitpack {
 
 /// The schemes; the values are the codec ids written in frames.
-enum class scheme : std::uint8_t { raw = 0, for_ = 1, dfor = 2, rfor = 3 };
-inline constexpr int num_schemes = 4;
+enum class scheme : std::uint8_t { raw = 0, for_ = 1, dfor = 2, rfor = 3, pfor = 8, pdfor = 9, drfor = 10 };
+inline constexpr int num_schemes = 7;
+/// The schemes other than raw, which the encoder sizes for every frame: coded_scheme(i) for
+/// i < coded_schemes, in the order of their codec ids (the order ties are broken in).
+inline constexpr int coded_schemes = 6;
+ZS_HD constexpr scheme coded_scheme(int i) noexcept {
+  switch (i) {
+    case 0: return scheme::for_;
+    case 1: return scheme::dfor;
+    case 2: return scheme::rfor;
+    case 3: return scheme::pfor;
+    case 4: return scheme::pdfor;
+    case 5: return scheme::drfor;
+    default: return scheme::raw;
+  }
+}
+/// Whether the codec id `id` is one of the schemes (raw included).
+ZS_HD constexpr bool is_scheme_id(std::uint32_t id) noexcept {
+  return id <= 3 || (id >= 8 && id <= 10);
+}
+/// Blocks of 128 values with miniblock widths: for, dfor, pfor, pdfor.
+ZS_HD constexpr bool has_miniblocks(scheme s) noexcept {
+  return s == scheme::for_ || s == scheme::dfor || s == scheme::pfor || s == scheme::pdfor;
+}
+/// Tiles of 4 blocks of differences, each tile starting with its first value: dfor, pdfor.
+ZS_HD constexpr bool is_delta_tiled(scheme s) noexcept { return s == scheme::dfor || s == scheme::pdfor; }
+/// Miniblocks with exceptions: pfor, pdfor.
+ZS_HD constexpr bool is_patched(scheme s) noexcept { return s == scheme::pfor || s == scheme::pdfor; }
+/// Blocks of 512 values as runs: rfor, drfor.
+ZS_HD constexpr bool is_run_scheme(scheme s) noexcept { return s == scheme::rfor || s == scheme::drfor; }
 
 inline constexpr std::uint32_t block_values = 128;     // for, dfor
 inline constexpr std::uint32_t miniblock_values = 32;  // 32 values at b bits = b words
@@ -54,12 +91,8 @@ ZS_HD constexpr std::uint64_t field_words(std::uint64_t count, std::uint32_t bit
 
 /// Blocks (and block starts) a frame of `count` values has in scheme `s` (0 for raw).
 ZS_HD constexpr std::uint64_t block_count(scheme s, std::uint64_t count) noexcept {
-  switch (s) {
-    case scheme::for_:
-    case scheme::dfor: return ceil_div(count, block_values);
-    case scheme::rfor: return ceil_div(count, rfor_block_values);
-    case scheme::raw: return 0;
-  }
+  if (has_miniblocks(s)) return ceil_div(count, block_values);
+  if (is_run_scheme(s)) return ceil_div(count, rfor_block_values);
   return 0;
 }
 
@@ -123,6 +156,63 @@ ZS_HD constexpr rfor_header unpack_rfor_header(std::uint32_t word) noexcept {
 ZS_HD constexpr std::uint64_t rfor_block_words(const rfor_header& h, std::uint32_t width_bits) noexcept {
   return 1 + reference_words(width_bits) + field_words(h.runs, h.value_bits) + field_words(h.runs, h.length_bits);
 }
+/// drfor: the same header word, then the first run value and the reference of the run values'
+/// differences (rw words each), r - 1 differences of value_bits bits, r lengths.
+ZS_HD constexpr std::uint64_t drfor_block_words(const rfor_header& h, std::uint32_t width_bits) noexcept {
+  return 1 + 2 * reference_words(width_bits) + field_words(h.runs - 1, h.value_bits) +
+         field_words(h.runs, h.length_bits);
+}
+/// Data words of a block of rfor or drfor.
+ZS_HD constexpr std::uint64_t run_block_words(scheme s, const rfor_header& h, std::uint32_t width_bits) noexcept {
+  return s == scheme::drfor ? drfor_block_words(h, width_bits) : rfor_block_words(h, width_bits);
+}
+/// Where a run block's length stream starts, in words from the block's start.
+ZS_HD constexpr std::uint64_t run_lengths_at(scheme s, const rfor_header& h, std::uint32_t width_bits) noexcept {
+  std::uint32_t const rw = reference_words(width_bits);
+  return s == scheme::drfor ? 1 + 2 * rw + field_words(h.runs - 1, h.value_bits)
+                            : 1 + rw + field_words(h.runs, h.value_bits);
+}
+
+// --- pfor and pdfor: shifted and patched miniblocks ---------------------------------------------
+// A patched block: reference (rw words), low widths word (byte j: b_j), full widths word (byte
+// j: B_j, b_j <= B_j), shifts word (byte j: s_j, s_j + B_j <= w), the low b_j bits of each
+// miniblock's 32 fields exactly as a for block packs them (b_j words each), then the exception
+// section. Miniblock j's fields are its offsets shifted right by s_j (s_j < w): the encoder drops
+// the trailing zero bits all of them share (aligned steps, such as address ranges, have many). A
+// miniblock with B_j > b_j is patched: its fields of B_j bits that do not fit b_j bits are its
+// exceptions. The section holds, for the patched miniblocks in order, a bitmap word each (bit
+// k: value k of the miniblock is an exception; never 0), then, for the same miniblocks in order,
+// a stream each of the exceptions' high bits (field >> b_j) at B_j - b_j bits, in position
+// order, starting on a word. An outlier so costs one word for its miniblock and its high bits,
+// instead of widening all 32 values of its miniblock.
+
+/// Words before a patched block's low miniblocks: reference, the two widths words and the
+/// shifts word.
+ZS_HD constexpr std::uint32_t patched_head_words(std::uint32_t width_bits) noexcept {
+  return reference_words(width_bits) + 3;
+}
+/// Words of a miniblock whose 32 offsets take at most `full` bits, packed at `low` bits with
+/// `exceptions` offsets above 2^low patched: b words, plus, when patched, its bitmap word and
+/// its high bits.
+ZS_HD constexpr std::uint32_t patched_miniblock_words(std::uint32_t low, std::uint32_t full,
+                                                      std::uint32_t exceptions) noexcept {
+  return low + (full > low ? 1 + static_cast<std::uint32_t>(field_words(exceptions, full - low)) : 0U);
+}
+
+/// The low width that makes a miniblock smallest, from `at_least[b]`: the number of its offsets
+/// of more than b bits (b = 0..full; at_least[full] = 0). Ties go to the wider low width (fewer
+/// exceptions). Shared by the CPU and GPU encoders, so both pick the same widths.
+ZS_HD inline std::uint32_t best_low_width(const std::uint32_t* at_least, std::uint32_t full) noexcept {
+  std::uint32_t best = full, best_words = full;
+  for (std::uint32_t b = full; b-- > 0;) {
+    std::uint32_t const words = patched_miniblock_words(b, full, at_least[b]);
+    if (words < best_words) {
+      best = b;
+      best_words = words;
+    }
+  }
+  return best;
+}
 
 // --- codec parameters (header bytes 40..55) --------------------------------------------------
 //   bytes 0..1   u16 values per block: 128 (for, dfor) or 512 (rfor)
@@ -130,10 +220,10 @@ ZS_HD constexpr std::uint64_t rfor_block_words(const rfor_header& h, std::uint32
 //   bytes 3..7   zero
 //   bytes 8..15  u64 data words: 32-bit words of the data section
 ZS_HD constexpr std::uint32_t params_block_values(scheme s) noexcept {
-  return s == scheme::rfor ? rfor_block_values : block_values;
+  return is_run_scheme(s) ? rfor_block_values : block_values;
 }
 ZS_HD constexpr std::uint32_t params_tile_blocks(scheme s) noexcept {
-  return s == scheme::dfor ? tile_blocks : 0;
+  return is_delta_tiled(s) ? tile_blocks : 0;
 }
 
 /// Writes the codec parameters of scheme `s` (all zero for raw) into p[0..16).
@@ -209,7 +299,7 @@ ZS_HD inline frame_status read_layout(const frame_header& h, frame_layout& out) 
     // A frame the encoder left raw follows the raw codec's rules (zero parameters included).
     return raw::check_header(h);
   }
-  if (s != scheme::for_ && s != scheme::dfor && s != scheme::rfor) return frame_status::wrong_codec;
+  if (!is_scheme_id(static_cast<std::uint32_t>(h.codec))) return frame_status::wrong_codec;
   const std::byte* p = h.params.data();
   if (detail::load_le(p, 2) != params_block_values(s) ||
       static_cast<std::uint32_t>(p[2]) != params_tile_blocks(s) || detail::load_le(p + 3, 5) != 0) {
@@ -281,10 +371,19 @@ ZS_HD inline std::uint32_t gather_word(std::uint32_t k, std::uint32_t bits, std:
 // The rules are stated per block, so that a CPU loop over a segment's blocks and GPU lanes that
 // check one block each apply the same code.
 
-/// Whether a block starting at data word `start` has room for its reference and its widths (or
-/// rfor header) word inside the data section: the check before that word is read.
+/// Words at the start of a block that a decoder reads before it knows the block's size: the
+/// reference and widths word (for, dfor), the header word and reference (rfor), the reference,
+/// both widths words and the shifts word (pfor, pdfor), the header word, first value and
+/// reference (drfor).
+ZS_HD constexpr std::uint32_t block_head_words(scheme s, std::uint32_t width_bits) noexcept {
+  std::uint32_t const rw = reference_words(width_bits);
+  return is_patched(s) ? patched_head_words(width_bits) : s == scheme::drfor ? 1 + 2 * rw : rw + 1;
+}
+
+/// Whether a block starting at data word `start` has room for its head words (block_head_words)
+/// inside the data section: the check before they are read.
 ZS_HD constexpr bool block_has_room(const frame_layout& f, std::uint64_t start) noexcept {
-  return start <= f.data_words && f.data_words - start >= reference_words(f.width_bits) + 1;
+  return start <= f.data_words && f.data_words - start >= block_head_words(f.kind, f.width_bits);
 }
 
 /// Where the data word after block `i` must be, from the start of block i + 1 as the block
@@ -292,16 +391,16 @@ ZS_HD constexpr bool block_has_room(const frame_layout& f, std::uint64_t start) 
 /// next tile's first value between the two. UINT64_MAX where that cannot be.
 ZS_HD constexpr std::uint64_t block_end_from(const frame_layout& f, std::uint64_t i, std::uint64_t next_start) noexcept {
   std::uint32_t const rw = reference_words(f.width_bits);
-  if (f.kind == scheme::dfor && i + 1 < f.blocks && (i + 1) % tile_blocks == 0) {
+  if (is_delta_tiled(f.kind) && i + 1 < f.blocks && (i + 1) % tile_blocks == 0) {
     return next_start < rw ? ~std::uint64_t{0} : next_start - rw;
   }
   return next_start;
 }
 
 /// The rules for block i of a frame whose layout passed read_layout (for, dfor: blocks of 128
-/// values; rfor: of 512): its start (block_has_room held), `word` (its widths word, or its rfor
-/// header), and where the next block starts. For rfor the run lengths are checked apart
-/// (rfor_lengths_are_valid).
+/// values; rfor, drfor: of 512): its start (block_has_room held), `word` (its widths word, or its
+/// run header), and where the next block starts. For rfor and drfor the run lengths are checked
+/// apart (rfor_lengths_are_valid); pfor and pdfor blocks by patched_block_is_valid.
 ZS_HD inline bool block_is_valid(const frame_layout& f, std::uint64_t i, std::uint64_t start, std::uint32_t word,
                                  std::uint64_t next_start) noexcept {
   std::uint32_t const rw = reference_words(f.width_bits);
@@ -312,14 +411,14 @@ ZS_HD inline bool block_is_valid(const frame_layout& f, std::uint64_t i, std::ui
       if (width_of(word, j) > f.width_bits) return false;
     }
     size = rw + 1 + widths_sum(word);
-  } else if (f.kind == scheme::rfor) {
+  } else if (is_run_scheme(f.kind)) {
     if (i == 0 && start != 0) return false;
     if ((word >> 31) != 0) return false;
     rfor_header const h = unpack_rfor_header(word);
     std::uint64_t const first = i * rfor_block_values;
     std::uint64_t const values = f.count - first < rfor_block_values ? f.count - first : rfor_block_values;
     if (h.runs > values || h.value_bits > f.width_bits || h.length_bits > rfor_max_length_width) return false;
-    size = rfor_block_words(h, f.width_bits);
+    size = run_block_words(f.kind, h, f.width_bits);
   } else {
     return false;
   }
@@ -327,15 +426,54 @@ ZS_HD inline bool block_is_valid(const frame_layout& f, std::uint64_t i, std::ui
   return end >= start && end - start == size;
 }
 
-/// Whether the run lengths of the valid rfor block i starting at `start` cover its values
-/// exactly (every run is at least min_length >= 1 long).
+/// The rules for the patched (pfor, pdfor) block i of a frame whose layout passed read_layout,
+/// starting at data word `start` (block_has_room held), with the next block starting at
+/// `next_start`: block 0's start, widths b_j <= B_j and shifts s_j + B_j <= w, s_j < w, every bitmap word
+/// inside the block, not 0, and without exceptions past the frame's last value, and a size that
+/// reaches exactly the next block. Reads only data words inside the block.
+ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint32_t* data, std::uint64_t i,
+                                         std::uint64_t start, std::uint64_t next_start) noexcept {
+  std::uint32_t const rw = reference_words(f.width_bits);
+  if (i == 0 && start != (f.kind == scheme::pdfor ? rw : 0)) return false;
+  std::uint64_t const end = block_end_from(f, i, next_start);
+  if (end < start || end > f.data_words) return false;  // the bitmaps are read below the end
+  std::uint64_t const size = end - start;
+  std::uint32_t const low = data[start + rw], full = data[start + rw + 1], shifts = data[start + rw + 2];
+  std::uint32_t patched = 0;
+  for (std::uint32_t j = 0; j < miniblocks; ++j) {
+    if (width_of(low, j) > width_of(full, j) || width_of(full, j) > f.width_bits ||
+        width_of(shifts, j) > f.width_bits - width_of(full, j) || width_of(shifts, j) >= f.width_bits) {
+      return false;
+    }
+    patched += width_of(full, j) > width_of(low, j) ? 1U : 0U;
+  }
+  std::uint64_t const bitmaps = patched_head_words(f.width_bits) + widths_sum(low);
+  if (size < bitmaps || size - bitmaps < patched) return false;
+  std::uint64_t words = bitmaps + patched;
+  std::uint64_t const first = i * block_values;
+  for (std::uint32_t j = 0, k = 0; j < miniblocks; ++j) {
+    if (width_of(full, j) == width_of(low, j)) continue;
+    std::uint32_t const bitmap = data[start + bitmaps + k++];
+    std::uint64_t const mini_first = first + miniblock_values * j;
+    // Bits of positions past the frame's last value (a miniblock past it has no exceptions).
+    std::uint64_t const held = f.count > mini_first ? f.count - mini_first : 0;
+    std::uint32_t const past = held >= miniblock_values ? 0U : ~static_cast<std::uint32_t>(low_mask(static_cast<std::uint32_t>(held)));
+    if (bitmap == 0 || (bitmap & past) != 0) return false;
+    std::uint32_t ones = 0;
+    for (std::uint32_t b = bitmap; b != 0; b &= b - 1) ++ones;
+    words += field_words(ones, width_of(full, j) - width_of(low, j));
+  }
+  return words == size;
+}
+
+/// Whether the run lengths of the valid rfor or drfor block i starting at `start` cover its
+/// values exactly (every run is at least min_length >= 1 long).
 ZS_HD inline bool rfor_lengths_are_valid(const frame_layout& f, const std::uint32_t* data, std::uint64_t i,
                                          std::uint64_t start) noexcept {
-  std::uint32_t const rw = reference_words(f.width_bits);
   rfor_header const h = unpack_rfor_header(data[start]);
   std::uint64_t const first = i * rfor_block_values;
   std::uint64_t const values = f.count - first < rfor_block_values ? f.count - first : rfor_block_values;
-  const std::uint32_t* lengths = data + start + 1 + rw + field_words(h.runs, h.value_bits);
+  const std::uint32_t* lengths = data + start + run_lengths_at(f.kind, h, f.width_bits);
   std::uint64_t total = 0;
   for (std::uint32_t k = 0; k < h.runs; ++k) {
     total += h.min_length + read_field(lengths, static_cast<std::uint64_t>(k) * h.length_bits, h.length_bits);
@@ -344,21 +482,27 @@ ZS_HD inline bool rfor_lengths_are_valid(const frame_layout& f, const std::uint3
 }
 
 /// Checks the blocks of segment `seg` (values [512 seg, 512 seg + 512)) of a frame whose layout
-/// passed read_layout: block starts, widths, sizes that tile the data section exactly, and for
-/// rfor the run lengths. Reads only inside starts[0..blocks) and data[0..data_words).
+/// passed read_layout: block starts, widths, sizes that tile the data section exactly, for rfor
+/// and drfor the run lengths, for pfor and pdfor the exception bitmaps. Reads only inside
+/// starts[0..blocks) and data[0..data_words).
 /// Together over all segments these guarantee that every block lies inside the data section.
 ZS_HD inline bool segment_is_valid(const frame_layout& f, const std::uint32_t* starts,
                                    const std::uint32_t* data, std::uint64_t seg) noexcept {
-  std::uint64_t const per = f.kind == scheme::rfor ? 1 : tile_blocks;
+  bool const runs = is_run_scheme(f.kind);
+  std::uint64_t const per = runs ? 1 : tile_blocks;
   std::uint64_t const first = seg * per;
   std::uint64_t const last = first + per < f.blocks ? first + per : f.blocks;
   for (std::uint64_t i = first; i < last; ++i) {
     std::uint64_t const start = starts[i];
     if (!block_has_room(f, start)) return false;
-    std::uint32_t const word = data[start + (f.kind == scheme::rfor ? 0 : reference_words(f.width_bits))];
     std::uint64_t const next = i + 1 < f.blocks ? starts[i + 1] : f.data_words;
+    if (is_patched(f.kind)) {
+      if (!patched_block_is_valid(f, data, i, start, next)) return false;
+      continue;
+    }
+    std::uint32_t const word = data[start + (runs ? 0 : reference_words(f.width_bits))];
     if (!block_is_valid(f, i, start, word, next)) return false;
-    if (f.kind == scheme::rfor && !rfor_lengths_are_valid(f, data, i, start)) return false;
+    if (runs && !rfor_lengths_are_valid(f, data, i, start)) return false;
   }
   return true;
 }
@@ -374,13 +518,16 @@ ZS_HD constexpr std::uint64_t scheme_payload_bytes(scheme s, std::uint64_t count
 }
 
 /// The scheme with the smallest payload; ties go to the lower codec id (raw first), so a frame
-/// is never larger than raw. data_words[i] is the data section of scheme i + 1.
+/// is never larger than raw. data_words[i] is the data section of coded_scheme(i), for the first
+/// N coded schemes (the others are not candidates).
+template <int N>
 ZS_HD inline scheme pick_scheme(std::uint64_t count, std::uint64_t raw_bytes,
-                                const std::uint64_t data_words[3]) noexcept {
+                                const std::uint64_t (&data_words)[N]) noexcept {
+  static_assert(N <= coded_schemes, "one entry per coded scheme at most");
   scheme best = scheme::raw;
   std::uint64_t best_bytes = raw_bytes;
-  for (int i = 0; i < 3; ++i) {
-    auto const s = static_cast<scheme>(i + 1);
+  for (int i = 0; i < N; ++i) {
+    auto const s = coded_scheme(i);
     std::uint64_t const bytes = scheme_payload_bytes(s, count, data_words[i]);
     if (bytes < best_bytes) {
       best = s;

@@ -41,6 +41,9 @@ std::string_view to_string(codec_id codec) noexcept {
     case codec_id::fsst: return "fsst";
     case codec_id::rle: return "rle";
     case codec_id::fsst_dict: return "fsst_dict";
+    case codec_id::bitpack_pfor: return "pfor";
+    case codec_id::bitpack_pdfor: return "pdfor";
+    case codec_id::bitpack_drfor: return "drfor";
   }
   return "unknown";
 }

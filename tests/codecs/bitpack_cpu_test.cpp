@@ -23,6 +23,21 @@ namespace {
 namespace bp = zs::bitpack;
 
 const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
+// The codec of the extended schemes (pfor, pdfor, drfor beside the classic ones).
+const zs::codec& extended() {
+  static zs::codecs::bitpack_codec const codec(zs::codecs::bitpack_schemes::extended);
+  return codec;
+}
+
+// The smallest payload of the classic schemes (raw, for, dfor, rfor) and of all of them.
+template <typename Sizes>
+std::uint64_t classic_min(const Sizes& sizes) {
+  return std::min({sizes[0], sizes[1], sizes[2], sizes[3]});
+}
+template <typename Sizes>
+std::uint64_t extended_min(const Sizes& sizes) {
+  return *std::min_element(sizes.begin(), sizes.end());
+}
 
 struct encoded {
   std::vector<zs::encode_source> sources;
@@ -33,16 +48,16 @@ struct encoded {
 
 // Frame f of `parts` holds values [count f / parts, count (f + 1) / parts).
 template <typename T>
-encoded encode_parts(const std::vector<T>& v, std::size_t parts) {
+encoded encode_parts(const std::vector<T>& v, std::size_t parts, const zs::codec& codec = bitpack()) {
   encoded e;
   for (std::size_t p = 0; p < parts; ++p) {
     std::size_t const begin = v.size() * p / parts, end = v.size() * (p + 1) / parts;
     e.sources.push_back({zs::value_type_of<T>::value, end - begin, v.data() + begin});
   }
-  e.offsets = zs::layout_frames(bitpack(), e.sources);
+  e.offsets = zs::layout_frames(codec, e.sources);
   e.frames.assign(e.offsets.back(), std::byte{0xEE});
   e.frame_bytes.assign(parts, 0);
-  bitpack().encode_host({e.sources, e.frames.data(), e.offsets, e.frame_bytes.data()});
+  codec.encode_host({e.sources, e.frames.data(), e.offsets, e.frame_bytes.data()});
   return e;
 }
 
@@ -52,8 +67,8 @@ zs::codec_id codec_of(const encoded& e, std::size_t f) {
 
 // Never larger than raw (the codec keeps raw when nothing beats it), and whole 32-bit words.
 template <typename T>
-void expect_frame_sizes(const std::vector<T>& v, std::size_t parts) {
-  auto const e = encode_parts(v, parts);
+void expect_frame_sizes(const std::vector<T>& v, std::size_t parts, const zs::codec& codec = bitpack()) {
+  auto const e = encode_parts(v, parts, codec);
   for (std::size_t f = 0; f < parts; ++f) {
     EXPECT_LE(e.frame_bytes[f], zs::frame_header_bytes + e.sources[f].raw_bytes()) << "frame " << f;
     EXPECT_EQ(e.frame_bytes[f] % 4, 0U) << "frame " << f;
@@ -70,24 +85,42 @@ TYPED_TEST(BitpackCpuTyped, FramesAreNeverLargerThanRawAndWholeWords) {
     SCOPED_TRACE("n = " + std::to_string(v.size()));
     expect_frame_sizes(v, 1);
     expect_frame_sizes(v, 3);
+    expect_frame_sizes(v, 1, extended());
+    expect_frame_sizes(v, 3, extended());
   }
 }
 
 TYPED_TEST(BitpackCpuTyped, PicksTheSchemeThatFitsTheData) {
   using T = TypeParam;
   std::size_t const n = 10000;
-  std::vector<T> sorted(n), runs(n), small(n), random(n);
+  std::vector<T> sorted(n), runs(n), sorted_runs(n), small(n), outliers(n), jumps(n), random(n);
   std::mt19937_64 rng(7);
   for (std::size_t i = 0; i < n; ++i) {
     sorted[i] = static_cast<T>(1000 + 17 * i + rng() % 3);
-    runs[i] = static_cast<T>((i / 300) * 1000003 + 12345);
+    runs[i] = static_cast<T>(((i / 30) * 7919) % 1000 + 12345);  // runs of unsorted values
+    sorted_runs[i] = static_cast<T>((i / 3) * 5 + 12345 + (i / 3) % 2);     // short runs, rising
     small[i] = static_cast<T>(rng() % 50);
+    outliers[i] = static_cast<T>(rng() % 50 + (i % 500 == 499 ? 100000000 : 0));
+    jumps[i] = static_cast<T>(1000 + 17 * i + (i / 500) * 1000000);
     random[i] = static_cast<T>(rng());
   }
   EXPECT_EQ(codec_of(encode_parts(sorted, 1), 0), zs::codec_id::bitpack_dfor);
   EXPECT_EQ(codec_of(encode_parts(runs, 1), 0), zs::codec_id::bitpack_rfor);
   EXPECT_EQ(codec_of(encode_parts(small, 1), 0), zs::codec_id::bitpack_for);
   EXPECT_EQ(codec_of(encode_parts(random, 1), 0), zs::codec_id::raw);
+  // The registered codec keeps to the classic schemes; the extended one adds its three.
+  for (auto const* v : {&sorted_runs, &outliers, &jumps}) {
+    auto const id = codec_of(encode_parts(*v, 1), 0);
+    EXPECT_TRUE(id == zs::codec_id::bitpack_for || id == zs::codec_id::bitpack_dfor || id == zs::codec_id::bitpack_rfor);
+  }
+  // Runs of length 1 with small steps: drfor is dfor with one width for 512 differences.
+  EXPECT_EQ(codec_of(encode_parts(sorted, 1, extended()), 0), zs::codec_id::bitpack_drfor);
+  EXPECT_EQ(codec_of(encode_parts(runs, 1, extended()), 0), zs::codec_id::bitpack_rfor);
+  EXPECT_EQ(codec_of(encode_parts(small, 1, extended()), 0), zs::codec_id::bitpack_for);
+  EXPECT_EQ(codec_of(encode_parts(random, 1, extended()), 0), zs::codec_id::raw);
+  EXPECT_EQ(codec_of(encode_parts(sorted_runs, 1, extended()), 0), zs::codec_id::bitpack_drfor);
+  EXPECT_EQ(codec_of(encode_parts(outliers, 1, extended()), 0), zs::codec_id::bitpack_pfor);
+  EXPECT_EQ(codec_of(encode_parts(jumps, 1, extended()), 0), zs::codec_id::bitpack_pdfor);
   EXPECT_EQ(codec_of(encode_parts(std::vector<T>{}, 1), 0), zs::codec_id::raw);
   // A raw frame's payload is the values as they are, so the raw codec decodes it too.
   auto const e = encode_parts(random, 1);
@@ -105,8 +138,11 @@ TYPED_TEST(BitpackCpuTyped, EncodedSizeIsTheSmallestScheme) {
     zs::encode_source const s{zs::value_type_of<T>::value, v.size(), v.data()};
     auto const sizes = zs::codecs::bitpack_codec::scheme_payload_bytes(s);
     auto const e = encode_parts(v, 1);
-    EXPECT_EQ(e.frame_bytes[0], zs::frame_header_bytes + *std::min_element(sizes.begin(), sizes.end()));
+    EXPECT_EQ(e.frame_bytes[0], zs::frame_header_bytes + classic_min(sizes));
     EXPECT_EQ(sizes[static_cast<int>(codec_of(e, 0))], e.frame_bytes[0] - zs::frame_header_bytes);
+    auto const x = encode_parts(v, 1, extended());
+    EXPECT_EQ(x.frame_bytes[0], zs::frame_header_bytes + extended_min(sizes));
+    EXPECT_EQ(sizes[static_cast<int>(codec_of(x, 0))], x.frame_bytes[0] - zs::frame_header_bytes);
   }
 }
 
@@ -180,7 +216,10 @@ void check_real_column(const zs::column& c, const reference_ratios& r) {
 
   // One frame of the whole column takes the best scheme, header included.
   auto const e = encode_parts(v, 1);
-  EXPECT_EQ(e.frame_bytes[0], zs::frame_header_bytes + *std::min_element(sizes.begin(), sizes.end()));
+  EXPECT_EQ(e.frame_bytes[0], zs::frame_header_bytes + classic_min(sizes));
+  auto const x = encode_parts(v, 1, extended());
+  EXPECT_EQ(x.frame_bytes[0], zs::frame_header_bytes + extended_min(sizes));
+  expect_frame_sizes(v, 7, extended());
 }
 
 TEST_P(BitpackCpuRealData, MatchesTheReferenceRatios) {
@@ -208,9 +247,11 @@ struct one_frame {
   std::vector<std::uint64_t> offsets;
   std::vector<std::byte> frame;
 
+  const zs::codec* decoder = &bitpack();  // the codec that wrote the frame, which decodes it
+
   template <typename T>
-  explicit one_frame(const std::vector<T>& v) {
-    auto e = encode_parts(v, 1);
+  explicit one_frame(const std::vector<T>& v, const zs::codec& c = bitpack()) : decoder(&c) {
+    auto e = encode_parts(v, 1, c);
     sources = e.sources;
     offsets = {0, e.frame_bytes[0]};
     frame.assign(e.frames.begin(), e.frames.begin() + static_cast<std::ptrdiff_t>(e.frame_bytes[0]));
@@ -245,16 +286,34 @@ struct one_frame {
     std::vector<T> out(sources[0].count, T{0x33});
     std::vector<zs::decode_target> targets{{type, sources[0].count, out.data()}};
     std::vector<zs::frame_status> status(1);
-    bitpack().decode_host({frame.data(), offsets, targets, status.data()});
+    decoder->decode_host({frame.data(), offsets, targets, status.data()});
     bool const intact = std::all_of(out.begin(), out.end(), [](T x) { return x == T{0x33}; });
     return {status[0], intact};
   }
 };
 
 template <typename T>
-std::vector<T> small_values(std::size_t n) {  // for: one wide miniblock per 512 values
+std::vector<T> small_values(std::size_t n) {  // for: miniblocks of 5 and of 9 bits
   std::vector<T> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>((i * 7919) % 30 + (i % 512 == 100 ? 1000000 : 0));
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>((i * 7919) % (i % 64 < 32 ? 30 : 400));
+  return v;
+}
+template <typename T>
+std::vector<T> outlier_values(std::size_t n) {  // pfor: one outlier per 128 values
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>((i * 7919) % 30 + (i % 128 == 100 ? 1000000 : 0));
+  return v;
+}
+template <typename T>
+std::vector<T> jump_values(std::size_t n) {  // pdfor: steady steps and a jump per 128 values
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(1000 + 3 * i + (i * 31) % 3 + (i / 128 + (i % 128 > 70)) * 1000000);
+  return v;
+}
+template <typename T>
+std::vector<T> sorted_run_values(std::size_t n) {  // drfor: short runs of rising values
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(5000 + (i / 3) * 2 + (i / 3) % 2 + (i % 7 == 0 ? 1 : 0));
   return v;
 }
 template <typename T>
@@ -264,9 +323,9 @@ std::vector<T> sorted_values(std::size_t n) {  // dfor
   return v;
 }
 template <typename T>
-std::vector<T> run_values(std::size_t n) {  // rfor
+std::vector<T> run_values(std::size_t n) {  // rfor: runs of unsorted values
   std::vector<T> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>((i / 100) * 123457);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(((i / 100) * 7919) % 113 * 123457);
   return v;
 }
 
@@ -524,9 +583,10 @@ TEST(BitpackCpu, NarrowFramesWhoseValuesDoNotFitAreCorrupt) {
 TYPED_TEST(BitpackCpuTyped, RandomPayloadEditsNeverEscapeTheFrame) {
   using T = TypeParam;
   std::mt19937_64 rng(99);
-  std::vector<std::vector<T>> inputs{small_values<T>(777), sorted_values<T>(1300), run_values<T>(1100)};
+  std::vector<std::vector<T>> inputs{small_values<T>(777),  sorted_values<T>(1300), run_values<T>(1100),
+                                     outlier_values<T>(900), jump_values<T>(1000),  sorted_run_values<T>(1700)};
   for (auto const& v : inputs) {
-    one_frame const good(v);
+    one_frame const good(v, extended());
     std::uint64_t const words = good.header().payload_bytes / 4;
     int refused = 0;
     for (int trial = 0; trial < 400; ++trial) {
@@ -540,7 +600,7 @@ TYPED_TEST(BitpackCpuTyped, RandomPayloadEditsNeverEscapeTheFrame) {
       std::vector<T> out(v.size());
       std::vector<zs::decode_target> targets{{zs::value_type_of<T>::value, v.size(), out.data()}};
       std::vector<zs::frame_status> status(1);
-      bitpack().decode_host({f.frame.data(), f.offsets, targets, status.data()});
+      extended().decode_host({f.frame.data(), f.offsets, targets, status.data()});
       ASSERT_TRUE(status[0] == zs::frame_status::ok || status[0] == zs::frame_status::corrupt_payload)
           << zs::to_string(status[0]);
       refused += status[0] == zs::frame_status::corrupt_payload;
@@ -548,6 +608,316 @@ TYPED_TEST(BitpackCpuTyped, RandomPayloadEditsNeverEscapeTheFrame) {
     // Edits of block starts and widths are caught; edits of packed bits are not detectable.
     EXPECT_GT(refused, 0);
   }
+}
+
+// --- pfor, pdfor, drfor ----------------------------------------------------------------------
+
+// Encodes `v` as one frame and decodes it back; the frame is the smallest scheme, header included.
+template <typename T>
+zs::codec_id expect_round_trip(const std::vector<T>& v, const std::string& what) {
+  auto const e = encode_parts(v, 1, extended());
+  zs::encode_source const s{zs::value_type_of<T>::value, v.size(), v.data()};
+  auto const sizes = zs::codecs::bitpack_codec::scheme_payload_bytes(s);
+  EXPECT_EQ(e.frame_bytes[0], zs::frame_header_bytes + extended_min(sizes)) << what;
+  std::vector<T> out(v.size(), T{0x33});
+  std::vector<zs::decode_target> targets{{zs::value_type_of<T>::value, v.size(), out.data()}};
+  std::vector<zs::frame_status> status(1);
+  extended().decode_host({e.frames.data(), e.offsets, targets, status.data()});
+  EXPECT_EQ(status[0], zs::frame_status::ok) << what << ": " << zs::to_string(status[0]);
+  EXPECT_EQ(out, v) << what << " (" << zs::to_string(codec_of(e, 0)) << ")";
+  return codec_of(e, 0);
+}
+
+template <typename T>
+class BitpackCpuAllTypes : public ::testing::Test {};
+using all_integer_types = ::testing::Types<std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t,
+                                           std::uint16_t, std::uint32_t, std::uint64_t>;
+TYPED_TEST_SUITE(BitpackCpuAllTypes, all_integer_types);
+
+// Inputs the new schemes must get right: all equal, one outlier of the type's full width at
+// every position of a miniblock, every position of a miniblock an outlier, runs of length 1 and
+// of the whole frame, falling values (negative differences), sorted runs, no values.
+template <typename T>
+std::vector<std::pair<std::string, std::vector<T>>> scheme_edge_inputs() {
+  using L = std::numeric_limits<T>;
+  std::vector<std::pair<std::string, std::vector<T>>> in;
+  in.emplace_back("no values", std::vector<T>{});
+  in.emplace_back("all equal", std::vector<T>(3000, T{5}));
+  in.emplace_back("all the maximum", std::vector<T>(700, L::max()));
+  for (std::size_t k = 0; k < 32; ++k) {
+    std::vector<T> one(300, static_cast<T>(L::min() + T{3}));
+    one[64 + k] = L::max();  // an offset of the full width
+    in.emplace_back("one outlier at " + std::to_string(64 + k), one);
+    std::vector<T> low(300, static_cast<T>(L::max() - T{3}));
+    low[32 + k] = L::min();  // one value far below the others: every other offset is wide
+    in.emplace_back("one low outlier at " + std::to_string(32 + k), low);
+  }
+  std::vector<T> every(500, T{1});
+  for (std::size_t k = 128; k < 160; ++k) every[k] = L::max();
+  in.emplace_back("a miniblock of outliers", every);
+  std::vector<T> many(1000);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<T>(i % 9 == 0 ? L::max() - T(i % 5) : T(i % 4));
+  in.emplace_back("an outlier in nine", many);
+  std::vector<T> ones(1500), falling(1500), falling_runs(1500), sorted_runs(1600), mixed(1100);
+  for (std::size_t i = 0; i < ones.size(); ++i) {
+    ones[i] = static_cast<T>(L::min() + static_cast<T>(i % 100));  // runs of length 1
+    falling[i] = static_cast<T>(L::max() - static_cast<T>(i % 120));
+    falling_runs[i] = static_cast<T>(L::max() - static_cast<T>((i / 4) % 60));
+  }
+  for (std::size_t i = 0; i < sorted_runs.size(); ++i) sorted_runs[i] = static_cast<T>(L::min() + static_cast<T>((i / 5) % 100));
+  for (std::size_t i = 0; i < mixed.size(); ++i) mixed[i] = static_cast<T>(((i / 3) % 2 == 0 ? 10 : 40) + (i / 6) % 7);
+  in.emplace_back("runs of length 1", ones);
+  in.emplace_back("falling values", falling);
+  in.emplace_back("falling runs", falling_runs);
+  in.emplace_back("rising runs", sorted_runs);
+  in.emplace_back("runs up and down", mixed);
+  std::vector<T> wrap(1300);
+  for (std::size_t i = 0; i < wrap.size(); ++i) wrap[i] = static_cast<T>(static_cast<T>(L::max() - T{2}) + static_cast<T>(i / 7));
+  in.emplace_back("rising runs across the wrap", wrap);
+  return in;
+}
+
+TYPED_TEST(BitpackCpuAllTypes, NewSchemesRoundTripOnEdgeInputs) {
+  for (auto const& [what, v] : scheme_edge_inputs<TypeParam>()) {
+    expect_round_trip(v, what);
+    // Cut into frames that start anywhere in a block.
+    auto const e = encode_parts(v, 3, extended());
+    for (std::size_t f = 0; f < 3; ++f) {
+      std::vector<TypeParam> out(e.sources[f].count);
+      std::vector<zs::decode_target> targets{{zs::value_type_of<TypeParam>::value, out.size(), out.data()}};
+      std::vector<zs::frame_status> status(1);
+      std::vector<std::uint64_t> const offsets{0, e.offsets[f + 1] - e.offsets[f]};
+      extended().decode_host({e.frames.data() + e.offsets[f], offsets, targets, status.data()});
+      ASSERT_EQ(status[0], zs::frame_status::ok) << what << " part " << f;
+      auto const* in = static_cast<const TypeParam*>(e.sources[f].values);
+      EXPECT_TRUE(std::equal(out.begin(), out.end(), in)) << what << " part " << f;
+    }
+  }
+  for (auto const& v : zs::test::adversarial_inputs<TypeParam>()) expect_round_trip(v, "adversarial, n = " + std::to_string(v.size()));
+}
+
+// Exact sizes, worked out by hand from docs/FORMAT.md.
+TYPED_TEST(BitpackCpuTyped, PatchedAndRunDifferenceSizesAreExact) {
+  using T = TypeParam;
+  using L = std::numeric_limits<T>;
+  std::uint64_t const rw = sizeof(T) / 4;
+  auto const sizes_of = [](const std::vector<T>& v) {
+    return zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type_of<T>::value, v.size(), v.data()});
+  };
+  for (std::size_t k = 0; k < 128; ++k) {
+    // 128 equal values but one of the full width above them: its miniblock packs at 0 bits,
+    // with a bitmap word and its high bits (w bits: rw words). Start, reference, two widths
+    // and the shifts.
+    std::vector<T> v(128, L::min());
+    v[k] = L::max();
+    auto const sizes = sizes_of(v);
+    EXPECT_EQ(sizes[8], 4 * (1 + rw + 3 + 1 + rw)) << "pfor, outlier at " << k;
+    EXPECT_EQ(sizes[1], 4 * (1 + rw + 1 + 8 * sizeof(T))) << "for, outlier at " << k;
+    expect_round_trip(v, "one outlier at " + std::to_string(k));
+  }
+  {
+    // Offsets that are multiples of 256 (12 bits): shifted by 8, 4 bits a field.
+    std::vector<T> v(128);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(1000 + 256 * (i % 16));
+    EXPECT_EQ(sizes_of(v)[8], 4 * (1 + rw + 3 + 4 * 4));
+    EXPECT_EQ(sizes_of(v)[1], 4 * (1 + rw + 1 + 4 * 12));
+    // pdfor: the differences 256 and -3840 are -3840 + 0 or 4096 (1 bit shifted by 12): a
+    // start, the first value, the block's reference and head words, 4 miniblocks of 1 bit.
+    EXPECT_EQ(sizes_of(v)[9], 4 * (1 + rw + rw + 3 + 4));
+    EXPECT_EQ(expect_round_trip(v, "aligned offsets"), zs::codec_id::bitpack_pdfor);
+  }
+  {
+    // A miniblock of 30 values of 3 bits and two of 20: 3 words of low bits, a bitmap, and two
+    // high parts of 17 bits (2 words), against 20 words unpatched.
+    std::vector<T> v(32);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(5 + i % 8);
+    v[3] = T{1000000};
+    v[30] = T{999999};
+    EXPECT_EQ(sizes_of(v)[8], 4 * (1 + rw + 3 + 3 + 1 + 2));
+    expect_round_trip(v, "two outliers of 20 bits");
+  }
+  {
+    // Runs of 4 of values falling by 7: differences -7, so the difference reference is -7 and
+    // every field takes 0 bits, and lengths all equal take 0 bits: 1 + 2 rw words a block.
+    std::vector<T> v(2048);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(T{100} * 100 - static_cast<T>(7 * (i / 4)));
+    auto const sizes = sizes_of(v);
+    EXPECT_EQ(sizes[10], 4 * 4 * (1 + 1 + 2 * rw)) << "drfor";
+    EXPECT_EQ(expect_round_trip(v, "falling runs"), zs::codec_id::bitpack_drfor);
+  }
+  {
+    // All equal: one run a block; rfor (1 + rw words) beats drfor (1 + 2 rw) and keeps it.
+    std::vector<T> v(5000, T{42});
+    auto const sizes = sizes_of(v);
+    EXPECT_EQ(sizes[3], 4 * 10 * (1 + 1 + rw));
+    EXPECT_EQ(sizes[10], 4 * 10 * (1 + 1 + 2 * rw));
+    EXPECT_EQ(expect_round_trip(v, "all equal"), zs::codec_id::bitpack_rfor);
+  }
+  {
+    // Runs of length 1 rising by 3 (an arithmetic sequence): 511 differences and 512 lengths of
+    // 0 bits.
+    std::vector<T> v(512);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(3 * i);
+    EXPECT_EQ(sizes_of(v)[10], 4 * (1 + 1 + 2 * rw));
+    EXPECT_EQ(sizes_of(v)[2], 4 * (4 + rw + 4 * (rw + 1)));  // dfor: starts, first value, 4 blocks of 0 bits
+  }
+}
+
+TEST(BitpackCpu, NewSchemesNeverLoseToTheOldOnes) {
+  // The schemes are candidates beside the old ones, so a frame is never larger than before.
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<std::int64_t> v(1 + rng() % 3000);
+    std::int64_t x = static_cast<std::int64_t>(rng() % 1000);
+    for (auto& y : v) {
+      x += static_cast<std::int64_t>(rng() % 5 == 0 ? rng() % 100 : 0) - (trial % 3 == 0 ? 40 : 0);
+      y = rng() % 200 == 0 ? static_cast<std::int64_t>(rng()) : x;
+    }
+    auto const sizes = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int64, v.size(), v.data()});
+    auto const e = encode_parts(v, 1, extended());
+    EXPECT_LE(e.frame_bytes[0], zs::frame_header_bytes + classic_min(sizes));
+    expect_round_trip(v, "random walk " + std::to_string(trial));
+  }
+}
+
+TYPED_TEST(BitpackCpuTyped, CorruptPatchedFramesAreRefused) {
+  using T = TypeParam;
+  std::uint32_t const width = 8 * sizeof(T), rw = width / 32;
+  one_frame const good(outlier_values<T>(1000), extended());
+  ASSERT_EQ(good.codec(), zs::codec_id::bitpack_pfor);
+  ASSERT_EQ(good.template decode_as<T>().first, zs::frame_status::ok);
+  std::uint32_t const low = good.data(good.start(2) + rw), full = good.data(good.start(2) + rw + 1);
+  // Block 2's outlier is its value 100, value 4 of miniblock 3, the block's only patched one.
+  ASSERT_GT(bp::width_of(full, 3), bp::width_of(low, 3));
+  std::uint32_t const shifts = good.data(good.start(2) + rw + 2);
+  std::uint32_t const bitmap_at = good.start(2) + rw + 3 + bp::widths_sum(low);
+  ASSERT_EQ(good.data(bitmap_at), 1U << 4);
+  auto edit = [&](std::uint64_t i, std::uint32_t w, const char* what) {
+    one_frame f = good;
+    f.set_data(i, w);
+    f.reseal();
+    expect_refused<T>(f, what);
+  };
+  auto byte3 = [](std::uint32_t word, std::uint32_t b) { return (word & 0x00ffffffU) | (b << 24); };
+  edit(good.start(2) + rw + 1, byte3(full, width + 1), "full width above the type's");
+  edit(good.start(2) + rw, byte3(low, bp::width_of(full, 3) + 1), "low width above the full width");
+  edit(good.start(2) + rw + 1, byte3(full, bp::width_of(low, 3)), "patched miniblock without its section");
+  edit(bitmap_at, 0, "empty exception bitmap");
+  edit(bitmap_at, 0xffffffffU, "more exceptions than high bits");
+  edit(good.start(2) + rw, low + 1, "low widths that miss the next block");
+  edit(good.start(2) + rw + 2, byte3(shifts, width - bp::width_of(full, 3) + 1), "a shift past the type's width");
+  edit(good.start(2) + rw + 2, byte3(shifts, width), "a shift of the type's width");
+  {
+    one_frame f = good;  // the first block must start at 0
+    f.set_word(0, 1);
+    f.reseal();
+    expect_refused<T>(f, "pfor first start");
+  }
+  {
+    one_frame f = good;  // a block start past the data section
+    f.set_word(5, 0xfffffff0U);
+    f.reseal();
+    expect_refused<T>(f, "pfor block start out of range");
+  }
+  {
+    // The last block holds 1000 - 896 = 104 values: an exception at 104 or later is past them.
+    std::vector<T> v = outlier_values<T>(1000);
+    v[999] = static_cast<T>(2000000);
+    one_frame const last(v, extended());
+    ASSERT_EQ(last.codec(), zs::codec_id::bitpack_pfor);
+    std::uint32_t const l = last.data(last.start(7) + rw), fl = last.data(last.start(7) + rw + 1);
+    ASSERT_GT(bp::width_of(fl, 3), bp::width_of(l, 3));
+    std::uint32_t bitmap_index = 0;
+    for (std::uint32_t j = 0; j < 3; ++j) bitmap_index += bp::width_of(fl, j) > bp::width_of(l, j);
+    std::uint32_t const at = last.start(7) + rw + 3 + bp::widths_sum(l) + bitmap_index;
+    std::uint32_t const bitmap = last.data(at);
+    ASSERT_EQ(bitmap, (1U << (996 - 992)) | (1U << (999 - 992)));
+    one_frame f = last;
+    f.set_data(at, (bitmap & ~(1U << 7)) | (1U << 8));  // position 1000: past the frame's values
+    f.reseal();
+    expect_refused<T>(f, "exception past the last value");
+    f = last;
+    f.set_data(at, (bitmap & ~(1U << 7)) | (1U << 6));  // position 998: a valid place, other values
+    f.reseal();
+    EXPECT_EQ(f.template decode_as<T>().first, zs::frame_status::ok);
+  }
+  one_frame const delta(jump_values<T>(2000), extended());
+  ASSERT_EQ(delta.codec(), zs::codec_id::bitpack_pdfor);
+  ASSERT_EQ(delta.template decode_as<T>().first, zs::frame_status::ok);
+  {
+    one_frame f = delta;
+    f.set_word(0, 0);  // the first block starts after the first value
+    f.reseal();
+    expect_refused<T>(f, "pdfor first start");
+    f = delta;
+    f.set_word(4, f.start(4) - rw);  // block 4 starts a tile: its first value sits before it
+    f.reseal();
+    expect_refused<T>(f, "pdfor tile start");
+    f = delta;
+    auto h = f.header();
+    h.params[2] = std::byte{0};  // pdfor has tiles of 4 blocks
+    f.reseal(h);
+    expect_refused<T>(f, "pdfor tile blocks parameter");
+  }
+}
+
+TYPED_TEST(BitpackCpuTyped, CorruptDrforFramesAreRefused) {
+  using T = TypeParam;
+  std::uint32_t const width = 8 * sizeof(T);
+  one_frame const good(sorted_run_values<T>(1500), extended());
+  ASSERT_EQ(good.codec(), zs::codec_id::bitpack_drfor);
+  ASSERT_EQ(good.template decode_as<T>().first, zs::frame_status::ok);
+  std::uint32_t const header = good.data(good.start(1));
+  auto const h = bp::unpack_rfor_header(header);
+  auto edit_header = [&](std::uint32_t w, const char* what) {
+    one_frame f = good;
+    f.set_data(f.start(1), w);
+    f.reseal();
+    expect_refused<T>(f, what);
+  };
+  edit_header(header | 0x80000000U, "drfor reserved bit");
+  edit_header((header & ~(15U << 27)) | (10U << 27), "drfor length width 10");
+  edit_header((header & ~(127U << 20)) | ((width + 1) << 20), "drfor difference width above the type's");
+  edit_header((header & ~(1023U << 10)) | (h.min_length << 10), "drfor lengths sum");
+  {
+    one_frame f = good;  // more runs than the last block's 476 values
+    std::uint32_t const last = f.data(f.start(2));
+    f.set_data(f.start(2), (last & ~1023U) | 511U);
+    f.reseal();
+    expect_refused<T>(f, "drfor runs above the block's values");
+  }
+  {
+    one_frame f = good;
+    auto hd = f.header();
+    hd.params[0] = std::byte{128};  // drfor has blocks of 512
+    hd.params[1] = std::byte{0};
+    f.reseal(hd);
+    expect_refused<T>(f, "drfor block size parameter");
+  }
+}
+
+TEST(BitpackCpu, FramesOfOtherCodecIdsAreNotBitpack) {
+  // Ids 4..7 and 11 are other codecs': a bitpack frame relabelled as one is refused.
+  one_frame const good(sorted_run_values<std::uint32_t>(600), extended());
+  for (std::uint8_t id : {4, 5, 7, 11, 12}) {
+    one_frame f = good;
+    auto h = f.header();
+    h.codec = static_cast<zs::codec_id>(id);
+    f.reseal(h);
+    auto const [status, intact] = f.template decode_as<std::uint32_t>();
+    EXPECT_EQ(status, zs::frame_status::wrong_codec) << int{id};
+    EXPECT_TRUE(intact);
+  }
+  // The registered codec's decoder takes only the classic schemes' ids.
+  one_frame f = good;
+  ASSERT_EQ(f.codec(), zs::codec_id::bitpack_drfor);
+  f.decoder = &bitpack();
+  EXPECT_EQ(f.template decode_as<std::uint32_t>().first, zs::frame_status::wrong_codec);
+}
+
+TEST(BitpackCpu, ExtendedSchemesHaveNoGpuPathYet) {
+  std::vector<zs::encode_source> const sources{{zs::value_type::int32, 0, nullptr}};
+  EXPECT_THROW(static_cast<void>(extended().encode_temp_bytes(sources)), zs::error);
 }
 
 }  // namespace

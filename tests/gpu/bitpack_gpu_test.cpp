@@ -463,6 +463,41 @@ TEST(BitpackGpuCorrupt, HeadersAreCheckedLikeTheCpu) {
   EXPECT_EQ(values[5], expected_values[5]);
 }
 
+// Frames of the extended schemes (pfor, pdfor, drfor; CPU reference only for now) reach the
+// registered codec's GPU decoder as frames of codecs it does not decode: refused with
+// wrong_codec, as the CPU refuses them, never decoded as another scheme; the frames around them
+// decode. The codec of the extended schemes refuses to run on the GPU at all.
+TEST(BitpackGpuCorrupt, FramesOfTheExtendedSchemesAreRefusedNotMisread) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::vector<std::int32_t> outliers(3000), jumps(3000), sorted_runs(3000), small(3000);
+  for (std::size_t i = 0; i < outliers.size(); ++i) {
+    outliers[i] = static_cast<std::int32_t>((i * 7919) % 30 + (i % 128 == 100 ? 1000000 : 0));
+    jumps[i] = static_cast<std::int32_t>(1000 + 3 * i + (i / 128 + (i % 128 > 70)) * 100000);
+    sorted_runs[i] = static_cast<std::int32_t>(5000 + (i / 3) * 2 + (i / 3) % 2);
+    small[i] = static_cast<std::int32_t>(i % 100);
+  }
+  batch b;
+  for (auto const* v : {&outliers, &small, &jumps, &sorted_runs}) b.add(*v, 1, stream);
+  zs::codecs::bitpack_codec const extended(zs::codecs::bitpack_schemes::extended);
+  frames in;
+  in.offsets = zs::layout_frames(extended, b.host_sources);
+  in.bytes.assign(in.offsets.back(), std::byte{0xEE});
+  in.sizes.assign(b.host_sources.size(), 0);
+  extended.encode_host({b.host_sources, in.bytes.data(), in.offsets, in.sizes.data()});
+  std::vector<zs::codec_id> ids;
+  for (std::size_t f = 0; f < 4; ++f) ids.push_back(zs::load_header(in.bytes.data() + in.offsets[f]).codec);
+  ASSERT_EQ(ids, (std::vector<zs::codec_id>{zs::codec_id::bitpack_pfor, zs::codec_id::bitpack_for,
+                                            zs::codec_id::bitpack_pdfor, zs::codec_id::bitpack_drfor}));
+  auto const [expected, expected_values] = cpu_decode(b, in);
+  ASSERT_EQ(expected, (std::vector<zs::frame_status>{zs::frame_status::wrong_codec, zs::frame_status::ok,
+                                                     zs::frame_status::wrong_codec, zs::frame_status::wrong_codec}));
+  auto const [status, values] = gpu_decode(bitpack(), b, in, stream);
+  EXPECT_EQ(status, expected);
+  EXPECT_EQ(values[1], expected_values[1]);
+  EXPECT_THROW(static_cast<void>(extended.encode_temp_bytes(b.device_sources)), zs::error);
+}
+
 // The decoder sums the payload checksum as it decodes: a payload that disagrees with its
 // header's checksum is refused, on every tile shape, and the frames around it decode.
 TEST(BitpackGpuCorrupt, PayloadsThatFailTheirChecksumAreRefused) {

@@ -46,6 +46,9 @@ enum class codec_id : std::uint8_t {
   fsst = 5,
   rle = 6,
   fsst_dict = 7,
+  bitpack_pfor = 8,
+  bitpack_pdfor = 9,
+  bitpack_drfor = 10,
   // 24..31: private use, for codecs a program registers itself (zs::register_codec); frames
   // with these ids are only meaningful to programs that register the same codecs.
 };

@@ -3,8 +3,16 @@
 // any length, and GPU encoding.
 //
 // One codec, registered as codec_id::bitpack_for, that picks per frame the smallest of for,
-// dfor, rfor and raw by exact encoded size and writes the chosen id into the frame header.
-// Its decoder accepts all four ids, so batches that mix schemes decode in one call. A frame
+// dfor, rfor and raw by exact encoded size and writes the chosen id into the frame header. Its
+// decoder accepts all four ids, so batches that mix schemes decode in one call.
+//
+// Extended schemes (bitpack_schemes::extended, not the registered codec's): pfor and pdfor are
+// for and dfor with patched miniblocks (rare outliers coded as exceptions instead of widening
+// their miniblock), drfor is rfor over the differences of consecutive run values (sorted
+// columns with short runs). A codec built with them picks among all seven schemes and decodes
+// all seven ids, on the CPU only for now: its GPU hooks throw zs::error (unsupported) until
+// the GPU kernels write and read these schemes byte for byte as the CPU reference does (the
+// registered codec's GPU frames must stay equal to its CPU frames). A frame
 // that picks raw carries exactly the raw codec's payload. Frames are never larger than raw:
 // max_frame_bytes is the raw frame size.
 //
@@ -31,6 +39,10 @@
 
 namespace zs::codecs {
 
+/// The schemes a bitpack codec chooses from: for, dfor, rfor (classic), or those and pfor,
+/// pdfor, drfor (extended; CPU reference only).
+enum class bitpack_schemes : std::uint8_t { classic, extended };
+
 class bitpack_codec final : public codec {
  public:
   /// GPU launch shapes come from the tuning table for each batch (zs/tuning.hpp).
@@ -38,24 +50,33 @@ class bitpack_codec final : public codec {
   /// A fixed shape for the GPU decoder (blocks of 128 values per warp tile and threads per
   /// block) for every batch, in place of the table's: for tests and experiments.
   explicit bitpack_codec(kernels::bitpack::decode_config decode) : fixed_decode_(decode) {}
+  /// A codec of the given schemes (the registered one is classic).
+  explicit bitpack_codec(bitpack_schemes schemes) : schemes_(schemes) {}
 
   codec_id id() const noexcept override { return codec_id::bitpack_for; }
   std::string_view name() const noexcept override { return "bitpack"; }
   bool supports(value_type type) const noexcept override { return is_integer(type); }
   int preference() const noexcept override { return 10; }
   std::uint32_t decodes() const noexcept override {
-    return codec_bit(codec_id::raw) | codec_bit(codec_id::bitpack_for) |
-           codec_bit(codec_id::bitpack_dfor) | codec_bit(codec_id::bitpack_rfor);
+    std::uint32_t const classic = codec_bit(codec_id::raw) | codec_bit(codec_id::bitpack_for) |
+                                  codec_bit(codec_id::bitpack_dfor) | codec_bit(codec_id::bitpack_rfor);
+    if (schemes_ == bitpack_schemes::classic) return classic;
+    return classic | codec_bit(codec_id::bitpack_pfor) | codec_bit(codec_id::bitpack_pdfor) |
+           codec_bit(codec_id::bitpack_drfor);
   }
+  bitpack_schemes schemes() const noexcept { return schemes_; }
   std::uint64_t max_frame_bytes(const encode_source& source) const noexcept override;
 
   /// The fixed decoder shape; nullopt when the tuning table chooses it.
   const std::optional<kernels::bitpack::decode_config>& fixed_decode_config() const noexcept { return fixed_decode_; }
 
+  /// Entries of scheme_payload_bytes: codec ids 0 (raw) to 10 (drfor).
+  static constexpr std::size_t scheme_ids = 11;
   /// CPU reference: the payload bytes each scheme would take for `source` (host memory),
-  /// indexed by codec id (raw, for, dfor, rfor); UINT64_MAX where a scheme cannot hold it.
-  /// For tests and benchmarks that compare schemes; encoding picks the smallest.
-  static std::array<std::uint64_t, 4> scheme_payload_bytes(const encode_source& source);
+  /// indexed by codec id (raw 0, for 1, dfor 2, rfor 3, pfor 8, pdfor 9, drfor 10); UINT64_MAX
+  /// where a scheme cannot hold it and at the ids of other codecs. For tests and benchmarks that
+  /// compare schemes; encoding picks the smallest.
+  static std::array<std::uint64_t, scheme_ids> scheme_payload_bytes(const encode_source& source);
 
  protected:
   bool sums_payloads() const noexcept override { return true; }
@@ -77,7 +98,11 @@ class bitpack_codec final : public codec {
                                    const decode_target& target) const override;
 
  private:
+  /// Throws zs::error (unsupported) from the GPU hooks of a codec of the extended schemes.
+  void expect_gpu_schemes() const;
+
   std::optional<kernels::bitpack::decode_config> fixed_decode_;
+  bitpack_schemes schemes_ = bitpack_schemes::classic;
 };
 
 }  // namespace zs::codecs

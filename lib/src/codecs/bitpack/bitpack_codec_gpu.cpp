@@ -11,6 +11,7 @@
 #include "codecs/bitpack/bitpack_codec.hpp"
 #include "common/work_map.hpp"
 #include "temp_layout.hpp"
+#include "zs/error.hpp"
 #include "zs/memory.hpp"
 #include "codecs/bitpack/bitpack_tuning.hpp"
 
@@ -219,7 +220,16 @@ decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames) {
 
 }  // namespace
 
+void bitpack_codec::expect_gpu_schemes() const {
+  if (schemes_ != bitpack_schemes::classic) {
+    ZS_FAIL(error_code::unsupported,
+            "bitpack: the pfor, pdfor and drfor schemes have no GPU kernels yet; encode and decode frames of "
+            "the extended schemes with the CPU reference (encode_host, decode_host)");
+  }
+}
+
 std::size_t bitpack_codec::encode_payloads_temp_bytes(std::span<const encode_source> sources) const {
+  expect_gpu_schemes();
   detail::temp_layout layout;
   carve_encode(layout, sources.size(), count_segments(sources));
   return layout.bytes();
@@ -229,6 +239,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                                           const encode_batch& host, void* temp,
                                           std::size_t temp_bytes, detail::upload_image& uploads,
                                           cudaStream_t stream) const {
+  expect_gpu_schemes();
   encode_maps const m = plan_encode(host.sources);
   class_work const w32 = work_of(host.sources, 4), w64 = work_of(host.sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
@@ -275,6 +286,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
 }
 
 std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
+  expect_gpu_schemes();
   detail::temp_layout layout;
   carve_decode(layout, targets.size());
   return layout.bytes();
@@ -284,6 +296,7 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                                           const decode_batch& host, void* temp,
                                           std::size_t temp_bytes, detail::upload_image& uploads,
                                           cudaStream_t stream) const {
+  expect_gpu_schemes();
   decode_choices const choices = choose_decode(host.targets, fixed_decode_);
   decode_maps const m = plan_decode(host.targets, choices);
   detail::temp_layout layout(temp, temp_bytes);
