@@ -4,17 +4,18 @@
 //
 // One codec, registered as codec_id::bitpack_for, that picks per frame the smallest of for,
 // dfor, rfor and raw by exact encoded size and writes the chosen id into the frame header. Its
-// decoder accepts all four ids, so batches that mix schemes decode in one call.
+// decoder accepts all four ids, so batches that mix schemes decode in one call. A frame that
+// picks raw carries exactly the raw codec's payload. Frames are never larger than raw:
+// max_frame_bytes is the raw frame size.
 //
 // Extended schemes (bitpack_schemes::extended, not the registered codec's): pfor and pdfor are
-// for and dfor with patched miniblocks (rare outliers coded as exceptions instead of widening
-// their miniblock), drfor is rfor over the differences of consecutive run values (sorted
-// columns with short runs). A codec built with them picks among all seven schemes and decodes
-// all seven ids, on the CPU only for now: its GPU hooks throw zs::error (unsupported) until
-// the GPU kernels write and read these schemes byte for byte as the CPU reference does (the
-// registered codec's GPU frames must stay equal to its CPU frames). A frame
-// that picks raw carries exactly the raw codec's payload. Frames are never larger than raw:
-// max_frame_bytes is the raw frame size.
+// for and dfor whose miniblocks drop the trailing zero bits their offsets share and patch rare
+// outliers from an exception list instead of widening the whole miniblock; drfor is rfor over
+// the differences of consecutive run values (sorted columns with short runs). A codec built
+// with them picks among all seven schemes and decodes all seven ids, on the CPU only for now:
+// its GPU hooks throw zs::error (unsupported) until the GPU kernels write and read these
+// schemes byte for byte as the CPU reference does (the registered codec's GPU frames must stay
+// equal to its CPU frames, so it cannot choose them before).
 //
 // Value types: every integer type. int8, int16, uint8 and uint16 are coded as their 32-bit
 // widening, and their decoder refuses (corrupt_payload) a frame whose values do not fit the
