@@ -11,6 +11,7 @@ int run_bench_codec(int argc, char** argv);
 int run_bench_shuffle(int argc, char** argv);
 int run_bench_soak(int argc, char** argv);
 int run_bench_spill(int argc, char** argv);
+int run_bench_stream(int argc, char** argv);
 int run_tune(int argc, char** argv);
 
 namespace zs::cli {

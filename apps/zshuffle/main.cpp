@@ -42,6 +42,7 @@ constexpr command commands[] = {
     {"bench shuffle", run_bench_shuffle, true},
     {"bench soak", run_bench_soak, true},
     {"bench spill", run_bench_spill, false},
+    {"bench stream", run_bench_stream, true},
 };
 
 void usage(std::FILE* out) {
@@ -60,6 +61,8 @@ void usage(std::FILE* out) {
       "  bench soak [...]        many shuffles in one process under mpirun, every result verified,\n"
       "                          memory at the start and the end\n"
       "  bench spill [...]       compressed spill + restore of each real column vs raw copies over PCIe\n"
+      "  bench stream [...]      a streaming shuffle of 4x the device budget per rank vs the bulk\n"
+      "                          shuffle_table, under mpirun\n"
       "  tune [...]              measure kernel launch geometry on this GPU, write a tuning table\n"
       "  help                    this text\n"
       "\n"
