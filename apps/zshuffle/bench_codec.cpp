@@ -33,7 +33,11 @@
 // nvcomp:NAME: one batched nvCOMP call over the 64 KiB chunks of all frames, timed, verified and
 // printed the same way, so each row beside zshuffle's is measured alike (the framing, a chunk
 // table and the frame checksums, included; it costs about what a copy of the frames costs).
-// Codecs without a CPU reference (these) show n/a where the CPU reference's ratio goes.
+// Codecs without a CPU reference (these) show n/a where the CPU reference's ratio goes. On string
+// columns, whose frames cover characters and offsets, nvCOMP's LZ4, ANS (on bytes) and Zstd get the
+// same bytes: each frame's characters as uint8 values and its offsets (relative to its first
+// character, the count + 1 a raw frame carries) as int64 values, compressed in the same batched
+// call; ratio and throughput count characters + 8 per string, as zshuffle's rows do.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -539,6 +543,95 @@ void measure_on_gpu(const zs::codec& c, const zs::column& host, const settings& 
   r.decode_limit_ms = moved / copy_bandwidth * 1e3;
 }
 
+// nvCOMP's codecs on a string input (--vs nvcomp): they encode fixed-width values, so each of the
+// --frames frames becomes two, its characters (uint8) and its offsets relative to its first
+// character (int64, count + 1), all in one batch: one encode and one decode call, timed as
+// measure_on_gpu times a codec, and verified byte for byte.
+void measure_strings_on_gpu(const zs::codec& c, const zs::column& host, const settings& s, double copy_bandwidth,
+                            cudaStream_t stream, result& r) {
+  tiling const t = plan_tiling(host, s.bytes);
+  r.rows = t.rows;
+  r.raw_bytes = t.data_bytes;
+  r.input_bytes = t.input_bytes();
+  zs::device_buffer input(t.data_bytes, stream);
+  tile(input.as<std::byte>(), host.view().data, host.data_bytes(), t.data_bytes,
+       [&](std::byte* to, const void* from, std::uint64_t n) { zs::copy_async(to, from, n, stream); },
+       [&](std::byte* to, const std::byte* from, std::uint64_t n) {
+         ZS_CUDA_TRY(cudaMemcpyAsync(to, from, n, cudaMemcpyDeviceToDevice, stream));
+       });
+  // Each frame's offsets, relative: frame f's count + 1 at relative_at[f].
+  std::vector<std::int64_t> relative;
+  std::vector<std::uint64_t> relative_at;
+  for (std::uint64_t f = 0; f < s.frames; ++f) {
+    auto const [begin, end] = frame_rows(t, f, s.frames);
+    relative_at.push_back(relative.size());
+    for (std::uint64_t i = begin; i <= end; ++i) relative.push_back(t.offsets[i] - t.offsets[begin]);
+  }
+  std::uint64_t const offsets_bytes = relative.size() * sizeof(std::int64_t);
+  zs::device_buffer input_offsets(offsets_bytes, stream), output(t.data_bytes, stream), output_offsets(offsets_bytes, stream);
+  zs::copy_async(input_offsets.data(), relative.data(), offsets_bytes, stream);
+  std::vector<zs::encode_source> sources;
+  std::vector<zs::decode_target> targets;
+  for (int part = 0; part < 2; ++part) {
+    for (std::uint64_t f = 0; f < s.frames; ++f) {
+      auto const [begin, end] = frame_rows(t, f, s.frames);
+      if (part == 0) {
+        auto const at = static_cast<std::uint64_t>(t.offsets[begin]);
+        auto const chars = static_cast<std::uint64_t>(t.offsets[end]) - at;
+        sources.push_back({zs::value_type::uint8, chars, input.as<std::byte>() + at});
+        targets.push_back({zs::value_type::uint8, chars, output.as<std::byte>() + at});
+      } else {
+        sources.push_back({zs::value_type::int64, end - begin + 1, input_offsets.as<std::int64_t>() + relative_at[f]});
+        targets.push_back({zs::value_type::int64, end - begin + 1, output_offsets.as<std::int64_t>() + relative_at[f]});
+      }
+    }
+  }
+  std::size_t const n = sources.size();
+  auto const offsets = zs::layout_frames(c, sources);
+  zs::device_buffer frames(offsets.back(), stream), frame_bytes(n * sizeof(std::uint64_t), stream);
+  zs::device_buffer encode_temp(c.encode_temp_bytes(sources), stream);
+  zs::encode_batch const encode{sources, frames.as<std::byte>(), offsets, frame_bytes.as<std::uint64_t>()};
+  r.encode_ms = time_ms(s.warmup, s.repeat, stream, [&] {
+    c.encode_async(encode, encode_temp.data(), encode_temp.size(), stream);
+  });
+  std::vector<std::uint64_t> sizes(n);
+  zs::copy_async(sizes.data(), frame_bytes.data(), n * sizeof(std::uint64_t), stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  for (auto const size : sizes) r.frame_bytes += size;
+  r.frames_by_scheme.push_back({codec_name(c), n});
+  r.ratio = static_cast<double>(uncompressed_bytes(r.type, r.rows, r.raw_bytes)) / static_cast<double>(r.frame_bytes);
+
+  zs::device_buffer status(n * sizeof(zs::frame_status), stream);
+  zs::device_buffer decode_temp(c.decode_temp_bytes(targets), stream);
+  zs::decode_batch const decode{frames.as<std::byte>(), offsets, targets, status.as<zs::frame_status>()};
+  if (output.size() > 0) ZS_CUDA_TRY(cudaMemsetAsync(output.data(), 0, output.size(), stream));
+  ZS_CUDA_TRY(cudaMemsetAsync(output_offsets.data(), 0, output_offsets.size(), stream));
+  r.decode_ms = time_ms(s.warmup, s.repeat, stream, [&] {
+    c.decode_async(decode, decode_temp.data(), decode_temp.size(), stream);
+  });
+  r.timed = true;
+
+  std::vector<zs::frame_status> statuses(n);
+  zs::copy_async(statuses.data(), status.data(), n * sizeof(zs::frame_status), stream);
+  std::vector<std::byte> a(t.data_bytes), b(t.data_bytes);
+  zs::copy_async(a.data(), input.data(), t.data_bytes, stream);
+  zs::copy_async(b.data(), output.data(), t.data_bytes, stream);
+  std::vector<std::int64_t> decoded(relative.size());
+  zs::copy_async(decoded.data(), output_offsets.data(), offsets_bytes, stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  r.verified = all_ok(statuses) && (t.data_bytes == 0 || std::memcmp(a.data(), b.data(), t.data_bytes) == 0) &&
+               decoded == relative;
+  double const moved = static_cast<double>(r.input_bytes + r.frame_bytes);
+  r.encode_limit_ms = moved / copy_bandwidth * 1e3;
+  r.decode_limit_ms = moved / copy_bandwidth * 1e3;
+}
+
+// nVIDIA nvCOMP's codecs that run on string inputs: those for bytes (Cascaded and Bitcomp are for
+// numbers).
+bool runs_on_strings(const zs::codec& c) {
+  return c.name() == "nvcomp:lz4" || c.name() == "nvcomp:ans" || c.name() == "nvcomp:zstd";
+}
+
 void measure_on_cpu(const zs::codec& c, const zs::column& host, const settings& s, result& r) {
   cpu_reference(c, host, r);
   tiling const t = plan_tiling(host, s.bytes);
@@ -799,6 +892,8 @@ int run_bench_codec(int argc, char** argv) {
     if (!others.empty()) {
       std::printf("beside each input: %s (%s), 64 KiB chunks, one batched call over all chunks of the frames\n",
                   others_text.c_str(), nvcomp_version_text().c_str());
+      std::printf("strings: nvCOMP's LZ4, ANS and Zstd on each frame's characters (bytes) and its offsets relative "
+                  "to its first character (int64), the bytes a raw frame carries\n");
     }
     std::printf("device copy bandwidth (read + write): %.1f GB/s; limit = (input + frame bytes) / that bandwidth\n\n",
                 copy_bandwidth / 1e9);
@@ -833,6 +928,17 @@ int run_bench_codec(int argc, char** argv) {
       results.push_back(std::move(r));
       // The other library's codecs on the same input, in the same way (--vs).
       for (const zs::codec* other : others) {
+        if (c.type == zs::value_type::string && runs_on_strings(*other)) {
+          result o = same_input;
+          o.codec = codec_name(*other);
+          o.side = "nvcomp";
+          o.type = c.type;
+          measure_strings_on_gpu(*other, input, s, copy_bandwidth, stream->get(), o);
+          print_row(o, name_width, codec_width);
+          every_input_ok = every_input_ok && o.verified;
+          results.push_back(std::move(o));
+          continue;
+        }
         if (!other->supports(c.type)) {
           std::printf("    %s does not encode %s values\n", codec_name(*other).c_str(), type_name(c.type).c_str());
           continue;
@@ -868,6 +974,8 @@ int run_bench_codec(int argc, char** argv) {
       out["vs_codecs"] = others_text;
       out["vs_version"] = nvcomp_version_text();
       out["vs_chunk_bytes"] = 65536;
+      out["vs_strings"] = "nvcomp:lz4, nvcomp:ans and nvcomp:zstd on each frame's characters (uint8) and its offsets "
+                          "relative to its first character (int64), in one batch";
     }
     if (!s.cpu) {
       out["copy_bandwidth_gbs"] = copy_bandwidth / 1e9;
