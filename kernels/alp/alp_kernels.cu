@@ -1,5 +1,7 @@
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 
+#include <algorithm>
 #include <new>
 
 #include "alp/alp_format.hpp"
@@ -24,66 +26,164 @@ std::size_t scan_temp_bytes(std::uint64_t items) {
   return bytes;
 }
 
+// A vector whose ALP_RD options may undercut its ALP choice (rd_may_undercut), as the ALP
+// size pass leaves it for the ALP_RD pass: sizes in 32 bits (a vector takes under 9 KiB).
+struct rd_task {
+  std::uint64_t vector;  // in the batch
+  std::uint32_t before_rd;
+  std::uint32_t alp_less_fill;  // ~0: no fill cells
+  std::uint32_t fills;
+};
+
+std::size_t select_temp_bytes(std::uint64_t items) {
+  std::size_t bytes = 0;
+  ZS_CUDA_TRY(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const rd_task*>(nullptr),
+                                         static_cast<const std::uint8_t*>(nullptr), static_cast<rd_task*>(nullptr),
+                                         static_cast<std::uint64_t*>(nullptr), static_cast<std::int64_t>(items)));
+  return bytes;
+}
+
 // Scratch: vector sizes (num_vectors + 1, the last 0), their exclusive scan, each vector's
-// chosen fields (the size pass's choice, so the write pass does not search again), the scan's temp.
+// chosen fields (the size passes' choice, so the write pass does not search again), the ALP
+// pass's ALP_RD tasks and flags, the flagged tasks and their count, and the temp of the scan
+// and of the selection (one after the other on the stream: one area).
 struct encode_scratch {
   std::uint64_t* sizes;
   std::uint64_t* starts;
   fmt::vector_fields* choices;
-  void* scan_temp;
+  rd_task* tasks;
+  std::uint8_t* rd_flags;
+  rd_task* rd_tasks;
+  std::uint64_t* rd_count;
+  void* cub_temp;
   std::size_t scan_bytes;
+  std::size_t select_bytes;
 };
 std::size_t list_bytes(std::uint64_t num_vectors) { return align256((num_vectors + 1) * sizeof(std::uint64_t)); }
 std::size_t choice_bytes(std::uint64_t num_vectors) { return align256(num_vectors * sizeof(fmt::vector_fields)); }
+std::size_t task_bytes(std::uint64_t num_vectors) { return align256(num_vectors * sizeof(rd_task)); }
+std::size_t flag_bytes(std::uint64_t num_vectors) { return align256(num_vectors); }
+std::size_t cub_temp_bytes(std::uint64_t num_vectors) {
+  return std::max(scan_temp_bytes(num_vectors + 1), select_temp_bytes(num_vectors));
+}
 encode_scratch carve(void* temp, std::uint64_t num_vectors) {
-  auto* base = static_cast<std::byte*>(temp);
-  std::size_t const list = list_bytes(num_vectors);
-  return {reinterpret_cast<std::uint64_t*>(base), reinterpret_cast<std::uint64_t*>(base + list),
-          reinterpret_cast<fmt::vector_fields*>(base + 2 * list), base + 2 * list + choice_bytes(num_vectors),
-          scan_temp_bytes(num_vectors + 1)};
+  auto* at = static_cast<std::byte*>(temp);
+  auto take = [&](std::size_t bytes) {
+    std::byte* const here = at;
+    at += bytes;
+    return here;
+  };
+  encode_scratch s{};
+  s.sizes = reinterpret_cast<std::uint64_t*>(take(list_bytes(num_vectors)));
+  s.starts = reinterpret_cast<std::uint64_t*>(take(list_bytes(num_vectors)));
+  s.choices = reinterpret_cast<fmt::vector_fields*>(take(choice_bytes(num_vectors)));
+  s.tasks = reinterpret_cast<rd_task*>(take(task_bytes(num_vectors)));
+  s.rd_tasks = reinterpret_cast<rd_task*>(take(task_bytes(num_vectors)));
+  s.rd_flags = reinterpret_cast<std::uint8_t*>(take(flag_bytes(num_vectors)));
+  s.rd_count = reinterpret_cast<std::uint64_t*>(take(align256(sizeof(std::uint64_t))));
+  s.cub_temp = take(cub_temp_bytes(num_vectors));
+  s.scan_bytes = scan_temp_bytes(num_vectors + 1);
+  s.select_bytes = select_temp_bytes(num_vectors);
+  return s;
+}
+std::size_t carved_bytes(std::uint64_t num_vectors) {
+  return 2 * list_bytes(num_vectors) + choice_bytes(num_vectors) + 2 * task_bytes(num_vectors) +
+         flag_bytes(num_vectors) + align256(sizeof(std::uint64_t)) + cub_temp_bytes(num_vectors);
 }
 
 // The kernels: a warp per vector over a grid-stride loop of the batch's vectors (alp_warp.hpp
 // gives what the warp does with one).
 //
 // The encoder's passes are bound by latency (shuffles, reductions, dependent arithmetic per
-// cell), so they need warps in flight: their launch bounds ask for at most 128 registers a
-// thread (two blocks of the largest launch, 256 threads, per SM: 16 warps) where they took
-// about 200 (9 warps). Launches of more threads than the bound fail, so launch_warps refuses them.
+// cell), so they need warps in flight. The choice is two passes: the ALP pass costs every
+// vector's ALP options in few registers (its launch bound: 3 blocks of the largest launch,
+// 256 threads, per SM, 24 warps, at most 80 registers a thread: at 64 it spilled three
+// times as much), and flags the vectors where ALP_RD may undercut them; the
+// ALP_RD pass (a warp sort of 1024 keys a vector, 32 keys a lane) runs over the flagged ones
+// only, at most 128 registers a thread (two blocks per SM: 16 warps), where it took about 200
+// (9 warps). Launches of more threads than the bound fail, so launch_warps refuses them.
 constexpr unsigned max_vector_threads = 256;
 constexpr unsigned min_encode_blocks = 2;
+constexpr unsigned min_alp_size_blocks = 3;
 __device__ std::uint64_t first_warp() { return (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / warp_lanes; }
 __device__ std::uint64_t warp_stride() { return std::uint64_t{gridDim.x} * blockDim.x / warp_lanes; }
 
 __device__ std::byte* body_of(std::byte* frame) { return frame + frame_header_bytes + params_section_bytes(fmt::params_bytes); }
 
+__device__ std::uint32_t narrow_bytes(std::uint64_t bytes) {
+  return bytes > 0xffffffffULL ? 0xffffffffU : static_cast<std::uint32_t>(bytes);
+}
+
 template <typename Float>
-__device__ void size_vector(cuda_warp& w, const encode_source& s, std::uint64_t v, fmt::vector_fields* choice,
-                            std::uint64_t* size) {
+__device__ void size_alp_vector(cuda_warp& w, const encode_source& s, std::uint64_t g, std::uint64_t v,
+                                fmt::vector_fields* choice, std::uint64_t* size, rd_task* task, std::uint8_t* rd_flag) {
   fmt::column_params p;
   fmt::load_params<Float>(s.params, p);
   fmt::vector_fields fields;
   std::uint64_t bytes = 0;
-  choose_vector_warp(w, static_cast<const Float*>(s.values) + v * fmt::vector_values, fmt::values_in_vector(s.count, v),
-                     p, fields, bytes);
+  std::uint32_t const count = fmt::values_in_vector(s.count, v);
+  alp_outcome const alp =
+      choose_alp_warp(w, static_cast<const Float*>(s.values) + v * fmt::vector_values, count, p, fields, bytes);
   if (w.lane == 0) {  // lane 0 holds the choice
     *choice = fields;
     *size = bytes;
+    *task = {g, narrow_bytes(alp.before_rd), narrow_bytes(alp.alp_less_fill), alp.fills};
+    *rd_flag = rd_may_undercut<Float>(count, alp) ? 1 : 0;
   }
 }
 
-__global__ void __launch_bounds__(max_vector_threads, min_encode_blocks)
-    size_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
-                            std::uint64_t* sizes, fmt::vector_fields* choices) {
+__global__ void __launch_bounds__(max_vector_threads, min_alp_size_blocks)
+    alp_size_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
+                    std::uint64_t* sizes, fmt::vector_fields* choices, rd_task* tasks, std::uint8_t* rd_flags) {
   cuda_warp w;
   for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
     std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
     encode_source const& s = batch.sources[f];
     std::uint64_t const v = g - vector_begin[f];
     if (s.type == value_type::float64) {
-      size_vector<double>(w, s, v, choices + g, sizes + g);
+      size_alp_vector<double>(w, s, g, v, choices + g, sizes + g, tasks + g, rd_flags + g);
     } else {
-      size_vector<float>(w, s, v, choices + g, sizes + g);
+      size_alp_vector<float>(w, s, g, v, choices + g, sizes + g, tasks + g, rd_flags + g);
+    }
+  }
+}
+
+template <typename Float>
+__device__ void size_rd_vector(cuda_warp& w, const encode_source& s, std::uint64_t v, const rd_task& t,
+                               fmt::vector_fields* choice, std::uint64_t* size) {
+  fmt::column_params p;
+  fmt::load_params<Float>(s.params, p);
+  alp_outcome alp;
+  alp.before_rd = t.before_rd;
+  alp.alp_less_fill = t.alp_less_fill == 0xffffffffU ? ~std::uint64_t{0} : t.alp_less_fill;
+  alp.fills = t.fills;
+  fmt::vector_fields fields;
+  std::uint64_t bytes = 0;
+  bool const replaced = choose_rd_warp(w, static_cast<const Float*>(s.values) + v * fmt::vector_values,
+                                       fmt::values_in_vector(s.count, v), p.fill, alp, fields, bytes);
+  if (replaced && w.lane == 0) {
+    *choice = fields;
+    *size = bytes;
+  }
+}
+
+// The flagged vectors' count is on the device: the launch covers every vector, and the warps
+// past the count end at once.
+__global__ void __launch_bounds__(max_vector_threads, min_encode_blocks)
+    rd_size_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, const rd_task* rd_tasks,
+                   const std::uint64_t* rd_count, std::uint64_t* sizes, fmt::vector_fields* choices) {
+  cuda_warp w;
+  std::uint64_t const n = *rd_count;
+  for (std::uint64_t i = first_warp(); i < n; i += warp_stride()) {
+    rd_task const t = rd_tasks[i];
+    std::uint64_t const g = t.vector;
+    std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
+    encode_source const& s = batch.sources[f];
+    std::uint64_t const v = g - vector_begin[f];
+    if (s.type == value_type::float64) {
+      size_rd_vector<double>(w, s, v, t, choices + g, sizes + g);
+    } else {
+      size_rd_vector<float>(w, s, v, t, choices + g, sizes + g);
     }
   }
 }
@@ -322,9 +422,7 @@ void launch_items(Kernel kernel, const launch_choice& choice, std::uint64_t item
 
 }  // namespace
 
-std::size_t encode_temp_bytes(std::uint64_t num_vectors) {
-  return 2 * list_bytes(num_vectors) + choice_bytes(num_vectors) + scan_temp_bytes(num_vectors + 1);
-}
+std::size_t encode_temp_bytes(std::uint64_t num_vectors) { return carved_bytes(num_vectors); }
 
 void encode(const device_encode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
             const launch_choice& choice, void* temp, std::size_t temp_bytes, cudaStream_t stream) {
@@ -333,9 +431,17 @@ void encode(const device_encode_batch& batch, const std::uint64_t* vector_begin,
   encode_scratch const s = carve(temp, num_vectors);
   // The last size stays 0, so the scan's last entry is the batch's total.
   ZS_CUDA_TRY(cudaMemsetAsync(s.sizes + num_vectors, 0, sizeof(std::uint64_t), stream));
-  launch_warps(size_kernel, choice, num_vectors, 0, stream, batch, vector_begin, num_vectors, s.sizes, s.choices);
+  launch_warps(alp_size_kernel, choice, num_vectors, 0, stream, batch, vector_begin, num_vectors, s.sizes, s.choices,
+               s.tasks, s.rd_flags);
+  std::size_t select_bytes = s.select_bytes;
+  ZS_CUDA_TRY(cub::DeviceSelect::Flagged(s.cub_temp, select_bytes, static_cast<const rd_task*>(s.tasks),
+                                         static_cast<const std::uint8_t*>(s.rd_flags), s.rd_tasks, s.rd_count,
+                                         static_cast<std::int64_t>(num_vectors), stream));
+  launch_warps(rd_size_kernel, choice, num_vectors, 0, stream, batch, vector_begin,
+               static_cast<const rd_task*>(s.rd_tasks), static_cast<const std::uint64_t*>(s.rd_count), s.sizes,
+               s.choices);
   std::size_t scan_bytes = s.scan_bytes;
-  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(s.scan_temp, scan_bytes, s.sizes, s.starts,
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(s.cub_temp, scan_bytes, s.sizes, s.starts,
                                             static_cast<std::int64_t>(num_vectors + 1), stream));
   launch_warps(write_kernel, choice, num_vectors, stage_bytes_per_warp, stream, batch, vector_begin, num_vectors,
                static_cast<const std::uint64_t*>(s.starts), static_cast<const fmt::vector_fields*>(s.choices));

@@ -1,11 +1,13 @@
 // Batched GPU kernels of the alp codec (alp_format.hpp gives the format and the per-vector
 // coders they run). Every vector of 1024 values is coded independently, by a warp whose lane l
-// holds cells l, l + 32, ... (coalesced rows): the encoder's size pass chooses each vector's
-// encoding with warp reductions (ALP_RD's left parts by a warp sort and warp maxima of their
-// runs) and records it, a device-wide scan of the sizes places the vectors, and the write pass
+// holds cells l, l + 32, ... (coalesced rows). The encoder chooses each vector's encoding in
+// two passes: the ALP pass costs the ALP options with warp reductions and flags the vectors
+// where ALP_RD may still undercut them; after a compaction of those, the ALP_RD pass sorts
+// their left parts by a warp sort, once for both views of the fill cells, and takes the warp
+// maxima of their runs. A device-wide scan of the sizes places the vectors, and the write pass
 // codes them (ballots and scans place kept values and exceptions, each lane packs its
-// FastLanes lane's words); the decoder checks and decodes a vector per warp in the same layout
-// (ALP offsets staged in shared memory), then patches its exceptions 32 at a time.
+// FastLanes lane's words). The decoder checks and decodes a vector per warp in the same layout
+// (a vector's main section staged in shared memory), then patches its exceptions 32 at a time.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,7 +21,7 @@
 namespace zs::kernels::alp {
 
 /// Device scratch of an encode of `num_vectors` vectors (sizes, their scan, each vector's
-/// chosen fields, the scan's temp).
+/// chosen fields, the ALP_RD pass's work list, the scan's and the compaction's temp).
 std::size_t encode_temp_bytes(std::uint64_t num_vectors);
 
 /// Encodes every frame's body and sets its codec id, body bytes and codec parameters.

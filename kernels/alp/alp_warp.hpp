@@ -438,133 +438,48 @@ ZS_UNROLL
   return fmt::vector_bytes<Float>(option, count);
 }
 
-/// The ALP_RD options of both views (fmt::choose_vector's splits) and the ALP option of the
-/// view without the fill cells, against the best so far (`best`, `bytes`: raw and the ALP
-/// options with the fill cells kept), which they replace where smaller, in the reference's
-/// order (raw, the view with the fill cells: ALP, then ALP_RD at every split; the view
-/// without them: ALP, then ALP_RD at every split), ties to the first. `fills`: the vector's
-/// fill cells (0: one view only), whose bits are `fill_bits`.
-///
-/// One sort of the vector's cells serves both views (longest_runs_warp). The splits are tried
-/// together, each view's against what it must undercut, and only the best split of each is
-/// kept; the winner's dictionary is read from the keys at the end. A view's splits stop where
-/// their floor reaches what it must undercut: the floor grows with the split, so no later one
-/// can; where the first split's floor cannot for either view, the sort is skipped (the
-/// costliest step of the size pass; most decimal vectors end there).
-template <class Warp, typename Float>
-ZS_WARP_FN ZS_ALP_OUTLINED void choose_rd_warp(Warp& w, const Float* first, std::uint32_t count, std::uint32_t fills,
-                                               std::uint64_t fill_bits, const fmt::vector_fields& alp_less_fill,
-                                               std::uint64_t alp_less_fill_bytes, fmt::vector_fields& best,
-                                               std::uint64_t& bytes) {
-  using traits = fmt::float_traits<Float>;
-  constexpr int top_shift = traits::width - fmt::max_left_bits;
-  unsigned const lane = w.lane;
-  bool const both = fills != 0;
-  // The best ALP_RD split with the fill cells kept, and what an option without them must
-  // undercut: everything before it in the reference's order that is known so far.
-  std::uint64_t best_all = bytes;
-  int split_all = -1;
-  std::uint64_t must_undercut = both ? min_of(bytes, alp_less_fill_bytes) : 0;
-  std::uint64_t best_less = ~std::uint64_t{0};
-  int split_less = -1;
-  std::uint32_t const fill_key = static_cast<std::uint32_t>((fill_bits >> top_shift) & 0xffffU);
-  std::uint32_t key[cell_rows];
-  std::uint32_t before = ~0U;
-  bool const sorted = rd_floor_bytes<Float>(count, false, fills, top_shift) < best_all ||
-                      (both && rd_floor_bytes<Float>(count, true, fills, top_shift) < must_undercut);
-  if (sorted) {
-    // Read again rather than kept in registers since the ALP pass: the cells are in cache, and
-    // the registers are the size pass's bound.
-ZS_UNROLL
-    for (unsigned k = 0; k < cell_rows; ++k) {
-      std::uint32_t const c = k * warp_lanes + lane;
-      key[k] = c < count ? static_cast<std::uint32_t>(static_cast<std::uint64_t>(fmt::bits_of(first[c])) >> top_shift)
-                         : rd_absent_key;
-    }
-    sort_keys_warp(w, key);
-    before = w.shfl_up(key[cell_rows - 1], 1);
-    if (lane == 0) before = ~0U;
-    for (int shift = 0; shift < fmt::max_left_bits; ++shift) {
-      int const right_bits = top_shift + shift;
-      bool const try_all = rd_floor_bytes<Float>(count, false, fills, right_bits) < best_all;
-      bool const try_less = both && rd_floor_bytes<Float>(count, true, fills, right_bits) < must_undercut;
-      if (!try_all && !try_less) break;
-      rd_runs all;
-      rd_runs less_fill;
-      longest_runs_warp(w, key, before, shift, count, fill_key, fills, all, less_fill);
-      fmt::vector_fields option;
-      if (try_all) {
-        std::uint64_t const b = size_rd_option<Float>(all, right_bits, false, fills, count, option);
-        if (b < best_all) {
-          best_all = b;
-          split_all = shift;
-          must_undercut = min_of(must_undercut, b);
-        }
-      }
-      if (try_less) {
-        std::uint64_t const b = size_rd_option<Float>(less_fill, right_bits, true, fills, count, option);
-        if (b < must_undercut) {
-          best_less = b;
-          split_less = shift;
-          must_undercut = b;
-        }
-      }
-    }
-  }
-  // The reference's order over the bests of each step.
-  int split = -1;
-  bool less = false;
-  if (best_all < bytes) {
-    bytes = best_all;
-    split = split_all;
-  }
-  if (both && alp_less_fill_bytes < bytes) {
-    bytes = alp_less_fill_bytes;
-    best = alp_less_fill;
-    split = -1;
-  }
-  if (both && best_less < bytes) {
-    bytes = best_less;
-    split = split_less;
-    less = true;
-  }
-  if (split < 0) return;
-  // The winning split's runs again, and the entries' left parts: each run's first key, from
-  // the lane that holds it.
-  rd_runs all;
-  rd_runs less_fill;
-  longest_runs_warp(w, key, before, split, count, fill_key, fills, all, less_fill);
-  rd_runs const& runs = less ? less_fill : all;
-  fmt::vector_fields option;
-  size_rd_option<Float>(runs, top_shift + split, less, fills, count, option);
-  for (int i = 0; i < fmt::max_dict; ++i) {
-    std::uint32_t const at = run_first(runs.top[i]);
-    std::uint32_t const entry = w.shfl(key_in_register(key, at % warp_lanes), at / warp_lanes) >> split;
-    option.dict[i] = static_cast<std::uint16_t>(i < option.dict_size && runs.top[i] != 0 ? entry : 0U);
-  }
-  best = option;
+/// What the ALP step of a vector's choice (choose_alp_warp) leaves for its ALP_RD step
+/// (choose_rd_warp): what ALP_RD must undercut in each view, and the vector's fill cells.
+struct alp_outcome {
+  std::uint64_t before_rd = 0;                   // raw and ALP with the fill cells kept: the best
+  std::uint64_t alp_less_fill = ~std::uint64_t{0};  // ALP without the fill cells: the best (none: no fill cells)
+  std::uint32_t fills = 0;                       // 0: one view only
+};
+
+/// Whether ALP_RD may undercut the ALP step's choice in either view: the floor of its first
+/// split (the least of all) against what it must undercut there. Where not, choose_rd_warp
+/// keeps the choice, and the size kernels skip it.
+template <typename Float>
+ZS_HD inline bool rd_may_undercut(std::uint32_t count, const alp_outcome& alp) {
+  constexpr int top_shift = fmt::float_traits<Float>::width - fmt::max_left_bits;
+  return rd_floor_bytes<Float>(count, false, alp.fills, top_shift) < alp.before_rd ||
+         (alp.fills != 0 &&
+          rd_floor_bytes<Float>(count, true, alp.fills, top_shift) < min_of(alp.before_rd, alp.alp_less_fill));
 }
 
-/// fmt::choose_vector by a warp. Every ALP option (each candidate, with and without the fill
-/// cells) is costed over the lanes' cells with warp reductions; ALP_RD (choose_rd_warp) of both
-/// views from one sort, at the splits whose floor undercuts what they must. The options are
-/// compared in the reference's order, ties to the first, so the choice is the reference's.
+/// The ALP options of fmt::choose_vector by a warp: raw, then each candidate with the fill
+/// cells kept, then each without them (where the vector has fill cells), costed over the
+/// lanes' cells with warp reductions; `choice` and `size` get the first of the least (what
+/// the vector becomes unless ALP_RD undercuts it), in every lane.
 template <class Warp, typename Float>
-ZS_WARP_FN void choose_vector_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::column_params& p,
-                                   fmt::vector_fields& choice, std::uint64_t& size) {
+ZS_WARP_FN alp_outcome choose_alp_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::column_params& p,
+                                       fmt::vector_fields& choice, std::uint64_t& size) {
   unsigned const lane = w.lane;
   cell_masks const cells = load_masks(w, first, count, p.has_fill, p.fill);
   std::uint32_t const valid = cells.valid;
   std::uint32_t const fill = cells.fill;
   std::uint32_t const fills = warp_sum(w, popc32(fill));
-  int const views = fills != 0 ? 2 : 1;
+  bool const both = fills != 0;
 
-  // Per candidate, the best with the fill cells kept (view 0) and taken out (view 1), as named
-  // variables: an array indexed by the view would live in local memory.
+  // The best candidate with the fill cells kept (view 0) and taken out (view 1): its index and
+  // totals, as named variables (an array indexed by the view would live in local memory); the
+  // fields are made once, at the end, which holds fewer registers than two vector_fields.
   std::uint64_t best_bytes0 = ~std::uint64_t{0};
   std::uint64_t best_bytes1 = ~std::uint64_t{0};
-  fmt::vector_fields best_alp0;
-  fmt::vector_fields best_alp1;
+  int best_candidate0 = 0;
+  int best_candidate1 = 0;
+  alp_stats best_stats0;
+  alp_stats best_stats1;
   for (int c = 0; c < p.candidates; ++c) {
     alp_scales<Float> const sc = scales_of<Float>(p.exponent[c], p.factor[c]);
     alp_stats kept;
@@ -583,32 +498,155 @@ ZS_UNROLL
     }
     kept = warp_total(w, kept);
     filled = warp_total(w, filled);
-    fmt::vector_fields const whole = alp_fields<Float>(merged(kept, filled), p.exponent[c], p.factor[c], false, fills);
-    std::uint64_t const whole_bytes = fmt::vector_bytes<Float>(whole, count);
+    alp_stats const whole = merged(kept, filled);
+    std::uint64_t const whole_bytes = fmt::vector_bytes<Float>(alp_fields<Float>(whole, p.exponent[c], p.factor[c], false, fills), count);
     if (whole_bytes < best_bytes0) {
       best_bytes0 = whole_bytes;
-      best_alp0 = whole;
+      best_candidate0 = c;
+      best_stats0 = whole;
     }
-    if (views == 2) {
-      fmt::vector_fields const less_fill = alp_fields<Float>(kept, p.exponent[c], p.factor[c], true, fills);
-      std::uint64_t const less_fill_bytes = fmt::vector_bytes<Float>(less_fill, count);
+    if (both) {
+      std::uint64_t const less_fill_bytes =
+          fmt::vector_bytes<Float>(alp_fields<Float>(kept, p.exponent[c], p.factor[c], true, fills), count);
       if (less_fill_bytes < best_bytes1) {
         best_bytes1 = less_fill_bytes;
-        best_alp1 = less_fill;
+        best_candidate1 = c;
+        best_stats1 = kept;
       }
     }
   }
-  // The reference's order: raw, then per view its ALP candidates and its ALP_RD splits.
-  fmt::vector_fields best;
-  best.mode = fmt::mode_raw;
-  std::uint64_t bytes = fmt::vector_bytes<Float>(best, count);
-  if (best_bytes0 < bytes) {
-    bytes = best_bytes0;
-    best = best_alp0;
+  // The reference's order: raw, then the candidates with the fill cells kept, then without.
+  choice = fmt::vector_fields{};
+  choice.mode = fmt::mode_raw;
+  size = fmt::vector_bytes<Float>(choice, count);
+  if (best_bytes0 < size) {
+    size = best_bytes0;
+    choice = alp_fields<Float>(best_stats0, p.exponent[best_candidate0], p.factor[best_candidate0], false, fills);
   }
-  choose_rd_warp(w, first, count, fills, p.fill, best_alp1, views == 2 ? best_bytes1 : ~std::uint64_t{0}, best, bytes);
-  choice = best;
-  size = bytes;
+  alp_outcome outcome;
+  outcome.before_rd = size;
+  outcome.fills = fills;
+  if (both) {
+    outcome.alp_less_fill = best_bytes1;
+    if (best_bytes1 < size) {
+      size = best_bytes1;
+      choice = alp_fields<Float>(best_stats1, p.exponent[best_candidate1], p.factor[best_candidate1], true, fills);
+    }
+  }
+  return outcome;
+}
+
+/// The ALP_RD options of fmt::choose_vector by a warp, for both views, after choose_alp_warp
+/// gave `alp` and its choice: where one undercuts in the reference's order (raw, the view
+/// with the fill cells: ALP, then ALP_RD at every split; the view without them: ALP, then
+/// ALP_RD at every split; ties to the first), it replaces `choice` and `size` (in every lane)
+/// and the answer is true. `fill_bits`: the column's fill value.
+///
+/// One sort of the vector's cells serves both views (longest_runs_warp). The splits are tried
+/// together, each view's against what it must undercut, and only the best split of each is
+/// kept; the winner's dictionary is read from the keys at the end. A view's splits stop where
+/// their floor reaches what it must undercut: the floor grows with the split, so no later one
+/// can; where the first split's floor cannot for either view (rd_may_undercut), the sort, the
+/// costliest step of the choice, is skipped (most decimal vectors end there).
+template <class Warp, typename Float>
+ZS_WARP_FN ZS_ALP_OUTLINED bool choose_rd_warp(Warp& w, const Float* first, std::uint32_t count, std::uint64_t fill_bits,
+                                               const alp_outcome& alp, fmt::vector_fields& choice, std::uint64_t& size) {
+  using traits = fmt::float_traits<Float>;
+  constexpr int top_shift = traits::width - fmt::max_left_bits;
+  if (!rd_may_undercut<Float>(count, alp)) return false;
+  unsigned const lane = w.lane;
+  std::uint32_t const fills = alp.fills;
+  bool const both = fills != 0;
+  // The best ALP_RD split with the fill cells kept, and what an option without them must
+  // undercut: everything before it in the reference's order that is known so far.
+  std::uint64_t best_all = alp.before_rd;
+  int split_all = -1;
+  std::uint64_t must_undercut = both ? min_of(alp.before_rd, alp.alp_less_fill) : 0;
+  std::uint64_t best_less = ~std::uint64_t{0};
+  int split_less = -1;
+  std::uint32_t const fill_key = static_cast<std::uint32_t>((fill_bits >> top_shift) & 0xffffU);
+  // Read again rather than kept in registers since the ALP step: the cells are in cache, and
+  // the registers are the choice's bound.
+  std::uint32_t key[cell_rows];
+ZS_UNROLL
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    std::uint32_t const c = k * warp_lanes + lane;
+    key[k] = c < count ? static_cast<std::uint32_t>(static_cast<std::uint64_t>(fmt::bits_of(first[c])) >> top_shift)
+                       : rd_absent_key;
+  }
+  sort_keys_warp(w, key);
+  std::uint32_t before = w.shfl_up(key[cell_rows - 1], 1);
+  if (lane == 0) before = ~0U;
+  for (int shift = 0; shift < fmt::max_left_bits; ++shift) {
+    int const right_bits = top_shift + shift;
+    bool const try_all = rd_floor_bytes<Float>(count, false, fills, right_bits) < best_all;
+    bool const try_less = both && rd_floor_bytes<Float>(count, true, fills, right_bits) < must_undercut;
+    if (!try_all && !try_less) break;
+    rd_runs all;
+    rd_runs less_fill;
+    longest_runs_warp(w, key, before, shift, count, fill_key, fills, all, less_fill);
+    fmt::vector_fields option;
+    if (try_all) {
+      std::uint64_t const b = size_rd_option<Float>(all, right_bits, false, fills, count, option);
+      if (b < best_all) {
+        best_all = b;
+        split_all = shift;
+        must_undercut = min_of(must_undercut, b);
+      }
+    }
+    if (try_less) {
+      std::uint64_t const b = size_rd_option<Float>(less_fill, right_bits, true, fills, count, option);
+      if (b < must_undercut) {
+        best_less = b;
+        split_less = shift;
+        must_undercut = b;
+      }
+    }
+  }
+  // The reference's order over the best of each step; the ALP ones are the ALP step's choice.
+  std::uint64_t least = alp.before_rd;
+  int split = -1;
+  bool less = false;
+  if (best_all < least) {
+    least = best_all;
+    split = split_all;
+  }
+  if (both && alp.alp_less_fill < least) {
+    least = alp.alp_less_fill;
+    split = -1;
+  }
+  if (both && best_less < least) {
+    least = best_less;
+    split = split_less;
+    less = true;
+  }
+  if (split < 0) return false;
+  // The winning split's runs again, and the entries' left parts: each run's first key, from
+  // the lane that holds it.
+  rd_runs all;
+  rd_runs less_fill;
+  longest_runs_warp(w, key, before, split, count, fill_key, fills, all, less_fill);
+  rd_runs const& runs = less ? less_fill : all;
+  fmt::vector_fields option;
+  size_rd_option<Float>(runs, top_shift + split, less, fills, count, option);
+  for (int i = 0; i < fmt::max_dict; ++i) {
+    std::uint32_t const at = run_first(runs.top[i]);
+    std::uint32_t const entry = w.shfl(key_in_register(key, at % warp_lanes), at / warp_lanes) >> split;
+    option.dict[i] = static_cast<std::uint16_t>(i < option.dict_size && runs.top[i] != 0 ? entry : 0U);
+  }
+  choice = option;
+  size = least;
+  return true;
+}
+
+/// fmt::choose_vector by a warp: its ALP options (choose_alp_warp), then its ALP_RD options
+/// of both views from one sort (choose_rd_warp), so the choice is the reference's. The size
+/// kernels run the two steps apart, ALP_RD only for the vectors where it may undercut.
+template <class Warp, typename Float>
+ZS_WARP_FN void choose_vector_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::column_params& p,
+                                   fmt::vector_fields& choice, std::uint64_t& size) {
+  alp_outcome const alp = choose_alp_warp(w, first, count, p, choice, size);
+  choose_rd_warp(w, first, count, p.fill, alp, choice, size);
 }
 
 /// The code of a left part in an ALP_RD dictionary (fmt::dict_code), over every entry at

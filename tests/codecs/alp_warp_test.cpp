@@ -90,9 +90,43 @@ chosen_paths check_column(const std::vector<T>& values, const fmt::column_params
     paths.rd_wide_dict += f.mode == fmt::mode_rd && f.dict_size > 4 ? 1 : 0;
   }
 
-  // The warp's choice and bytes, over garbage, so that a byte the warp leaves unwritten shows.
+  // The warp's choice as the size kernels make it: the ALP pass over every vector, the ALP_RD
+  // pass over the vectors it flags only, each keeping the ALP choice unless ALP_RD undercuts.
   std::vector<std::uint64_t> got_bytes(vectors);
   std::vector<fmt::vector_fields> got_fields(vectors);
+  std::vector<ka::alp_outcome> outcomes(vectors);
+  std::vector<std::uint64_t> flagged;
+  emu::run(
+      vectors, 0,
+      [&](emu::warp& w, std::uint64_t v, std::byte*) {
+        std::uint32_t const count = fmt::values_in_vector(values.size(), v);
+        fmt::vector_fields fields;
+        std::uint64_t bytes = 0;
+        ka::alp_outcome const alp = ka::choose_alp_warp(w, values.data() + v * fmt::vector_values, count, p, fields, bytes);
+        if (w.lane == 0) {  // lane 0 holds the choice, as the size kernel stores it
+          got_fields[v] = fields;
+          got_bytes[v] = bytes;
+          outcomes[v] = alp;
+          if (ka::rd_may_undercut<T>(count, alp)) flagged.push_back(v);
+        }
+      },
+      [](emu::warp&) {});
+  emu::run(
+      flagged.size(), 0,
+      [&](emu::warp& w, std::uint64_t i, std::byte*) {
+        std::uint64_t const v = flagged[i];
+        std::uint32_t const count = fmt::values_in_vector(values.size(), v);
+        fmt::vector_fields fields;
+        std::uint64_t bytes = 0;
+        bool const replaced =
+            ka::choose_rd_warp(w, values.data() + v * fmt::vector_values, count, p.fill, outcomes[v], fields, bytes);
+        if (replaced && w.lane == 0) {
+          got_fields[v] = fields;
+          got_bytes[v] = bytes;
+        }
+      },
+      [](emu::warp&) {});
+  // The warp's bytes, over garbage, so that a byte the warp leaves unwritten shows.
   std::vector<std::uint64_t> got_out(vectors * slot / 8, 0xCDCDCDCDCDCDCDCDULL);
   auto* got = reinterpret_cast<std::byte*>(got_out.data());
   emu::run(
@@ -100,18 +134,22 @@ chosen_paths check_column(const std::vector<T>& values, const fmt::column_params
       [&](emu::warp& w, std::uint64_t v, std::byte* smem) {
         std::uint32_t const count = fmt::values_in_vector(values.size(), v);
         const T* first = values.data() + v * fmt::vector_values;
-        fmt::vector_fields fields;
-        std::uint64_t bytes = 0;
-        ka::choose_vector_warp(w, first, count, p, fields, bytes);
-        if (w.lane == 0) {  // lane 0 holds the choice, as the size kernel stores it
-          got_fields[v] = fields;
-          got_bytes[v] = bytes;
-        }
-        w.sync();
-        fmt::vector_fields const chosen = got_fields[v];
-        ka::write_vector_warp(w, first, count, p.fill, chosen, got + v * slot, reinterpret_cast<std::uint64_t*>(smem));
+        ka::write_vector_warp(w, first, count, p.fill, got_fields[v], got + v * slot, reinterpret_cast<std::uint64_t*>(smem));
       },
       [](emu::warp&) {});
+  // choose_vector_warp, both steps in one: the same choice.
+  std::vector<std::uint64_t> whole_bytes(vectors);
+  emu::run(
+      vectors, 0,
+      [&](emu::warp& w, std::uint64_t v, std::byte*) {
+        fmt::vector_fields fields;
+        std::uint64_t bytes = 0;
+        ka::choose_vector_warp(w, values.data() + v * fmt::vector_values, fmt::values_in_vector(values.size(), v), p,
+                               fields, bytes);
+        if (w.lane == 0) whole_bytes[v] = bytes;
+      },
+      [](emu::warp&) {});
+  for (std::uint64_t v = 0; v < vectors; ++v) EXPECT_EQ(whole_bytes[v], ref_bytes[v]) << "vector " << v;
   for (std::uint64_t v = 0; v < vectors; ++v) {
     EXPECT_EQ(got_bytes[v], ref_bytes[v]) << "vector " << v << " (reference mode " << int(ref_fields[v].mode) << ")";
     EXPECT_EQ(std::memcmp(got + v * slot, ref + v * slot, ref_bytes[v]), 0)

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "zs/codec.hpp"
@@ -183,6 +184,46 @@ TEST(AlpGpu, AlpRdFramesOfFloat64MatchTheCpuBothWays) {
   ZS_REQUIRE_GPU();
   auto const sizes = awkward_sizes();
   check_batch(rd_values<double>(total(sizes)), sizes);
+}
+
+// A fill value among values of its own left part (ALP_RD of both views from one sort): fill
+// runs shortened, gone, joined at wider splits; whole vectors of fill; one cell not fill.
+template <typename T>
+std::vector<T> fill_near_values(std::size_t n) {
+  using bits_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr int low_bits = static_cast<int>(sizeof(T) * 8) - 16;  // below ALP_RD's widest left part
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  T const fill = T(-1e34);
+  auto const fill_bits = static_cast<std::uint64_t>(std::bit_cast<bits_t>(fill));
+  std::uint64_t const fill_top = fill_bits >> low_bits;
+  auto with_top = [&](std::uint64_t top) {
+    auto const b = static_cast<bits_t>((top << low_bits) | (rng() & ((std::uint64_t{1} << low_bits) - 1)));
+    return b == static_cast<bits_t>(fill_bits) ? T(1.5) : std::bit_cast<T>(b);
+  };
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t const kind = (i / 1024) % 5;
+    T const plain = static_cast<T>(3.7 + std::sqrt(2.0) * unit(rng));
+    if (kind == 0) v[i] = i % 10 < 3 ? fill : i % 10 == 3 ? with_top(fill_top) : plain;
+    if (kind == 1) v[i] = fill;
+    if (kind == 2) v[i] = i % 1024 == 517 ? plain : fill;
+    if (kind == 3) v[i] = i % 2 == 0 ? fill : with_top((fill_top & ~std::uint64_t{0xf}) | ((fill_top + 1 + rng() % 7) & 0xf));
+    if (kind == 4) v[i] = i % 3 == 0 ? fill : with_top(fill_top - 20 + rng() % 41);
+  }
+  return v;
+}
+
+TEST(AlpGpu, FillNearItsLeftPartFramesOfFloat32MatchTheCpuBothWays) {
+  ZS_REQUIRE_GPU();
+  auto const sizes = awkward_sizes();
+  check_batch(fill_near_values<float>(total(sizes)), sizes);
+}
+
+TEST(AlpGpu, FillNearItsLeftPartFramesOfFloat64MatchTheCpuBothWays) {
+  ZS_REQUIRE_GPU();
+  auto const sizes = awkward_sizes();
+  check_batch(fill_near_values<double>(total(sizes)), sizes);
 }
 
 // A vector that breaks the format behind valid checksums: the GPU refuses it as the CPU does,
