@@ -1004,19 +1004,20 @@ ZS_HD inline std::uint32_t occurrences(const column_sample<Float>& s, std::uint3
   return c;
 }
 
-/// The fill value: the most frequent bit pattern (ties: the smaller), when it makes at least a
-/// 32nd of the sample; then the fill cells leave the sample, stretch by stretch.
+/// Whether a sampled bit pattern seen `count` times makes a better fill value than the best so
+/// far: the more frequent, of equal counts the smaller (an order, so the best of any split of
+/// the sample, joined in any order, is the same).
+ZS_HD inline bool better_fill(std::uint32_t count, std::uint64_t bits, std::uint32_t best_count,
+                              std::uint64_t best_bits) noexcept {
+  return count > best_count || (count == best_count && bits < best_bits);
+}
+
+/// The fill value, from the most frequent bit pattern of the sample (`best_count` times
+/// `best_bits`): when it makes at least a 32nd of the sample, it is the column's, and its cells
+/// leave the sample, stretch by stretch.
 template <typename Float>
-ZS_HD inline void choose_fill(column_sample<Float>& s, const std::uint32_t* counts, column_params& p) noexcept {
-  std::uint32_t best_count = 0;
-  std::uint64_t best_bits = 0;
-  for (std::uint32_t i = 0; i < s.n; ++i) {
-    std::uint64_t const b = bits_of(s.values[i]);
-    if (counts[i] > best_count || (counts[i] == best_count && b < best_bits)) {
-      best_count = counts[i];
-      best_bits = b;
-    }
-  }
+ZS_HD inline void take_out_fill(column_sample<Float>& s, std::uint32_t best_count, std::uint64_t best_bits,
+                                column_params& p) noexcept {
   if (best_count < 2 || best_count * 32 < s.n) return;
   p.has_fill = true;
   p.fill = best_bits;
@@ -1032,6 +1033,22 @@ ZS_HD inline void choose_fill(column_sample<Float>& s, const std::uint32_t* coun
   s.n = kept;
 }
 
+/// The fill value: the most frequent bit pattern (ties: the smaller), when it makes at least a
+/// 32nd of the sample; then the fill cells leave the sample, stretch by stretch.
+template <typename Float>
+ZS_HD inline void choose_fill(column_sample<Float>& s, const std::uint32_t* counts, column_params& p) noexcept {
+  std::uint32_t best_count = 0;
+  std::uint64_t best_bits = 0;
+  for (std::uint32_t i = 0; i < s.n; ++i) {
+    std::uint64_t const b = bits_of(s.values[i]);
+    if (better_fill(counts[i], b, best_count, best_bits)) {
+      best_count = counts[i];
+      best_bits = b;
+    }
+  }
+  take_out_fill(s, best_count, best_bits, p);
+}
+
 /// The cost of combination c on stretch k (bits, alp_cost); 0 for an empty stretch.
 template <typename Float>
 ZS_HD inline std::uint64_t stretch_cost(const column_sample<Float>& s, std::uint32_t k, int c) noexcept {
@@ -1042,20 +1059,28 @@ ZS_HD inline std::uint64_t stretch_cost(const column_sample<Float>& s, std::uint
   return alp_cost(s.values + begin, s.ends[k] - begin, e, f);
 }
 
-/// The ALP candidates: each non-empty stretch votes for its cheapest combination (the first of
-/// equal cost); the most voted first (ties: the first voted), at most max_candidates.
-/// costs[k * combinations + c] is stretch_cost(s, k, c).
+/// The cheapest combination of stretch k (the first of equal cost). costs[k * combinations +
+/// c] is stretch_cost(s, k, c).
 template <typename Float>
-ZS_HD inline void choose_candidates(const column_sample<Float>& s, const std::uint64_t* costs, column_params& p) noexcept {
+ZS_HD inline int cheapest_combination(const std::uint64_t* costs, std::uint32_t k) noexcept {
+  int best = 0;
+  for (int c = 1; c < combinations<Float>(); ++c) {
+    if (costs[k * combinations<Float>() + c] < costs[k * combinations<Float>() + best]) best = c;
+  }
+  return best;
+}
+
+/// The ALP candidates from each stretch's cheapest combination (`cheapest`, per stretch):
+/// each non-empty stretch votes for its own; the most voted first (ties: the first voted), at
+/// most max_candidates.
+template <typename Float>
+ZS_HD inline void vote_candidates(const column_sample<Float>& s, const int* cheapest, column_params& p) noexcept {
   int voted[sample_vectors] = {};
   std::uint32_t votes[sample_vectors] = {};
   int distinct = 0;
   for (std::uint32_t k = 0; k < s.stretches; ++k) {
     if (s.ends[k] == (k == 0 ? 0 : s.ends[k - 1])) continue;
-    int best = 0;
-    for (int c = 1; c < combinations<Float>(); ++c) {
-      if (costs[k * combinations<Float>() + c] < costs[k * combinations<Float>() + best]) best = c;
-    }
+    int const best = cheapest[k];
     int v = 0;
     while (v < distinct && voted[v] != best) ++v;
     if (v == distinct) voted[distinct++] = best;
@@ -1081,6 +1106,16 @@ ZS_HD inline void choose_candidates(const column_sample<Float>& s, const std::ui
     p.exponent[0] = 0;
     p.factor[0] = 0;
   }
+}
+
+/// The ALP candidates: each non-empty stretch votes for its cheapest combination (the first of
+/// equal cost); the most voted first (ties: the first voted), at most max_candidates.
+/// costs[k * combinations + c] is stretch_cost(s, k, c).
+template <typename Float>
+ZS_HD inline void choose_candidates(const column_sample<Float>& s, const std::uint64_t* costs, column_params& p) noexcept {
+  int cheapest[sample_vectors] = {};
+  for (std::uint32_t k = 0; k < s.stretches; ++k) cheapest[k] = cheapest_combination<Float>(costs, k);
+  vote_candidates(s, cheapest, p);
 }
 
 /// The column parameters of a column whose pieces are `pieces`, from a sample of it (the three

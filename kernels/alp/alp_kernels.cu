@@ -343,17 +343,24 @@ __device__ void take_sample_block(const encode_source* pieces, std::uint64_t n, 
 }
 
 // A block prepares a column: the threads read the sample, count each sampled value's
-// occurrences and cost every (stretch, exponent/factor) pair; thread 0 takes the fill value
-// out and chooses the candidates from the costs in the CPU's order, so the bytes are the CPU's.
+// occurrences, find the most frequent (the fill value) by a block reduction, cost every
+// (stretch, exponent/factor) pair and find each stretch's cheapest by a warp per stretch, in
+// the CPU's orders (better_fill, cheapest_combination), so the bytes are the CPU's. Thread 0
+// only takes the fill cells out (where the column has a fill value) and counts the votes.
 template <typename Float>
 __device__ void prepare_column(const encode_source* pieces, std::uint64_t n, std::byte* out) {
   // Raw shared memory, constructed by thread 0: __shared__ variables take no initializers.
   __shared__ alignas(16) unsigned char sample_bytes[sizeof(fmt::column_sample<Float>)];
   __shared__ alignas(16) unsigned char params_bytes[sizeof(fmt::column_params)];
-  __shared__ std::uint32_t counts[fmt::sample_values];
   __shared__ std::uint64_t costs[fmt::sample_vectors * fmt::combinations<Float>()];
+  __shared__ std::uint32_t warp_best_count[32];
+  __shared__ std::uint64_t warp_best_bits[32];
+  __shared__ int cheapest[fmt::sample_vectors];
   auto& s = *reinterpret_cast<fmt::column_sample<Float>*>(sample_bytes);
   auto& p = *reinterpret_cast<fmt::column_params*>(params_bytes);
+  unsigned const lane = threadIdx.x % warp_lanes;
+  unsigned const warp = threadIdx.x / warp_lanes;
+  unsigned const warps = blockDim.x / warp_lanes;
   if (threadIdx.x == 0) {
     new (sample_bytes) fmt::column_sample<Float>();
     new (params_bytes) fmt::column_params();
@@ -361,17 +368,69 @@ __device__ void prepare_column(const encode_source* pieces, std::uint64_t n, std
   __syncthreads();
   take_sample_block(pieces, n, s);
   __syncthreads();
-  for (std::uint32_t i = threadIdx.x; i < s.n; i += blockDim.x) counts[i] = fmt::occurrences(s, i);
+  // Each value's occurrences, and the best fill value among this thread's values.
+  std::uint32_t best_count = 0;
+  std::uint64_t best_bits = 0;
+  for (std::uint32_t i = threadIdx.x; i < s.n; i += blockDim.x) {
+    std::uint32_t const count = fmt::occurrences(s, i);
+    std::uint64_t const bits = fmt::bits_of(s.values[i]);
+    if (fmt::better_fill(count, bits, best_count, best_bits)) {
+      best_count = count;
+      best_bits = bits;
+    }
+  }
+  for (unsigned d = warp_lanes / 2; d > 0; d >>= 1) {
+    std::uint32_t const other_count = __shfl_xor_sync(full_mask, best_count, d);
+    std::uint64_t const other_bits = __shfl_xor_sync(full_mask, best_bits, d);
+    if (fmt::better_fill(other_count, other_bits, best_count, best_bits)) {
+      best_count = other_count;
+      best_bits = other_bits;
+    }
+  }
+  if (lane == 0) {
+    warp_best_count[warp] = best_count;
+    warp_best_bits[warp] = best_bits;
+  }
   __syncthreads();
-  if (threadIdx.x == 0) fmt::choose_fill(s, counts, p);
+  if (threadIdx.x == 0) {
+    for (unsigned k = 1; k < warps; ++k) {
+      if (fmt::better_fill(warp_best_count[k], warp_best_bits[k], best_count, best_bits)) {
+        best_count = warp_best_count[k];
+        best_bits = warp_best_bits[k];
+      }
+    }
+    fmt::take_out_fill(s, best_count, best_bits, p);
+  }
   __syncthreads();
   std::uint32_t const pairs = s.stretches * static_cast<std::uint32_t>(fmt::combinations<Float>());
   for (std::uint32_t k = threadIdx.x; k < pairs; k += blockDim.x) {
     costs[k] = fmt::stretch_cost(s, k / fmt::combinations<Float>(), static_cast<int>(k % fmt::combinations<Float>()));
   }
   __syncthreads();
+  // A warp per stretch: the least (cost, combination), so of equal costs the first.
+  for (std::uint32_t k = warp; k < s.stretches; k += warps) {
+    std::uint64_t least_cost = ~std::uint64_t{0};
+    int least = fmt::combinations<Float>();
+    for (int c = static_cast<int>(lane); c < fmt::combinations<Float>(); c += warp_lanes) {
+      std::uint64_t const cost = costs[k * fmt::combinations<Float>() + c];
+      if (cost < least_cost || least == fmt::combinations<Float>()) {  // c grows: the first of equal costs stays
+        least_cost = cost;
+        least = c;
+      }
+    }
+    for (unsigned d = warp_lanes / 2; d > 0; d >>= 1) {
+      std::uint64_t const other_cost = __shfl_xor_sync(full_mask, least_cost, d);
+      int const other = __shfl_xor_sync(full_mask, least, d);
+      if (other_cost < least_cost || (other_cost == least_cost && other < least)) {
+        least_cost = other_cost;
+        least = other;
+      }
+    }
+    if (lane == 0) cheapest[k] = least;
+  }
+  __syncthreads();
   if (threadIdx.x == 0) {
-    fmt::choose_candidates(s, costs, p);
+    fmt::vote_candidates(s, cheapest, p);
     fmt::store_params<Float>(p, out);
   }
   __syncthreads();
