@@ -17,6 +17,7 @@
 #include "zs/error.hpp"
 #include "zs/fault.hpp"
 #include "zs/memory.hpp"
+#include "zs/null_mask.hpp"
 
 namespace zs {
 
@@ -137,8 +138,13 @@ class manifest {
 template <typename Engine>
 class column_collective {
  public:
-  column_collective(Engine& engine, std::span<const column_view> columns, const shuffle_options& options)
-      : engine_(engine), comm_(engine.host()), columns_(columns), options_(options) {}
+  /// `codecs`: one per column (an empty entry: default_codec), or none for options.codec on
+  /// every column.
+  column_collective(Engine& engine, std::span<const column_view> columns, const shuffle_options& options,
+                    std::vector<std::optional<codec_id>> codecs = {})
+      : engine_(engine), comm_(engine.host()), columns_(columns), options_(options), codec_of_(std::move(codecs)) {
+    if (codec_of_.empty()) codec_of_.assign(columns_.size(), options_.codec);
+  }
 
   std::vector<column> allgather(shuffle_stats* stats) {
     auto const start = clock_type::now();
@@ -227,7 +233,7 @@ class column_collective {
   void check_arguments(std::optional<int> root) {
     agree(attempt([&] { check_my_arguments(root); }), "checking the arguments");
     std::string const root_text = root ? "root " + std::to_string(*root) + ", " : std::string();
-    detail::agree_on_shape(comm_, name_, root_text + detail::codec_groups::describe(types(), options_.codec));
+    detail::agree_on_shape(comm_, name_, root_text + detail::codec_groups::describe(types(), codec_of_));
   }
 
   void check_my_arguments(std::optional<int> root) const {
@@ -248,7 +254,7 @@ class column_collective {
 
   // Codecs and their batches. The ranks agreed on types and codec ids, so a codec that cannot
   // encode a type throws here on every rank alike.
-  void choose_codecs() { codecs_ = detail::codec_groups(types(), options_.codec, name_); }
+  void choose_codecs() { codecs_ = detail::codec_groups(types(), codec_of_, name_); }
 
   // Encodes this rank's columns, one frame each, and packs the frames in column order at
   // frame_alignment multiples into packed_.
@@ -446,7 +452,8 @@ class column_collective {
   std::span<const column_view> columns_;
   shuffle_options options_;
   std::string name_;
-  detail::codec_groups codecs_;  // per column, and the batches they form
+  std::vector<std::optional<codec_id>> codec_of_;  // per column, as the caller (or the null masks) chose
+  detail::codec_groups codecs_;                     // per column, and the batches they form
 
   // This rank's contribution (allgather; the root's for a broadcast), per column.
   std::vector<std::uint64_t> my_rows_, my_chars_, my_bytes_;
@@ -459,30 +466,148 @@ class column_collective {
   buffer statuses_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Null masks, as in the shuffle (shuffle.cpp): a nullable column's validity travels as one more
+// column of uint8 0/1 values after the caller's, with bitpack (raw when options.codec is raw),
+// and is packed into the output column's mask on arrival.
+
+struct columns_with_validity {
+  std::vector<column_view> columns;  // the caller's (masks stripped), then the validity columns
+  std::vector<column> validity;      // the validity columns' bytes (contributors only)
+  std::vector<std::size_t> of;       // the caller's column of each validity column
+  std::vector<std::optional<codec_id>> codecs;
+};
+
+// Which columns are nullable as every rank sees it: on some rank (all-gather) or at the root
+// (broadcast, whose other ranks pass types only): one allgather of the column count, then one of
+// a word per 64 columns. Empty when the column counts differ or the root is not a rank, which the
+// collective's own checks then report.
+std::vector<bool> nullable_columns(communicator& comm, std::span<const column_view> columns, std::optional<int> root) {
+  auto const counts = comm.allgather(columns.size());
+  if (std::any_of(counts.begin(), counts.end(), [&](std::uint64_t n) { return n != columns.size(); })) return {};
+  if (root && (*root < 0 || *root >= comm.size())) return {};
+  std::vector<bool> out(columns.size(), false);
+  for (std::size_t first = 0; first < columns.size(); first += 64) {
+    std::size_t const last = std::min(columns.size(), first + 64);
+    std::uint64_t mine = 0;
+    for (std::size_t c = first; c < last; ++c) {
+      if (columns[c].null_mask != nullptr) mine |= std::uint64_t{1} << (c - first);
+    }
+    auto const all = comm.allgather(mine);
+    std::uint64_t any = 0;
+    if (root) {
+      any = all[static_cast<std::size_t>(*root)];
+    } else {
+      for (std::uint64_t word : all) any |= word;
+    }
+    for (std::size_t c = first; c < last; ++c) out[c] = ((any >> (c - first)) & 1) != 0;
+  }
+  return out;
+}
+
+columns_with_validity add_validity(communicator& comm, std::string_view name, std::span<const column_view> columns,
+                                   const shuffle_options& options, std::optional<int> root, memory_kind memory,
+                                   cudaStream_t stream) {
+  columns_with_validity out;
+  auto const nullable = nullable_columns(comm, columns, root);
+  if (std::find(nullable.begin(), nullable.end(), true) == nullable.end()) return out;
+  bool const reads_data = !root || *root == comm.rank();
+  agree_on(comm, name, "checking the arguments", [&] {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (nullable[c] && reads_data) detail::check_column(c, columns[c], memory);
+    }
+  });
+  agree_on(comm, name, "expanding the null masks", [&] {
+    out.codecs.assign(columns.size(), options.codec);
+    for (auto v : columns) {
+      v.null_mask = nullptr;  // travels as its validity column
+      out.columns.push_back(v);
+    }
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (!nullable[c]) continue;
+      if (reads_data) {
+        auto const& v = columns[c];
+        column valid = column::allocate(value_type::uint8, v.count, memory, stream);
+        expand_null_mask(v.null_mask, v.count, valid.mutable_view().values<std::uint8_t>(), memory, stream);
+        out.columns.push_back(valid.view());
+        out.validity.push_back(std::move(valid));
+      } else {
+        out.columns.push_back(column_view{value_type::uint8});
+      }
+      out.of.push_back(c);
+      out.codecs.push_back(options.codec == codec_id::raw ? codec_id::raw : codec_id::bitpack_for);
+    }
+  });
+  return out;
+}
+
+// Runs `run` (the protocol over columns and codecs) with the validity columns added, where there
+// are any, and packs what arrived into the outputs' masks.
+template <typename Run>
+std::vector<column> collective_with_nulls(communicator& comm, std::string_view name,
+                                          std::span<const column_view> columns, const shuffle_options& options,
+                                          std::optional<int> root, memory_kind memory, cudaStream_t stream,
+                                          shuffle_stats* stats, Run run) {
+  auto const start = clock_type::now();
+  detail::call_timeout const timeout(comm, options.timeout);
+  auto sent = add_validity(comm, name, columns, options, root, memory, stream);
+  if (sent.of.empty()) return run(columns, std::vector<std::optional<codec_id>>{});
+  auto outputs = run(std::span<const column_view>(sent.columns), sent.codecs);
+  std::size_t const C = columns.size();
+  agree_on(comm, name, "packing the null masks", [&] {
+    for (std::size_t j = 0; j < sent.of.size(); ++j) {
+      column const& valid = outputs[C + j];
+      pack_null_mask(valid.view().values<std::uint8_t>(), valid.size(), outputs[sent.of[j]].add_null_mask(stream),
+                     memory, stream);
+    }
+    // The outputs are ready when the call returns, masks included.
+    if (memory == memory_kind::device) ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  });
+  outputs.resize(C);
+  if (stats != nullptr) stats->seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  return outputs;
+}
+
 }  // namespace
 
 std::vector<column> allgather(device_communicator& comm, std::span<const column_view> columns,
                               const shuffle_options& options, cudaStream_t stream, shuffle_stats* stats) {
-  device_engine engine(comm, stream);
-  return column_collective<device_engine>(engine, columns, options).allgather(stats);
+  return collective_with_nulls(
+      comm.host(), "allgather", columns, options, std::nullopt, memory_kind::device, stream, stats,
+      [&](std::span<const column_view> all, std::vector<std::optional<codec_id>> codecs) {
+        device_engine engine(comm, stream);
+        return column_collective<device_engine>(engine, all, options, std::move(codecs)).allgather(stats);
+      });
 }
 
 std::vector<column> allgather(communicator& comm, std::span<const column_view> columns,
                               const shuffle_options& options, shuffle_stats* stats) {
-  host_engine engine(comm);
-  return column_collective<host_engine>(engine, columns, options).allgather(stats);
+  return collective_with_nulls(
+      comm, "allgather", columns, options, std::nullopt, memory_kind::host, nullptr, stats,
+      [&](std::span<const column_view> all, std::vector<std::optional<codec_id>> codecs) {
+        host_engine engine(comm);
+        return column_collective<host_engine>(engine, all, options, std::move(codecs)).allgather(stats);
+      });
 }
 
 std::vector<column> broadcast(device_communicator& comm, std::span<const column_view> columns, int root,
                               const shuffle_options& options, cudaStream_t stream, shuffle_stats* stats) {
-  device_engine engine(comm, stream);
-  return column_collective<device_engine>(engine, columns, options).broadcast(root, stats);
+  return collective_with_nulls(
+      comm.host(), "broadcast", columns, options, root, memory_kind::device, stream, stats,
+      [&](std::span<const column_view> all, std::vector<std::optional<codec_id>> codecs) {
+        device_engine engine(comm, stream);
+        return column_collective<device_engine>(engine, all, options, std::move(codecs)).broadcast(root, stats);
+      });
 }
 
 std::vector<column> broadcast(communicator& comm, std::span<const column_view> columns, int root,
                               const shuffle_options& options, shuffle_stats* stats) {
-  host_engine engine(comm);
-  return column_collective<host_engine>(engine, columns, options).broadcast(root, stats);
+  return collective_with_nulls(
+      comm, "broadcast", columns, options, root, memory_kind::host, nullptr, stats,
+      [&](std::span<const column_view> all, std::vector<std::optional<codec_id>> codecs) {
+        host_engine engine(comm);
+        return column_collective<host_engine>(engine, all, options, std::move(codecs)).broadcast(root, stats);
+      });
 }
 
 }  // namespace zs

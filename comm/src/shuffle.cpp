@@ -30,6 +30,7 @@
 #include "zs/fault.hpp"
 #include "zs/log.hpp"
 #include "zs/memory.hpp"
+#include "zs/null_mask.hpp"
 
 namespace zs {
 
@@ -1107,18 +1108,151 @@ class shuffle_driver {
   std::string phases_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Null masks: a nullable column's validity travels as one more column, of uint8 0/1 values (one
+// per row, so the protocol slices it by rows like any fixed-width column), after the caller's
+// columns. It is compressed by bitpack (a byte of 0 or 1 packs to a bit, and runs of equal
+// values to a few words per 512 rows) unless the caller sends its column raw. On arrival it is
+// packed back into the output column's null mask.
+
+constexpr std::string_view shuffle_name = "shuffle";
+
+// The caller's columns with their validity columns, and the options that send them.
+struct columns_with_validity {
+  std::vector<shuffle_column> columns;  // the caller's, then one validity column per nullable one
+  std::vector<column> validity;         // the validity columns' bytes
+  std::vector<std::size_t> of;          // the caller's column of each validity column
+  shuffle_options options;
+};
+
+// Which columns are nullable on some rank, as every rank sees it: one allgather of a word per 64
+// columns. Empty when the ranks pass different column counts (one allgather tells), which the
+// shuffle's own shape check then reports as it does for any column.
+std::vector<bool> nullable_anywhere(communicator& comm, std::span<const shuffle_column> columns) {
+  auto const counts = comm.allgather(columns.size());
+  if (std::any_of(counts.begin(), counts.end(), [&](std::uint64_t n) { return n != columns.size(); })) return {};
+  std::vector<bool> out(columns.size(), false);
+  for (std::size_t first = 0; first < columns.size(); first += 64) {
+    std::uint64_t mine = 0;
+    for (std::size_t c = first; c < std::min(columns.size(), first + 64); ++c) {
+      if (columns[c].column.null_mask != nullptr) mine |= std::uint64_t{1} << (c - first);
+    }
+    std::uint64_t any = 0;
+    for (std::uint64_t word : comm.allgather(mine)) any |= word;
+    for (std::size_t c = first; c < std::min(columns.size(), first + 64); ++c) out[c] = ((any >> (c - first)) & 1) != 0;
+  }
+  return out;
+}
+
+// The validity column of every column nullable on some rank (all 1 where this rank's column has
+// no mask), or nothing when no column is. Collective; a failure on one rank is every rank's.
+columns_with_validity add_validity(communicator& comm, std::span<const shuffle_column> columns,
+                                   const shuffle_options& options, memory_kind memory, cudaStream_t stream) {
+  columns_with_validity out;
+  auto const nullable = nullable_anywhere(comm, columns);
+  if (std::find(nullable.begin(), nullable.end(), true) == nullable.end()) return out;
+  agree_on(comm, shuffle_name, "checking the arguments", [&] {
+    if (!options.column_codecs.empty() && options.column_codecs.size() != columns.size()) {
+      ZS_FAIL(error_code::invalid_argument, "options.column_codecs has " + std::to_string(options.column_codecs.size()) +
+                                                " entries for " + std::to_string(columns.size()) + " columns");
+    }
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (nullable[c]) detail::check_column(c, columns[c].column, memory);
+    }
+  });
+  agree_on(comm, shuffle_name, "expanding the null masks", [&] {
+    std::vector<std::optional<codec_id>> codecs(columns.size(), options.codec);
+    if (!options.codec && !options.column_codecs.empty()) codecs = options.column_codecs;
+    out.columns.assign(columns.begin(), columns.end());
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (!nullable[c]) continue;
+      auto const& v = columns[c].column;
+      column valid = column::allocate(value_type::uint8, v.count, memory, stream);
+      expand_null_mask(v.null_mask, v.count, valid.mutable_view().values<std::uint8_t>(), memory, stream);
+      out.columns.push_back({valid.view(), columns[c].row_offsets});
+      out.validity.push_back(std::move(valid));
+      out.of.push_back(c);
+      codecs.push_back(codecs[c] == codec_id::raw ? codec_id::raw : codec_id::bitpack_for);
+    }
+    out.options = options;
+    out.options.codec.reset();
+    out.options.column_codecs = std::move(codecs);
+  });
+  return out;
+}
+
+// The received validity columns packed into their columns' null masks, and their bytes counted
+// in their columns' stats.
+void restore_null_masks(communicator& comm, columns_with_validity& sent, std::vector<column>& outputs,
+                        memory_kind memory, cudaStream_t stream, shuffle_stats* stats) {
+  std::size_t const C = outputs.size() - sent.of.size();
+  agree_on(comm, shuffle_name, "packing the null masks", [&] {
+    for (std::size_t j = 0; j < sent.of.size(); ++j) {
+      column& target = outputs[sent.of[j]];
+      column const& valid = outputs[C + j];
+      pack_null_mask(valid.view().values<std::uint8_t>(), valid.size(), target.add_null_mask(stream), memory, stream);
+    }
+  });
+  outputs.resize(C);  // device memory goes back on the stream the packing ran on
+  if (stats == nullptr) return;
+  stats->column_null_raw_bytes.assign(C, 0);
+  stats->column_null_wire_bytes.assign(C, 0);
+  for (std::size_t j = 0; j < sent.of.size(); ++j) {
+    std::size_t const c = sent.of[j];
+    stats->column_null_raw_bytes[c] = stats->column_raw_bytes[C + j];
+    stats->column_null_wire_bytes[c] = stats->column_wire_bytes[C + j];
+    stats->column_raw_bytes[c] += stats->column_raw_bytes[C + j];
+    stats->column_wire_bytes[c] += stats->column_wire_bytes[C + j];
+  }
+  stats->column_raw_bytes.resize(C);
+  stats->column_wire_bytes.resize(C);
+}
+
+// Runs `move` (the driver over columns and options) with the validity columns added, where
+// there are any.
+template <typename Move>
+std::vector<column> shuffle_with_nulls(communicator& comm, std::span<const shuffle_column> columns,
+                                       const shuffle_options& options, memory_kind memory, cudaStream_t stream,
+                                       shuffle_stats* stats, Move move) {
+  auto const start = clock_type::now();
+  columns_with_validity sent;
+  {
+    detail::call_timeout const timeout(comm, options.timeout);
+    sent = add_validity(comm, columns, options, memory, stream);
+  }
+  if (sent.of.empty()) {
+    auto outputs = move(columns, options, stats);
+    if (stats != nullptr) {
+      stats->column_null_raw_bytes.assign(outputs.size(), 0);
+      stats->column_null_wire_bytes.assign(outputs.size(), 0);
+    }
+    return outputs;
+  }
+  auto outputs = move(std::span<const shuffle_column>(sent.columns), sent.options, stats);
+  detail::call_timeout const timeout(comm, options.timeout);
+  restore_null_masks(comm, sent, outputs, memory, stream, stats);
+  if (stats != nullptr) stats->seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  return outputs;
+}
+
 }  // namespace
 
 std::vector<column> shuffle(device_communicator& comm, std::span<const shuffle_column> columns,
                             const shuffle_options& options, cudaStream_t stream, shuffle_stats* stats) {
-  device_engine engine(comm, stream);
-  return shuffle_driver<device_engine>(engine, columns, options).run(stats);
+  return shuffle_with_nulls(comm.host(), columns, options, memory_kind::device, stream, stats,
+                            [&](std::span<const shuffle_column> all, const shuffle_options& how, shuffle_stats* s) {
+                              device_engine engine(comm, stream);
+                              return shuffle_driver<device_engine>(engine, all, how).run(s);
+                            });
 }
 
 std::vector<column> shuffle(communicator& comm, std::span<const shuffle_column> columns,
                             const shuffle_options& options, shuffle_stats* stats) {
-  host_engine engine(comm);
-  return shuffle_driver<host_engine>(engine, columns, options).run(stats);
+  return shuffle_with_nulls(comm, columns, options, memory_kind::host, nullptr, stats,
+                            [&](std::span<const shuffle_column> all, const shuffle_options& how, shuffle_stats* s) {
+                              host_engine engine(comm);
+                              return shuffle_driver<host_engine>(engine, all, how).run(s);
+                            });
 }
 
 }  // namespace zs

@@ -28,10 +28,10 @@ void launch_rows(void (*kernel)(Params...), std::optional<value_type> type, std:
 }
 
 template <value_type Type>
-__global__ void hash_key_kernel(const void* data, const std::int64_t* offsets, std::uint64_t count,
-                                std::uint32_t seed, bool combine, std::uint32_t* hashes) {
+__global__ void hash_key_kernel(const void* data, const std::int64_t* offsets, const std::uint8_t* null_mask,
+                                std::uint64_t count, std::uint32_t seed, bool combine, std::uint32_t* hashes) {
   for (std::uint64_t i = first_item(); i < count; i += item_stride()) {
-    std::uint32_t const h = partition_rows::key_hash<Type>(data, offsets, i, seed);
+    std::uint32_t const h = partition_rows::key_hash_or_null<Type>(data, offsets, null_mask, i, seed);
     hashes[i] = combine ? hash_combine(hashes[i], h) : h;
   }
 }
@@ -40,20 +40,23 @@ __global__ void modulo_kernel(std::uint32_t* ids, std::uint64_t count, std::uint
   for (std::uint64_t i = first_item(); i < count; i += item_stride()) ids[i] %= partitions;
 }
 
+// Null keys go to partition 0.
 template <typename T>
-__global__ void range_kernel(const T* keys, std::uint64_t count, const T* splits, std::uint32_t split_count,
-                             std::uint32_t* ids) {
+__global__ void range_kernel(const T* keys, const std::uint8_t* null_mask, std::uint64_t count, const T* splits,
+                             std::uint32_t split_count, std::uint32_t* ids) {
   for (std::uint64_t i = first_item(); i < count; i += item_stride()) {
-    ids[i] = partition_rows::range_of(keys[i], splits, split_count);
+    ids[i] = partition_rows::row_is_null(null_mask, i) ? 0 : partition_rows::range_of(keys[i], splits, split_count);
   }
 }
 
-__global__ void string_range_kernel(const char* chars, const std::int64_t* offsets, std::uint64_t count,
-                                    const char* split_chars, const std::int64_t* split_offsets,
+__global__ void string_range_kernel(const char* chars, const std::int64_t* offsets, const std::uint8_t* null_mask,
+                                    std::uint64_t count, const char* split_chars, const std::int64_t* split_offsets,
                                     std::uint32_t split_count, std::uint32_t* ids) {
   for (std::uint64_t i = first_item(); i < count; i += item_stride()) {
-    ids[i] = partition_rows::string_range_of(partition_rows::string_at(chars, offsets, i), split_chars,
-                                             split_offsets, split_count);
+    ids[i] = partition_rows::row_is_null(null_mask, i)
+                 ? 0
+                 : partition_rows::string_range_of(partition_rows::string_at(chars, offsets, i), split_chars,
+                                                   split_offsets, split_count);
   }
 }
 
@@ -119,12 +122,14 @@ void hash_key_column(const column_view& key, std::uint32_t seed, bool combine, s
                      cudaStream_t stream) {
   std::uint64_t const bytes = key.count * (key.type == value_type::string ? 8 : value_width(key.type));
   auto const launch = [&](auto kernel) {
-    launch_rows(kernel, key.type, key.count, bytes, stream, key.data, key.offsets, key.count, seed, combine, hashes);
+    launch_rows(kernel, key.type, key.count, bytes, stream, key.data, key.offsets, key.null_mask, key.count, seed,
+                combine, hashes);
   };
   switch (key.type) {
     case value_type::int8: launch(hash_key_kernel<value_type::int8>); break;
     case value_type::int16: launch(hash_key_kernel<value_type::int16>); break;
-    case value_type::uint8: launch(hash_key_kernel<value_type::uint8>); break;
+    case value_type::uint8:
+    case value_type::bool8: launch(hash_key_kernel<value_type::uint8>); break;  // hashed as uint8
     case value_type::uint16: launch(hash_key_kernel<value_type::uint16>); break;
     case value_type::int32: launch(hash_key_kernel<value_type::int32>); break;
     case value_type::uint32: launch(hash_key_kernel<value_type::uint32>); break;
@@ -147,13 +152,14 @@ void range_partition_ids(const column_view& key, const column_view& splits, std:
   auto const split_count = static_cast<std::uint32_t>(splits.count);
   std::uint64_t const bytes = key.count * (key.type == value_type::string ? 8 : value_width(key.type));
   auto const fixed = [&]<typename T>(T*) {
-    launch_rows(range_kernel<T>, key.type, key.count, bytes, stream, static_cast<const T*>(key.data), key.count,
-                static_cast<const T*>(splits.data), split_count, ids);
+    launch_rows(range_kernel<T>, key.type, key.count, bytes, stream, static_cast<const T*>(key.data), key.null_mask,
+                key.count, static_cast<const T*>(splits.data), split_count, ids);
   };
   switch (key.type) {
     case value_type::int8: fixed(static_cast<std::int8_t*>(nullptr)); break;
     case value_type::int16: fixed(static_cast<std::int16_t*>(nullptr)); break;
-    case value_type::uint8: fixed(static_cast<std::uint8_t*>(nullptr)); break;
+    case value_type::uint8:
+    case value_type::bool8: fixed(static_cast<std::uint8_t*>(nullptr)); break;
     case value_type::uint16: fixed(static_cast<std::uint16_t*>(nullptr)); break;
     case value_type::int32: fixed(static_cast<std::int32_t*>(nullptr)); break;
     case value_type::uint32: fixed(static_cast<std::uint32_t*>(nullptr)); break;
@@ -163,7 +169,8 @@ void range_partition_ids(const column_view& key, const column_view& splits, std:
     case value_type::float64: fixed(static_cast<double*>(nullptr)); break;
     case value_type::string:
       launch_rows(string_range_kernel, key.type, key.count, bytes, stream, static_cast<const char*>(key.data),
-                  key.offsets, key.count, static_cast<const char*>(splits.data), splits.offsets, split_count, ids);
+                  key.offsets, key.null_mask, key.count, static_cast<const char*>(splits.data), splits.offsets,
+                  split_count, ids);
       break;
     default: ZS_FAIL(error_code::unsupported, "range_partition_ids: not a key type");
   }

@@ -16,8 +16,9 @@ namespace zs::kernels::partition {
 /// The name of the kernel spec the per-row kernels launch with.
 inline constexpr const char* rows_kernel = "partition_rows";
 
-/// hashes[i] = the hash of row i of `key` (zs::hash_key with `seed`; device memory), or with
-/// `combine`, hash_combine(hashes[i], that hash): one call per key column, in key order.
+/// hashes[i] = the hash of row i of `key` (zs::hash_key with `seed`, null_key_hash for a null
+/// row; device memory), or with `combine`, hash_combine(hashes[i], that hash): one call per key
+/// column, in key order.
 void hash_key_column(const column_view& key, std::uint32_t seed, bool combine, std::uint32_t* hashes,
                      cudaStream_t stream);
 
@@ -25,7 +26,7 @@ void hash_key_column(const column_view& key, std::uint32_t seed, bool combine, s
 void hashes_to_partitions(std::uint32_t* ids, std::uint64_t count, std::uint32_t partitions, cudaStream_t stream);
 
 /// ids[i] = the range partition of row i of `key` against `splits` (split_count split points of
-/// the key's type, sorted; device memory): partition_rows::range_of.
+/// the key's type, sorted; device memory): partition_rows::range_of, 0 for a null row.
 void range_partition_ids(const column_view& key, const column_view& splits, std::uint32_t* ids,
                          cudaStream_t stream);
 

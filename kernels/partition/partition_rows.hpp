@@ -53,6 +53,19 @@ ZS_HD inline std::uint32_t key_hash(const void* data, const std::int64_t* offset
   }
 }
 
+/// Whether row `row` of the validity bitmap `mask` is null (never, where mask is nullptr).
+ZS_HD inline bool row_is_null(const std::uint8_t* mask, std::uint64_t row) noexcept {
+  return mask != nullptr && ((mask[row >> 3] >> (row & 7)) & 1u) == 0;
+}
+
+/// The hash of the key of `row` as hash_partition combines it: null_key_hash for a null row of
+/// a nullable key column (`mask`, nullptr when it has none), key_hash otherwise.
+template <value_type Type>
+ZS_HD inline std::uint32_t key_hash_or_null(const void* data, const std::int64_t* offsets, const std::uint8_t* mask,
+                                            std::uint64_t row, std::uint32_t seed) noexcept {
+  return row_is_null(mask, row) ? null_key_hash : key_hash<Type>(data, offsets, row, seed);
+}
+
 /// Whether string a sorts before string b: byte by byte as unsigned bytes, a prefix first.
 ZS_HD inline bool string_less(string_ref a, string_ref b) noexcept {
   std::uint64_t const common = a.size < b.size ? a.size : b.size;

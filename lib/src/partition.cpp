@@ -72,7 +72,8 @@ decltype(auto) with_type(value_type type, F&& f) {
   switch (type) {
     case value_type::int8: return f(std::integral_constant<value_type, value_type::int8>{});
     case value_type::int16: return f(std::integral_constant<value_type, value_type::int16>{});
-    case value_type::uint8: return f(std::integral_constant<value_type, value_type::uint8>{});
+    case value_type::uint8:
+    case value_type::bool8: return f(std::integral_constant<value_type, value_type::uint8>{});  // hashed as uint8
     case value_type::uint16: return f(std::integral_constant<value_type, value_type::uint16>{});
     case value_type::int32: return f(std::integral_constant<value_type, value_type::int32>{});
     case value_type::uint32: return f(std::integral_constant<value_type, value_type::uint32>{});
@@ -148,6 +149,10 @@ column checked_split_points(const table& t, std::size_t key, const column_view& 
                           column_label(t, key) + " is " + std::string(to_string(key_col.type())) +
                           ": split points must have the key column's type");
   }
+  if (splits.null_mask != nullptr) {
+    fail_argument(op, "the split points of key " + column_label(t, key) +
+                          " have a null mask: split points must all be values (null keys go to partition 0)");
+  }
   if (splits.count > max_partitions - 1) {
     fail_argument(op, std::to_string(splits.count) + " split points make more than max_partitions (" +
                           std::to_string(max_partitions) + ") partitions of key " + column_label(t, key));
@@ -193,8 +198,8 @@ column checked_split_points(const table& t, std::size_t key, const column_view& 
 
 // --- the CPU path ------------------------------------------------------------------------------
 
-// The rows of column `in` in the order `order`, into a new host column.
-column gather_host(const column& in, const std::vector<std::uint64_t>& order) {
+// The values of column `in` in the order `order`, into a new host column.
+column gather_values_host(const column& in, const std::vector<std::uint64_t>& order) {
   column_view const v = in.view();
   std::uint64_t const rows = order.size();
   if (v.type == value_type::string) {
@@ -230,6 +235,28 @@ column gather_host(const column& in, const std::vector<std::uint64_t>& order) {
   return out;
 }
 
+// The null mask of `in` gathered in the order `order` into `out` (both nullable or neither).
+void gather_mask_host(const column& in, const std::vector<std::uint64_t>& order, column& out) {
+  if (!in.nullable()) return;
+  std::uint8_t const* const source = in.view().null_mask;
+  std::uint8_t* const mask = out.add_null_mask();
+  std::uint64_t const rows = order.size();
+  for (std::uint64_t j = 0; j < null_mask_bytes(rows); ++j) {
+    unsigned byte = 0;
+    for (unsigned b = 0; b < 8 && 8 * j + b < rows; ++b) {
+      byte |= (row_is_valid(source, order[8 * j + b]) ? 1u : 0u) << b;
+    }
+    mask[j] = static_cast<std::uint8_t>(byte);
+  }
+}
+
+// The rows of column `in` in the order `order`, into a new host column (its null mask too).
+column gather_host(const column& in, const std::vector<std::uint64_t>& order) {
+  column out = gather_values_host(in, order);
+  gather_mask_host(in, order, out);
+  return out;
+}
+
 // The table in the order of `ids` (one partition id below `partitions` per row), stable within
 // each partition: a counting sort.
 partitioned_table gather_by_ids_host(const table& input, const std::vector<std::uint32_t>& ids,
@@ -254,8 +281,8 @@ partitioned_table hash_partition_host(const table& input, std::uint64_t rows,
     column_view const key = input.columns[key_columns[k]].view();
     with_type(key.type, [&](auto type_tag) {
       for (std::uint64_t row = 0; row < rows; ++row) {
-        std::uint32_t const h =
-            partition_rows::key_hash<decltype(type_tag)::value>(key.data, key.offsets, row, partition_hash_seed);
+        std::uint32_t const h = partition_rows::key_hash_or_null<decltype(type_tag)::value>(
+            key.data, key.offsets, key.null_mask, row, partition_hash_seed);
         ids[row] = k == 0 ? h : hash_combine(ids[row], h);
       }
     });
@@ -274,14 +301,18 @@ partitioned_table range_partition_host(const table& input, std::uint64_t rows, s
     if constexpr (decltype(type_tag)::value == value_type::string) {
       auto const* chars = static_cast<const char*>(key.data);
       for (std::uint64_t row = 0; row < rows; ++row) {
-        ids[row] = partition_rows::string_range_of(partition_rows::string_at(chars, key.offsets, row),
-                                                   static_cast<const char*>(s.data), s.offsets, split_count);
+        ids[row] = partition_rows::row_is_null(key.null_mask, row)
+                       ? 0
+                       : partition_rows::string_range_of(partition_rows::string_at(chars, key.offsets, row),
+                                                         static_cast<const char*>(s.data), s.offsets, split_count);
       }
     } else {
       using T = typename cpp_type_of<decltype(type_tag)::value>::type;
       auto const* keys = static_cast<const T*>(key.data);
       for (std::uint64_t row = 0; row < rows; ++row) {
-        ids[row] = partition_rows::range_of(keys[row], static_cast<const T*>(s.data), split_count);
+        ids[row] = partition_rows::row_is_null(key.null_mask, row)
+                       ? 0
+                       : partition_rows::range_of(keys[row], static_cast<const T*>(s.data), split_count);
       }
     }
   });

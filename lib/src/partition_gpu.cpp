@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/null_mask_kernels.hpp"
 #include "partition/partition_kernels.hpp"
 #include "zs/error.hpp"
 #include "zs/memory.hpp"
@@ -35,7 +36,8 @@ const kernel_spec& partition_rows_spec = register_kernel({
 
 namespace {
 
-// A device column like `like` of `rows` rows holding like's rows `order[0 .. rows)`.
+// A device column like `like` of `rows` rows holding like's rows `order[0 .. rows)`, and its
+// null mask where it has one.
 column gather_column(const column& like, std::uint64_t rows, std::uint64_t chars_bytes, const std::uint64_t* order,
                      void* temp, std::size_t temp_bytes, cudaStream_t stream) {
   column out = column::allocate(like.type(), rows, memory_kind::device, stream,
@@ -49,6 +51,7 @@ column gather_column(const column& like, std::uint64_t rows, std::uint64_t chars
   } else {
     pk::gather_fixed_width(in.data, value_width(like.type()), order, rows, o.data, stream);
   }
+  if (like.nullable()) kernels::null_mask::gather(in.null_mask, order, rows, out.add_null_mask(stream), stream);
   return out;
 }
 

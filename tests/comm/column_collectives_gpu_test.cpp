@@ -7,6 +7,7 @@
 
 #include "comm_test.hpp"
 #include "gpu_fixture.hpp"
+#include "null_shuffle_support.hpp"
 #include "shuffle_support.hpp"
 #include "zs/comm/column_collectives.hpp"
 #include "zs/frame.hpp"
@@ -123,6 +124,42 @@ TEST_P(ColumnCollectivesGpu, BroadcastEveryTypeFromEveryRoot) {
     }
     auto const out = to_host(zs::broadcast(*device_, in, root, {}, *stream_));
     expect_columns(out, concatenated({root}, scale), "GPU broadcast from " + std::to_string(root));
+  }
+}
+
+TEST_P(ColumnCollectivesGpu, NullMasksOfEveryKindAsOnTheCpuPath) {
+  int const me = host_->rank(), ranks = host_->size();
+  auto host_mine = zs::test::columns_of(me, scale);
+  zs::test::add_null_masks(host_mine, me);
+  auto const device_mine = to_device(host_mine);
+  zs::shuffle_stats gpu_stats, cpu_stats;
+  auto const gpu = to_host(zs::allgather(*device_, views(device_mine), {}, *stream_, &gpu_stats));
+  auto const cpu = zs::allgather(*host_, views(host_mine), {}, &cpu_stats);
+  expect_columns(gpu, concatenated(every_rank(ranks), scale), "GPU allgather");
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (std::size_t c = 0; c < gpu.size(); ++c) {
+    EXPECT_EQ(gpu[c].nullable(), zs::test::nullable_somewhere(c, ranks)) << "column " << c;
+    EXPECT_EQ(gpu[c].nullable(), cpu[c].nullable()) << "column " << c;
+    EXPECT_EQ(gpu[c].validity(), cpu[c].validity()) << "column " << c;
+  }
+  EXPECT_EQ(gpu_stats.wire_bytes, cpu_stats.wire_bytes) << "the same frames, validity included";
+  for (int root = 0; root < ranks; ++root) {
+    std::vector<zs::column_view> in;
+    if (me == root) {
+      in = views(device_mine);
+    } else {
+      for (auto type : all_types()) in.push_back(zs::column_view{type});
+    }
+    auto const out = to_host(zs::broadcast(*device_, in, root, {}, *stream_));
+    expect_columns(out, concatenated({root}, scale), "GPU broadcast from " + std::to_string(root));
+    for (std::size_t c = 0; c < out.size(); ++c) {
+      bool const nullable = zs::test::null_kind_of(root, c) != zs::test::null_kind::none;
+      ASSERT_EQ(out[c].nullable(), nullable) << "root " << root << ", column " << c;
+      auto const valid = out[c].validity();
+      for (std::uint64_t i = 0; i < valid.size(); ++i) {
+        ASSERT_EQ(valid[i], !nullable || zs::test::row_valid(root, c, i)) << "root " << root << ", column " << c;
+      }
+    }
   }
 }
 

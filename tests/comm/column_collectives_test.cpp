@@ -3,6 +3,7 @@
 // row for row.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "comm_test.hpp"
 #include "fixture_codec.hpp"
 #include "tapped_communicator.hpp"
+#include "null_shuffle_support.hpp"
 #include "shuffle_support.hpp"
 #include "zs/comm/column_collectives.hpp"
 #include "zs/comm/mpi_communicator.hpp"
@@ -430,6 +432,69 @@ TEST(ColumnCollectiveTimeout, OptionsTimeoutHoldsForTheCallOnly) {
   ASSERT_FALSE(comm.timeouts_seen().empty());
   for (auto const seen : comm.timeouts_seen()) EXPECT_EQ(seen, 2500ms);
   EXPECT_EQ(comm.timeout(), 42s);
+}
+
+// The validity every rank expects of column c from the given ranks' columns_of with
+// add_null_masks, concatenated in that order.
+std::vector<bool> expected_validity(const std::vector<int>& ranks, std::size_t c) {
+  std::vector<bool> out;
+  for (int r : ranks) {
+    for (std::uint64_t i = 0; i < zs::test::rows_of(r, c, scale); ++i) out.push_back(zs::test::row_valid(r, c, i));
+  }
+  return out;
+}
+
+// Null masks of every kind (random, all valid, all null, on odd ranks only, none) on every type:
+// the rows and their nulls from every rank, compressed and raw.
+TEST(ColumnAllgatherHostNulls, EveryTypeWithMasksOfEveryKind) {
+  zs::mpi_communicator comm;
+  auto mine = columns_of(comm.rank(), scale);
+  zs::test::add_null_masks(mine, comm.rank());
+  zs::shuffle_options raw;
+  raw.codec = zs::codec_id::raw;
+  for (auto const& [name, options] : {std::pair{"default codecs", zs::shuffle_options{}}, {"raw", raw}}) {
+    zs::shuffle_stats stats;
+    auto const out = zs::allgather(comm, views(mine), options, &stats);
+    expect_columns(out, concatenated(every_rank(comm.size()), scale), name);
+    for (std::size_t c = 0; c < out.size(); ++c) {
+      ASSERT_EQ(out[c].nullable(), zs::test::nullable_somewhere(c, comm.size())) << name << ", column " << c;
+      if (out[c].nullable()) {
+        EXPECT_EQ(out[c].validity(), expected_validity(every_rank(comm.size()), c)) << name << ", column " << c;
+      }
+    }
+    EXPECT_GT(stats.raw_bytes, raw_bytes_of(mine)) << name << ": the validity is in the totals";
+  }
+}
+
+TEST(ColumnBroadcastHostNulls, EveryTypeWithMasksFromEveryRoot) {
+  zs::mpi_communicator comm;
+  auto mine = columns_of(comm.rank(), scale);
+  zs::test::add_null_masks(mine, comm.rank());
+  for (int root = 0; root < comm.size(); ++root) {
+    // The other ranks pass types only: the root alone says which columns are nullable.
+    auto const in = comm.rank() == root ? views(mine) : types_only();
+    auto const out = zs::broadcast(comm, in, root, {});
+    expect_columns(out, concatenated({root}, scale), "root " + std::to_string(root));
+    for (std::size_t c = 0; c < out.size(); ++c) {
+      bool const nullable = zs::test::null_kind_of(root, c) != zs::test::null_kind::none;
+      ASSERT_EQ(out[c].nullable(), nullable) << "root " << root << ", column " << c;
+      if (nullable) {
+        EXPECT_EQ(out[c].validity(), expected_validity({root}, c)) << "root " << root << ", column " << c;
+      }
+    }
+  }
+}
+
+// A nullable column in the wrong memory on one rank is every rank's error, before anything moves.
+TEST(ColumnAllgatherHostNulls, ABadNullableColumnOnOneRankFailsEveryRank) {
+  zs::mpi_communicator comm;
+  int const culprit = comm.size() - 1;
+  auto mine = columns_of(comm.rank(), scale);
+  zs::test::add_null_masks(mine, comm.rank());
+  auto in = views(mine);
+  if (comm.rank() == culprit) in[0].memory = zs::memory_kind::device;
+  expect_error(thrown_error([&] { zs::allgather(comm, in, {}); }), zs::error_code::invalid_argument,
+               {"allgather: checking the arguments failed on rank " + std::to_string(culprit), "column 0 (int32)"});
 }
 
 }  // namespace

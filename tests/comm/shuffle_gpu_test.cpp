@@ -1,10 +1,17 @@
 // The GPU shuffle and the device communicators, under mpirun, with every backend (gpu_fixture.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "comm_test.hpp"
 #include "fixture_codec.hpp"
 #include "gpu_fixture.hpp"
+#include "null_shuffle_support.hpp"
 #include "shuffle_support.hpp"
+#include "zs/comm/shuffle_table.hpp"
+#include "zs/null_mask.hpp"
+#include "zs/partition.hpp"
 #include "zs_test.hpp"
 
 namespace {
@@ -136,6 +143,96 @@ TEST_P(ShuffleGpu, RealColumnHashPartitionedMatchesTheCpuShuffle) {
   for (std::uint64_t i = 0; i < gpu[0].size(); ++i) {
     ASSERT_EQ(gpu[0].view().values<std::int32_t>()[i] % ranks, me) << "row " << i << " reached the wrong rank";
   }
+}
+
+// Null masks of every kind on every type, as the CPU path sends them: the same rows, the same
+// nulls, and the validity's cost in the stats alike (the GPU and CPU codecs write the same frames).
+TEST_P(ShuffleGpu, NullMasksOfEveryKindMatchTheCpuShuffle) {
+  int const me = host_->rank(), ranks = host_->size();
+  std::uint64_t const scale = 1500;
+  auto host_columns = zs::test::columns_of(me, scale);
+  zs::test::add_null_masks(host_columns, me);
+  auto const device_columns = to_device(host_columns);
+  std::vector<std::vector<std::uint64_t>> offsets;
+  for (std::size_t c = 0; c < host_columns.size(); ++c) {
+    offsets.push_back(zs::test::partition_of(me, c, host_columns[c].size(), ranks));
+  }
+  std::vector<zs::shuffle_column> host_in, device_in;
+  for (std::size_t c = 0; c < host_columns.size(); ++c) {
+    host_in.push_back({host_columns[c].view(), offsets[c]});
+    device_in.push_back({device_columns[c].view(), offsets[c]});
+  }
+  zs::shuffle_options compressed, raw;
+  compressed.plan = zs::shuffle_options::planning::compress;
+  compressed.round_bytes = 16384;
+  raw.codec = zs::codec_id::raw;
+  for (auto const& [name, options] : {std::pair{"compressed", compressed}, {"raw", raw}}) {
+    zs::shuffle_stats cpu_stats, gpu_stats;
+    auto const cpu = zs::shuffle(*host_, host_in, options, &cpu_stats);
+    auto const gpu = to_host(zs::shuffle(*device_, device_in, options, *stream_, &gpu_stats));
+    zs::test::expect_columns(gpu, zs::test::expected_for(me, ranks, scale), name);
+    zs::test::expect_received_nulls(gpu, me, ranks, scale, name);
+    for (std::size_t c = 0; c < cpu.size(); ++c) {
+      EXPECT_EQ(gpu[c].validity(), cpu[c].validity()) << name << ", column " << c;
+    }
+    EXPECT_EQ(gpu_stats.column_null_raw_bytes, cpu_stats.column_null_raw_bytes) << name;
+    EXPECT_EQ(gpu_stats.column_null_wire_bytes, cpu_stats.column_null_wire_bytes) << name;
+    zs::test::expect_null_stats(gpu_stats, host_columns, ranks,
+                                std::vector<bool>(host_columns.size(), options.codec == zs::codec_id::raw), name);
+  }
+}
+
+// A real column with its fill values as nulls, hash partitioned on the GPU, then shuffled: every
+// row reaches its partition's rank with its null bit, as on the CPU.
+TEST_P(ShuffleGpu, RealColumnWithFillValuesAsNullsMatchesTheCpuShuffle) {
+  int const me = host_->rank(), ranks = host_->size();
+  auto const whole = zs::test::data_column("levitus_temp.f32");
+  std::uint64_t const b = whole.size() * me / ranks, e = whole.size() * (me + 1) / ranks;
+  std::vector<float> mine(whole.view().values<float>() + b, whole.view().values<float>() + e);
+  // Null where it holds the column's most frequent value (its fill value for "no measurement"),
+  // found alike on every rank from the whole column.
+  std::vector<std::uint32_t> bits(whole.size());
+  std::memcpy(bits.data(), whole.view().data, bits.size() * 4);
+  std::sort(bits.begin(), bits.end());
+  std::uint32_t fill_bits = 0;
+  std::uint64_t most = 0;
+  for (std::uint64_t i = 0; i < bits.size();) {
+    std::uint64_t j = i;
+    while (j < bits.size() && bits[j] == bits[i]) ++j;
+    if (j - i > most) most = j - i, fill_bits = bits[i];
+    i = j;
+  }
+  ASSERT_GT(most, bits.size() / 100) << "the column has a fill value";
+  float fill = 0;
+  std::memcpy(&fill, &fill_bits, 4);
+  zs::table t;
+  t.names = {"temp"};
+  t.columns.push_back(zs::column::from_values<float>(mine));
+  std::uint8_t* const mask = t.columns[0].add_null_mask();
+  std::fill(mask, mask + zs::null_mask_bytes(mine.size()), std::uint8_t{0});
+  std::uint64_t nulls = 0;
+  for (std::uint64_t i = 0; i < mine.size(); ++i) {
+    if (std::memcmp(&mine[i], &fill, 4) != 0) {
+      mask[i / 8] = static_cast<std::uint8_t>(mask[i / 8] | (1u << (i % 8)));
+    } else {
+      ++nulls;
+    }
+  }
+  zs::table_shuffle_options options;
+  options.shuffle.round_bytes = 1 << 20;
+  std::size_t const keys[] = {0};
+  auto const cpu = zs::shuffle_table(*host_, t, keys, options);
+  zs::table device_table{t.names, to_device(t.columns)};
+  auto gpu = zs::shuffle_table(*device_, device_table, keys, options, *stream_);
+  auto const back = to_host(gpu.rows.columns);
+  ASSERT_EQ(back[0].size(), cpu.rows.columns[0].size());
+  EXPECT_TRUE(zs::test::same_bytes(back[0].view().data, cpu.rows.columns[0].view().data, cpu.rows.columns[0].data_bytes()));
+  EXPECT_EQ(back[0].validity(), cpu.rows.columns[0].validity());
+  // Every null row of every rank is on the rank that owns null_key_hash's partition.
+  std::uint64_t const all_nulls = host_->allreduce_sum(nulls);
+  std::uint64_t const here = zs::count_nulls(back[0].view().null_mask, back[0].size(), zs::memory_kind::host);
+  int const owner = static_cast<int>(zs::null_key_hash % static_cast<std::uint32_t>(ranks));
+  EXPECT_EQ(here, me == owner ? all_nulls : 0u);
 }
 
 TEST_P(ShuffleGpu, RawAlltoallvMovesUnevenBlocks) {

@@ -3,6 +3,7 @@
 // it must receive, and in which order, without trusting the partitioner it tests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <span>
 #include <string>
@@ -145,6 +146,110 @@ TEST(ShuffleTable, ZeroPartitionsPerRankIsRefused) {
   EXPECT_ZS_ERROR(zs::shuffle_table(comm, table_of(rows_of(comm.rank())), keys, options), zs::error_code::invalid_argument);
 }
 
+// --- null masks ----------------------------------------------------------------------------------
+
+// Which cells of rank `rank`'s row i are null: the key on every rank (i % 7 == 3); the value on
+// odd ranks only (i % 3 == 0; even ranks' value columns have no mask); the text on even ranks
+// only (i % 5 == 0).
+bool key_valid(int, std::uint64_t i) { return i % 7 != 3; }
+bool value_valid(int rank, std::uint64_t i) { return rank % 2 == 0 || i % 3 != 0; }
+bool text_valid(int rank, std::uint64_t i) { return rank % 2 == 1 || i % 5 != 0; }
+
+void set_validity(zs::column& c, const std::vector<bool>& valid) {
+  std::uint8_t* const mask = c.add_null_mask();
+  std::fill(mask, mask + zs::null_mask_bytes(c.size()), std::uint8_t{0});
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    if (valid[i]) mask[i / 8] = static_cast<std::uint8_t>(mask[i / 8] | (1u << (i % 8)));
+  }
+}
+
+zs::table nullable_table_of(int rank) {
+  auto const rows = rows_of(rank);
+  zs::table t = table_of(rows);
+  std::vector<bool> key(rows.size()), value(rows.size()), text(rows.size());
+  for (std::uint64_t i = 0; i < rows.size(); ++i) {
+    key[i] = key_valid(rank, i);
+    value[i] = value_valid(rank, i);
+    text[i] = text_valid(rank, i);
+  }
+  set_validity(t.columns[0], key);
+  if (rank % 2 == 1) set_validity(t.columns[2], value);
+  if (rank % 2 == 0) set_validity(t.columns[3], text);
+  return t;
+}
+
+// A row with its cells' validity.
+struct nullable_row {
+  row cells;
+  bool key, value, text;
+  bool operator==(const nullable_row&) const = default;
+};
+
+std::vector<nullable_row> nullable_rows_in(const zs::table& host) {
+  auto const rows = rows_in(host);
+  auto const key = host.columns[0].validity(), value = host.columns[2].validity(), text = host.columns[3].validity();
+  std::vector<nullable_row> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) out.push_back({rows[i], key[i], value[i], text[i]});
+  return out;
+}
+
+// The rows rank `me` must own, by owned partition: a null key lands where null_key_hash sends it.
+std::vector<std::vector<nullable_row>> expected_nullable_partitions(int me, int ranks, std::uint32_t per_rank) {
+  std::uint32_t const partitions = static_cast<std::uint32_t>(ranks) * per_rank;
+  std::vector<std::vector<nullable_row>> out(per_rank);
+  for (int source = 0; source < ranks; ++source) {
+    auto const rows = rows_of(source);
+    for (std::uint64_t i = 0; i < rows.size(); ++i) {
+      std::uint32_t const hash = key_valid(source, i) ? zs::hash_key(rows[i].key) : 0xffffffffu;
+      std::uint32_t const p = hash % partitions;
+      if (p / per_rank != static_cast<std::uint32_t>(me)) continue;
+      out[p % per_rank].push_back({rows[i], key_valid(source, i), value_valid(source, i), text_valid(source, i)});
+    }
+  }
+  return out;
+}
+
+void expect_owned_nullable_rows(const zs::shuffled_table& got, const zs::table& host_rows, int me, int ranks,
+                                std::uint32_t per_rank, const std::string& what) {
+  ASSERT_EQ(host_rows.columns.size(), 4u) << what;
+  EXPECT_TRUE(host_rows.columns[0].nullable()) << what << ": keys are nullable on every rank";
+  EXPECT_FALSE(host_rows.columns[1].nullable()) << what << ": no rank gave the origin a mask";
+  EXPECT_EQ(host_rows.columns[2].nullable(), ranks > 1) << what << ": values are nullable on odd ranks";
+  EXPECT_TRUE(host_rows.columns[3].nullable()) << what << ": texts are nullable on even ranks";
+  auto const expected = expected_nullable_partitions(me, ranks, per_rank);
+  auto const rows = nullable_rows_in(host_rows);
+  auto const& at = got.partition_offsets;
+  ASSERT_EQ(at.size(), per_rank + 1u) << what;
+  ASSERT_EQ(at.back(), rows.size()) << what;
+  for (std::uint32_t j = 0; j < per_rank; ++j) {
+    ASSERT_LE(at[j], at[j + 1]) << what;
+    std::vector<nullable_row> const part(rows.begin() + static_cast<std::ptrdiff_t>(at[j]),
+                                         rows.begin() + static_cast<std::ptrdiff_t>(at[j + 1]));
+    EXPECT_EQ(part.size(), expected[j].size()) << what << ", partition " << j;
+    EXPECT_TRUE(part == expected[j]) << what << ", partition " << j << ": rows or their nulls differ";
+  }
+}
+
+TEST(ShuffleTable, NullKeysAndMasksTravelWithTheirRows) {
+  zs::mpi_communicator comm;
+  int const me = comm.rank(), ranks = comm.size();
+  for (std::uint32_t per_rank : {1u, 3u}) {
+    for (bool compress : {false, true}) {
+      zs::table_shuffle_options options;
+      options.partitions_per_rank = per_rank;
+      options.shuffle.round_bytes = 4096;
+      if (compress) options.shuffle.plan = zs::shuffle_options::planning::compress;
+      std::size_t const keys[] = {0};
+      zs::shuffle_stats stats;
+      auto const out = zs::shuffle_table(comm, nullable_table_of(me), keys, options, &stats);
+      std::string const what = "per rank " + std::to_string(per_rank) + (compress ? ", compressed" : ", planned");
+      expect_owned_nullable_rows(out, out.rows, me, ranks, per_rank, what);
+      EXPECT_GT(stats.column_null_raw_bytes[0], 0u) << what;
+      EXPECT_EQ(stats.column_null_raw_bytes[1], 0u) << what;
+    }
+  }
+}
+
 class ShuffleTableGpu : public zs::test::gpu_comm_test {};
 
 TEST_P(ShuffleTableGpu, MatchesTheRowsEachRankOwns) {
@@ -160,6 +265,21 @@ TEST_P(ShuffleTableGpu, MatchesTheRowsEachRankOwns) {
     for (auto const& c : out.rows.columns) EXPECT_EQ(c.memory(), zs::memory_kind::device);
     zs::table host_rows{out.rows.names, to_host(out.rows.columns)};
     expect_owned_rows(out, host_rows, me, ranks, per_rank, "GPU, per rank " + std::to_string(per_rank));
+  }
+}
+
+TEST_P(ShuffleTableGpu, NullKeysAndMasksAsOnTheCpu) {
+  int const me = host_->rank(), ranks = host_->size();
+  for (std::uint32_t per_rank : {1u, 2u}) {
+    zs::table_shuffle_options options;
+    options.partitions_per_rank = per_rank;
+    options.shuffle.round_bytes = 8192;
+    zs::table input = nullable_table_of(me);
+    input.columns = to_device(input.columns);
+    std::size_t const keys[] = {0};
+    auto out = zs::shuffle_table(*device_, input, keys, options, *stream_);
+    zs::table host_rows{out.rows.names, to_host(out.rows.columns)};
+    expect_owned_nullable_rows(out, host_rows, me, ranks, per_rank, "GPU, per rank " + std::to_string(per_rank));
   }
 }
 

@@ -8,10 +8,12 @@
 
 #include "comm_test.hpp"
 #include "fixture_codec.hpp"
+#include "null_shuffle_support.hpp"
 #include "shuffle_support.hpp"
 #include "tapped_communicator.hpp"
 #include "zs/comm/mpi_communicator.hpp"
 #include "zs/io.hpp"
+#include "zs/null_mask.hpp"
 #include "zs_test.hpp"
 
 namespace {
@@ -427,6 +429,100 @@ TEST(ShuffleTimeout, OptionsTimeoutHoldsForTheCallOnlyWhetherItSucceedsOrFails) 
   options = {};
   zs::shuffle(comm, local.inputs(), options);
   EXPECT_EQ(comm.timeouts_seen().back(), 42s);
+}
+
+// --- null masks ------------------------------------------------------------------------------------
+
+// Every type with masks of every kind (random, all valid, all null, on odd ranks only, none):
+// the received rows and their nulls, and what the validity cost, for the planner's choice,
+// everything compressed, everything raw and some columns forced raw.
+TEST(ShuffleHostNulls, EveryTypeWithMasksOfEveryKind) {
+  zs::mpi_communicator comm;
+  int const me = comm.rank(), ranks = comm.size();
+  std::uint64_t const scale = 1500;
+  auto local = make_local(me, ranks, scale);
+  zs::test::add_null_masks(local.columns, me);
+  std::size_t const C = local.columns.size();
+  struct variant {
+    std::string name;
+    zs::shuffle_options options;
+    std::vector<bool> raw;
+  };
+  std::vector<variant> variants;
+  variants.push_back({"planned", {}, {}});
+  variants.push_back({"compressed, small rounds", compress_everything(), std::vector<bool>(C, false)});
+  variants.back().options.round_bytes = 16384;
+  variants.push_back({"all raw", {}, std::vector<bool>(C, true)});
+  variants.back().options.codec = zs::codec_id::raw;
+  variants.push_back({"some raw", compress_everything(), std::vector<bool>(C, false)});
+  variants.back().options.column_codecs.assign(C, std::nullopt);
+  for (std::size_t c = 0; c < C; c += 2) {
+    variants.back().options.column_codecs[c] = zs::codec_id::raw;
+    variants.back().raw[c] = true;
+  }
+  for (auto const& v : variants) {
+    SCOPED_TRACE(v.name);
+    zs::shuffle_stats stats;
+    auto const out = zs::shuffle(comm, local.inputs(), v.options, &stats);
+    zs::test::expect_columns(out, zs::test::expected_for(me, ranks, scale), v.name);
+    zs::test::expect_received_nulls(out, me, ranks, scale, v.name);
+    // The planner's choices are its own; the other variants say how each column travels.
+    if (!v.raw.empty()) zs::test::expect_null_stats(stats, local.columns, ranks, v.raw, v.name);
+    std::uint64_t column_total = 0;
+    for (auto b : stats.column_raw_bytes) column_total += b;
+    EXPECT_EQ(column_total, stats.raw_bytes) << "the validity is in the totals too";
+  }
+}
+
+// A mask of all valid rows costs its headers and runs: checked on a column large enough that a
+// bit per row would show.
+TEST(ShuffleHostNulls, AnAllValidMaskCostsLittleMoreThanHeaders) {
+  zs::mpi_communicator comm;
+  std::uint64_t const rows = 200000;
+  std::vector<std::int64_t> values(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) values[i] = static_cast<std::int64_t>(i * 2654435761u % 1000003);
+  auto col = zs::column::from_values<std::int64_t>(values);
+  std::uint8_t* const mask = col.add_null_mask();
+  std::fill(mask, mask + zs::null_mask_bytes(rows), std::uint8_t{0xff});
+  std::vector<std::uint64_t> offsets;
+  for (int d = 0; d <= comm.size(); ++d) offsets.push_back(rows * static_cast<std::uint64_t>(d) / static_cast<std::uint64_t>(comm.size()));
+  std::vector<zs::shuffle_column> const in{{col.view(), offsets}};
+  zs::shuffle_stats stats;
+  auto const out = zs::shuffle(comm, in, compress_everything(), &stats);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].nullable());
+  EXPECT_EQ(zs::count_nulls(out[0].view().null_mask, out[0].size(), zs::memory_kind::host), 0u);
+  EXPECT_EQ(stats.column_null_raw_bytes[0], rows);
+  // rfor: a few words per 512 rows, a quarter of a bit a row at most; a byte a row raw, and a
+  // bit a row bit-packed, would be 32 and 4 times as much.
+  EXPECT_LE(stats.column_null_wire_bytes[0], 128u * static_cast<std::uint64_t>(comm.size()) * stats.rounds + rows / 32)
+      << "the validity of " << rows << " valid rows";
+}
+
+// A column with no mask anywhere stays without one, and the call's stats say its validity cost
+// nothing.
+TEST(ShuffleHostNulls, ColumnsWithoutMasksArriveWithoutMasks) {
+  zs::mpi_communicator comm;
+  auto const local = make_local(comm.rank(), comm.size(), 50);
+  zs::shuffle_stats stats;
+  auto const out = zs::shuffle(comm, local.inputs(), {}, &stats);
+  for (auto const& c : out) EXPECT_FALSE(c.nullable());
+  EXPECT_EQ(stats.column_null_raw_bytes, std::vector<std::uint64_t>(out.size(), 0));
+  EXPECT_EQ(stats.column_null_wire_bytes, std::vector<std::uint64_t>(out.size(), 0));
+}
+
+// A nullable column in the wrong memory on one rank is every rank's error, before anything moves.
+TEST(ShuffleHostNulls, ABadNullableColumnOnOneRankFailsEveryRank) {
+  zs::mpi_communicator comm;
+  auto local = make_local(comm.rank(), comm.size(), 20);
+  zs::test::add_null_masks(local.columns, comm.rank());
+  auto in = local.inputs();
+  int const bad = comm.size() - 1;
+  if (comm.rank() == bad) in[0].column.memory = zs::memory_kind::device;
+  auto const e = thrown_error([&] { zs::shuffle(comm, in, {}); });
+  expect_error(e, zs::error_code::invalid_argument,
+               {"shuffle: checking the arguments failed on rank " + std::to_string(bad), "column 0 (int32)",
+                "device memory"});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -55,11 +56,18 @@ std::string key_bytes(const zs::column_view& c, std::uint64_t row) {
   return bytes;
 }
 
+// Whether row `row` of host column `c` is null, read bit by bit here.
+bool is_null(const zs::column_view& c, std::uint64_t row) {
+  return c.null_mask != nullptr && ((c.null_mask[row / 8] >> (row % 8)) & 1) == 0;
+}
+
 std::uint32_t reference_row_hash(const zs::table& t, const std::vector<std::size_t>& keys, std::uint64_t row) {
   std::uint32_t h = 0;
   for (std::size_t k = 0; k < keys.size(); ++k) {
-    std::string const bytes = key_bytes(t.columns[keys[k]].view(), row);
-    std::uint32_t const kh = zs::murmur3_x86_32(bytes.data(), bytes.size(), 0);
+    zs::column_view const key = t.columns[keys[k]].view();
+    std::string const bytes = key_bytes(key, row);
+    // A null key hashes to the documented constant, whatever its slot holds.
+    std::uint32_t const kh = is_null(key, row) ? 0xffffffffu : zs::murmur3_x86_32(bytes.data(), bytes.size(), 0);
     h = k == 0 ? kh : h ^ (kh + 0x9e3779b9u + (h << 6) + (h >> 2));
   }
   return h;
@@ -73,19 +81,36 @@ std::vector<std::uint32_t> reference_hash_ids(const zs::table& t, const std::vec
   return ids;
 }
 
-// Rows `order` of host column `c`, as a new host column.
+// Gives host column `c` a null mask with row i valid where valid[i], written bit by bit.
+void set_validity(zs::column& c, const std::vector<bool>& valid) {
+  std::uint8_t* const mask = c.add_null_mask();
+  std::fill(mask, mask + zs::null_mask_bytes(c.size()), std::uint8_t{0});
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    if (valid[i]) mask[i / 8] = static_cast<std::uint8_t>(mask[i / 8] | (1u << (i % 8)));
+  }
+}
+
+// Rows `order` of host column `c`, as a new host column (with their validity where c has a mask).
 zs::column take_rows(const zs::column& c, const std::vector<std::uint64_t>& order) {
+  zs::column out;
   if (c.type() == value_type::string) {
     auto const all = c.strings();
     std::vector<std::string> picked;
     for (auto r : order) picked.push_back(all[r]);
-    return zs::column::from_strings(picked);
+    out = zs::column::from_strings(picked);
+  } else {
+    std::size_t const width = zs::value_width(c.type());
+    out = zs::column::allocate(c.type(), order.size(), zs::memory_kind::host);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      std::memcpy(static_cast<char*>(out.mutable_view().data) + i * width,
+                  static_cast<const char*>(c.view().data) + order[i] * width, width);
+    }
   }
-  std::size_t const width = zs::value_width(c.type());
-  zs::column out = zs::column::allocate(c.type(), order.size(), zs::memory_kind::host);
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    std::memcpy(static_cast<char*>(out.mutable_view().data) + i * width,
-                static_cast<const char*>(c.view().data) + order[i] * width, width);
+  if (c.nullable()) {
+    auto const valid = c.validity();
+    std::vector<bool> picked;
+    for (auto r : order) picked.push_back(valid[r]);
+    set_validity(out, picked);
   }
   return out;
 }
@@ -109,7 +134,10 @@ void expect_partitioned_as(const zs::table& input, const std::vector<std::uint32
   for (std::size_t c = 0; c < input.columns.size(); ++c) {
     SCOPED_TRACE("column " + std::to_string(c));
     EXPECT_EQ(got.rows.columns[c].memory(), zs::memory_kind::host);
-    zs::test::expect_same_column(got.rows.columns[c], take_rows(input.columns[c], order));
+    auto const expected = take_rows(input.columns[c], order);
+    zs::test::expect_same_column(got.rows.columns[c], expected);
+    ASSERT_EQ(got.rows.columns[c].nullable(), input.columns[c].nullable()) << "a mask is kept, none is made";
+    EXPECT_EQ(got.rows.columns[c].validity(), expected.validity()) << "null rows differ";
   }
 }
 
@@ -562,6 +590,144 @@ TEST(PartitionErrors, SplitPointsOfTheWrongTypeUnsortedOrNaN) {
                  "not sorted: split point 1 of key column 2 ('name') sorts before split point 0");
   // Equal split points are sorted.
   EXPECT_NO_THROW(zs::range_partition(t, 2, strings({"a", "a"}).view()));
+}
+
+// --- nulls ----------------------------------------------------------------------------------------
+
+// Row i valid unless i % period == phase.
+std::vector<bool> every_nth_null(std::uint64_t rows, std::uint64_t period, std::uint64_t phase) {
+  std::vector<bool> valid(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) valid[i] = i % period != phase;
+  return valid;
+}
+
+// mixed_table with null masks on the int32 key (every 5th row), the uint32 (every 3rd), the
+// string (every 4th) and, seeded, random nulls on the float64; the int64 and float32 have none.
+zs::table nullable_mixed_table(std::uint64_t rows, std::uint32_t seed) {
+  auto t = mixed_table(rows, seed);
+  set_validity(t.columns[0], every_nth_null(rows, 5, 1));
+  set_validity(t.columns[2], every_nth_null(rows, 3, 0));
+  set_validity(t.columns[6], every_nth_null(rows, 4, 2));
+  std::mt19937 rng(seed);
+  std::vector<bool> random(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) random[i] = rng() % 2 == 0;
+  set_validity(t.columns[5], random);
+  return t;
+}
+
+TEST(PartitionNulls, NullKeyHashIsTheDocumentedConstant) { EXPECT_EQ(zs::null_key_hash, 0xffffffffu); }
+
+TEST(HashPartition, MasksTravelWithTheirRowsAndNullKeysHashAsTheConstant) {
+  for (std::uint64_t rows : {0, 1, 9, 1000}) {
+    auto const t = nullable_mixed_table(rows, 11);
+    for (std::uint32_t partitions : {1u, 2u, 7u, 64u}) {
+      SCOPED_TRACE(std::to_string(rows) + " rows, " + std::to_string(partitions) + " partitions");
+      expect_hash_partitioned(t, {0}, partitions);      // nullable int32 key
+      expect_hash_partitioned(t, {6}, partitions);      // nullable string key
+      expect_hash_partitioned(t, {1, 2}, partitions);   // a plain key, then a nullable one
+      expect_hash_partitioned(t, {6, 0, 3}, partitions);
+    }
+  }
+}
+
+TEST(HashPartition, RowsOfANullKeyLandTogetherWhateverTheirSlotsHold) {
+  // Null rows hold different values (which are unspecified): they must still meet.
+  auto t = make_table({"key", "payload"}, col<std::int64_t>({5, 1, 2, 3, 5, 4, 7, 8}),
+                      strings({"a", "", "bb", "ccc", "dd", "e", "ff", "g"}));
+  set_validity(t.columns[0], {true, false, false, true, true, false, false, true});
+  set_validity(t.columns[1], {true, true, false, true, false, true, true, true});
+  std::uint32_t const partitions = 16;
+  auto const got = zs::hash_partition(t, {0}, partitions);
+  expect_partitioned_as(t, reference_hash_ids(t, {0}, partitions), partitions, got);
+  std::uint32_t const null_partition = zs::null_key_hash % partitions;
+  auto const key_valid = got.rows.columns[0].validity();
+  std::uint64_t nulls_there = 0;
+  for (auto r = got.partition_offsets[null_partition]; r < got.partition_offsets[null_partition + 1]; ++r) {
+    nulls_there += key_valid[r] ? 0 : 1;
+  }
+  EXPECT_EQ(nulls_there, 4u) << "the four null keys share the partition of null_key_hash";
+  // A string key column that is all null: one partition holds every row, in input order.
+  auto all_null = make_table({"s"}, strings({"x", "y", "", "zz"}));
+  set_validity(all_null.columns[0], {false, false, false, false});
+  auto const one = zs::hash_partition(all_null, {0}, 5);
+  EXPECT_EQ(one.partition_offsets[null_partition % 5 + 1] - one.partition_offsets[null_partition % 5], 4u);
+  EXPECT_EQ(one.rows.columns[0].strings(), (std::vector<std::string>{"x", "y", "", "zz"}));
+  EXPECT_EQ(one.rows.columns[0].validity(), std::vector<bool>(4, false));
+}
+
+TEST(HashPartition, ANullableColumnOfNoRowsStaysNullable) {
+  auto t = make_table({"k", "s"}, col<std::int32_t>({}), strings({}));
+  t.columns[1].add_null_mask();
+  auto const got = zs::hash_partition(t, {0}, 3);
+  EXPECT_FALSE(got.rows.columns[0].nullable());
+  EXPECT_TRUE(got.rows.columns[1].nullable());
+  EXPECT_EQ(got.rows.columns[1].size(), 0u);
+}
+
+TEST(RangePartition, NullKeysGoToPartitionZero) {
+  auto t = make_table({"k", "v"}, col<std::int64_t>({50, -3, 7, 100, 7, 0, 999, 12}),
+                      strings({"a", "b", "c", "d", "e", "f", "g", "h"}));
+  std::vector<bool> const valid{true, false, true, false, true, true, false, true};
+  set_validity(t.columns[0], valid);
+  set_validity(t.columns[1], every_nth_null(8, 3, 1));
+  std::vector<std::int64_t> const keys{50, -3, 7, 100, 7, 0, 999, 12};
+  std::vector<std::int64_t> const splits{0, 10, 60};
+  auto ids = reference_range_ids(keys, splits);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (!valid[i]) ids[i] = 0;
+  }
+  auto const got = zs::range_partition(t, 0, col<std::int64_t>(splits).view());
+  expect_partitioned_as(t, ids, 4, got);
+  EXPECT_EQ(got.partition_offsets[1], 3u) << "the three null keys, none of the values below 0";
+
+  // String keys: nulls before everything, even the empty string's partition.
+  auto s = make_table({"name"}, strings({"zeta", "", "alpha", "mu", "beta"}));
+  set_validity(s.columns[0], {true, true, false, true, false});
+  auto const by_name = zs::range_partition(s, 0, strings({"b", "n"}).view());
+  expect_partitioned_as(s, {2, 0, 0, 1, 0}, 3, by_name);
+}
+
+TEST(PartitionErrors, SplitPointsWithANullMaskAreRefused) {
+  auto const t = make_table({"id"}, col<std::int32_t>({1, 2}));
+  auto splits = col<std::int32_t>({1, 5});
+  set_validity(splits, {true, false});
+  expect_invalid(zs::test::thrown_error([&] { zs::range_partition(t, 0, splits.view()); }),
+                 "the split points of key column 0 ('id') have a null mask");
+}
+
+TEST(HashPartition, RealColumnNullWhereItHoldsItsFillValue) {
+  // A real float column whose most frequent value is a fill value for "no measurement": as a
+  // data engine would read it, those rows are null. Key and payload both.
+  zs::column const temp = zs::test::data_column("levitus_temp.f32");
+  zs::column const names = zs::test::data_column("osm_poi_names.txt");
+  std::uint64_t const rows = std::min<std::uint64_t>({temp.size(), names.size(), 200000});
+  std::vector<std::uint64_t> first(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) first[i] = i;
+  zs::table t;
+  t.names = {"temp", "name", "temp_payload"};
+  t.columns.push_back(take_rows(temp, first));
+  t.columns.push_back(take_rows(names, first));
+  t.columns.push_back(take_rows(temp, first));
+  auto const* values = t.columns[0].view().values<float>();
+  std::map<std::uint32_t, std::uint64_t> seen;
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &values[i], 4);
+    ++seen[bits];
+  }
+  auto const fill = std::max_element(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  ASSERT_GT(fill->second, rows / 100) << "the column has a fill value";
+  std::vector<bool> valid(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &values[i], 4);
+    valid[i] = bits != fill->first;
+  }
+  set_validity(t.columns[0], valid);
+  set_validity(t.columns[2], valid);
+  set_validity(t.columns[1], every_nth_null(rows, 10, 3));
+  expect_hash_partitioned(t, {0}, 64);
+  expect_hash_partitioned(t, {1, 0}, 7);
 }
 
 }  // namespace

@@ -74,6 +74,29 @@ zs::table mixed_table(std::uint64_t rows, std::uint32_t seed) {
                     strings(g));
 }
 
+// Gives host column `c` a null mask with row i valid where valid[i].
+void set_validity(zs::column& c, const std::vector<bool>& valid) {
+  std::uint8_t* const mask = c.add_null_mask();
+  std::fill(mask, mask + zs::null_mask_bytes(c.size()), std::uint8_t{0});
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    if (valid[i]) mask[i / 8] = static_cast<std::uint8_t>(mask[i / 8] | (1u << (i % 8)));
+  }
+}
+
+// mixed_table with null masks on the int32, uint32, float32 and string columns (different
+// patterns, some random); the others have none.
+zs::table nullable_mixed_table(std::uint64_t rows, std::uint32_t seed) {
+  auto t = mixed_table(rows, seed);
+  std::mt19937 rng(seed);
+  std::vector<std::size_t> const nullable{0, 2, 4, 6};
+  for (std::size_t k = 0; k < nullable.size(); ++k) {
+    std::vector<bool> valid(rows);
+    for (std::uint64_t i = 0; i < rows; ++i) valid[i] = k == 3 ? rng() % 3 != 0 : i % (k + 3) != 1;
+    set_validity(t.columns[nullable[k]], valid);
+  }
+  return t;
+}
+
 class PartitionGpu : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -88,7 +111,10 @@ class PartitionGpu : public ::testing::Test {
     for (std::size_t c = 0; c < cpu.rows.columns.size(); ++c) {
       SCOPED_TRACE("column " + std::to_string(c));
       EXPECT_EQ(gpu.rows.columns[c].memory(), zs::memory_kind::device);
-      zs::test::expect_same_column(gpu.rows.columns[c].copy_to(zs::memory_kind::host, *stream_), cpu.rows.columns[c]);
+      auto const back = gpu.rows.columns[c].copy_to(zs::memory_kind::host, *stream_);
+      zs::test::expect_same_column(back, cpu.rows.columns[c]);
+      ASSERT_EQ(back.nullable(), cpu.rows.columns[c].nullable());
+      EXPECT_EQ(back.validity(), cpu.rows.columns[c].validity()) << "null rows differ";
     }
   }
 
@@ -259,6 +285,58 @@ TEST_F(PartitionGpu, AnyLaunchGeometryGivesTheSamePartitions) {
     expect_hash(t, {0, 6}, 1000);
     expect_range(t, 6, strings({"a", "m"}));
   }
+}
+
+TEST_F(PartitionGpu, NullMasksAndNullKeysAsOnTheCpu) {
+  ZS_REQUIRE_GPU();
+  for (std::uint64_t rows : {0, 1, 13, 4096, 100003}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    auto const t = nullable_mixed_table(rows, 21);
+    for (std::uint32_t p : {1u, 7u, 1000u}) {
+      expect_hash(t, {0}, p);
+      expect_hash(t, {6}, p);
+      expect_hash(t, {1, 4, 6}, p);
+    }
+    expect_range(t, 0, col<std::int32_t>({-10, 0, 10}));
+    expect_range(t, 6, strings({"a", "zebra"}));
+  }
+  // Every key null: one partition, rows in input order.
+  auto all_null = make_table({"k", "v"}, col<std::int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                             strings({"a", "b", "c", "d", "e", "f", "g", "h", "i"}));
+  set_validity(all_null.columns[0], std::vector<bool>(9, false));
+  expect_hash(all_null, {0}, 8);
+  expect_range(all_null, 0, col<std::int64_t>({3}));
+}
+
+TEST_F(PartitionGpu, RealColumnNullWhereItHoldsItsFillValue) {
+  ZS_REQUIRE_GPU();
+  zs::column const temp = zs::test::data_column("levitus_temp.f32");
+  std::uint64_t const rows = std::min<std::uint64_t>(temp.size(), 1u << 20);
+  zs::column key = zs::column::allocate(value_type::float32, rows, zs::memory_kind::host);
+  std::memcpy(key.mutable_view().data, temp.view().data, rows * 4);
+  auto const* values = key.view().values<float>();
+  // The fill value: the most frequent bit pattern.
+  std::vector<std::uint32_t> bits(rows);
+  std::memcpy(bits.data(), values, rows * 4);
+  std::vector<std::uint32_t> sorted = bits;
+  std::sort(sorted.begin(), sorted.end());
+  std::uint32_t fill = 0;
+  std::uint64_t best = 0;
+  for (std::uint64_t i = 0; i < rows;) {
+    std::uint64_t j = i;
+    while (j < rows && sorted[j] == sorted[i]) ++j;
+    if (j - i > best) best = j - i, fill = sorted[i];
+    i = j;
+  }
+  ASSERT_GT(best, rows / 100) << "the column has a fill value";
+  std::vector<bool> valid(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) valid[i] = bits[i] != fill;
+  zs::column payload = key.copy_to(zs::memory_kind::host, nullptr);
+  set_validity(key, valid);
+  set_validity(payload, valid);
+  auto const t = make_table({"temp", "payload"}, std::move(key), std::move(payload));
+  expect_hash(t, {0}, 64);
+  expect_range(t, 0, col<float>({0.0f, 10.0f, 20.0f}));
 }
 
 TEST_F(PartitionGpu, DefaultStreamAndErrors) {

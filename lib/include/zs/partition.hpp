@@ -45,11 +45,19 @@
 // to the last partition (NaN sorts after every number). Strings compare byte by byte as unsigned
 // bytes (for UTF-8: code point order), a prefix before the longer string.
 //
+// Nulls: every column's null mask (zs/column.hpp) is gathered with its rows, so an output column
+// is nullable exactly where its input column is, with the same rows null. A null key does not
+// hash its value (which is unspecified): its key hash is the constant null_key_hash, combined
+// with the other keys' hashes like any key hash, so rows whose keys are null in the same
+// columns and equal elsewhere land together (all rows of a single null key, in one partition).
+// range_partition puts every row whose key is null in partition 0. Split points must have no
+// null mask.
+//
 // Errors (zs::error, invalid_argument, naming the column by index and name): no key columns, a
 // key index out of range, partitions of 0 or above max_partitions, columns of unequal length or
 // in different memory, split points of another type than the key column, unsorted or NaN split
-// points, or more than max_partitions - 1 of them. A device table on a machine without a
-// usable GPU fails with unsupported.
+// points, split points with a null mask, or more than max_partitions - 1 of them. A device table
+// on a machine without a usable GPU fails with unsupported.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -105,6 +113,9 @@ partitioned_table range_partition(const table& input, std::size_t key_column, co
 
 /// The seed of every key hash of hash_partition.
 inline constexpr std::uint32_t partition_hash_seed = 0;
+
+/// What a null key hashes to, in place of hash_key of its value (see "Nulls" above).
+inline constexpr std::uint32_t null_key_hash = 0xffffffffu;
 
 namespace murmur3_detail {
 ZS_HD constexpr std::uint32_t rotl32(std::uint32_t x, int r) noexcept { return (x << r) | (x >> (32 - r)); }

@@ -38,6 +38,12 @@
 //     gathered data) while they decode, and, while it encodes, the encoder's worst-case room for
 //     its own columns (about their uncompressed size). Data too large for that belongs in the
 //     shuffle, whose rounds bound memory.
+//   - Nulls: a column's null mask travels with it, as in the shuffle (shuffle.hpp, "Nulls"): its
+//     validity as one byte per row beside it, compressed by bitpack (raw when options.codec is
+//     codec_id::raw), packed back into the output's mask. A column nullable on some contributor
+//     (allgather: any rank; broadcast: the root) is nullable on every rank's output, and a
+//     contributor whose column has no mask sends every row as valid. Two small all-gathers per
+//     call find the nullable columns; the validity's bytes are in the stats' totals.
 //   - stats (optional): raw_bytes and wire_bytes are the uncompressed and the frame bytes
 //     (headers and alignment included) that this rank contributes, counted once and not once
 //     per receiver (allgather), or those of the root's columns, reported on every rank

@@ -21,6 +21,18 @@
 // (options.round_bytes each) whatever the size of the shuffle. The CPU reference path runs the
 // same protocol, round after round, over host memory.
 //
+// Nulls: a column may carry a null mask (zs/column.hpp). Its validity travels as one byte per
+// row (1 valid, 0 null) beside the column, sliced by the same row_offsets, compressed with the
+// bitpack codec (about 1.5 bits per row with nulls scattered; runs of valid or of null rows,
+// as in a slice that is all one or the other, in a few words per 512 rows), or raw where the caller sends the column raw (options.codec or its
+// column_codecs entry codec_id::raw); on arrival it is packed back into the output's mask. If
+// the column is nullable on any rank, its output is nullable on every rank, and a rank whose
+// column has no mask sends every row as valid. The values under null rows travel as they are.
+// The validity's bytes count in the column's stats (shuffle_stats::column_null_raw_bytes and
+// column_null_wire_bytes tell them apart). Costs: two or three small collectives per call
+// (whether any column is nullable), and with nullable columns a byte per row of each on the
+// way out and in.
+//
 // Failures never hang and never return wrong data. When any rank passes a bad argument, runs out
 // of memory, or receives a frame, manifest or frame-size block that fails its checksum or its
 // checks, EVERY rank throws zs::error, and the message names the failing rank(s) and what
@@ -116,12 +128,18 @@ struct shuffle_options {
 struct shuffle_stats {
   std::uint64_t raw_bytes = 0;   // uncompressed bytes this rank sent: values, or chars + 8 per string
   std::uint64_t wire_bytes = 0;  // frame bytes this rank sent (headers and alignment included)
-  std::vector<std::uint64_t> column_raw_bytes;   // raw_bytes per column
-  std::vector<std::uint64_t> column_wire_bytes;  // wire_bytes per column
+  std::vector<std::uint64_t> column_raw_bytes;   // raw_bytes per column, its validity included
+  std::vector<std::uint64_t> column_wire_bytes;  // wire_bytes per column, its validity included
+  /// Of those, what each column's validity cost (0 for a column not nullable on any rank): its
+  /// raw bytes (one per row) and its frame bytes. Also counted in raw_bytes and wire_bytes.
+  std::vector<std::uint64_t> column_null_raw_bytes;
+  std::vector<std::uint64_t> column_null_wire_bytes;
   std::uint64_t rounds = 0;
   double seconds = 0;            // wall time of the call on this rank, until its outputs are ready
   /// The planner's choices, inputs and predictions when it ran (options.plan automatic with a
   /// column left to it): plan->predicted.total against `seconds` is how well the model did.
+  /// With nullable columns its columns are the caller's, then one validity column (uint8) per
+  /// nullable column, in column order.
   std::optional<transfer_plan> plan;
 };
 
