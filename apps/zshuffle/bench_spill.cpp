@@ -278,6 +278,8 @@ int run_bench_spill(int argc, char** argv) {
                       {"raw_bytes", r.report.raw_bytes},
                       {"spilled_bytes", r.report.spilled_bytes},
                       {"frames", r.report.frames},
+                      // The raw fast path: one plain copy each way, no frames (docs/SPILL.md).
+                      {"plain_copy", r.report.codec == zs::codec_id::raw && r.report.frames == 0 && r.report.raw_bytes > 0},
                       {"ratio", r.report.ratio()},
                       {"estimated_ratio", r.report.estimated_ratio},
                       {"encode_gbs", r.report.encode_bps / 1e9},
