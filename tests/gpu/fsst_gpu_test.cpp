@@ -1,6 +1,8 @@
 // The fsst codec on the GPU, white box: tables prepared on the GPU are the CPU's, frames the
 // GPU encodes are the CPU's byte for byte (many frames, a 100 MB string), and frames that break
-// the fsst rules get the CPU's statuses without their targets being written. Round trips of the
+// the fsst rules get the CPU's statuses without their targets being written. The same for the
+// fsst_dict codec's encoder (distinct values found on the GPU): its frames are the CPU's byte for
+// byte on real columns and on inputs chosen to break it. Round trips of the
 // adversarial inputs, cross decoding, truncation and bit flips are in the codec conformance suite.
 #include <gtest/gtest.h>
 
@@ -21,6 +23,7 @@ using zs::test::partition_sources;
 using zs::test::partition_targets;
 
 const zs::codec& fsst() { return zs::get_codec(zs::codec_id::fsst); }
+const zs::codec& fsst_dict() { return zs::get_codec(zs::codec_id::fsst_dict); }
 
 template <typename T>
 std::vector<T> to_host(const void* d, std::size_t count, cudaStream_t stream) {
@@ -45,37 +48,38 @@ struct frames_of {
 };
 
 // Tables and frames on the CPU.
-frames_of encode_on_cpu(const zs::column& c, std::size_t parts, bool table_per_part) {
+frames_of encode_on_cpu(const zs::column& c, std::size_t parts, bool table_per_part, const zs::codec& codec = fsst()) {
   frames_of r;
   auto sources = partition_sources(c.view(), c.view(), parts);
   auto const begin = piece_begin_of(parts, table_per_part);
-  auto const po = zs::layout_params(fsst(), std::vector<zs::value_type>(begin.size() - 1, zs::value_type::string));
+  auto const po = zs::layout_params(codec, std::vector<zs::value_type>(begin.size() - 1, zs::value_type::string));
   r.params.assign(po.back(), std::byte{0});
-  fsst().prepare_host({sources, begin}, r.params.data(), po);
+  codec.prepare_host({sources, begin}, r.params.data(), po);
   for (std::size_t f = 0; f < parts; ++f) sources[f].params = r.params.data() + po[table_per_part ? f : 0];
-  r.offsets = zs::layout_frames(fsst(), sources);
+  r.offsets = zs::layout_frames(codec, sources);
   r.frames.assign(r.offsets.back(), std::byte{0});
   r.sizes.assign(parts, 0);
-  fsst().encode_host({sources, r.frames.data(), r.offsets, r.sizes.data()});
+  codec.encode_host({sources, r.frames.data(), r.offsets, r.sizes.data()});
   return r;
 }
 
 // The same on the GPU, from a device copy of the column.
-frames_of encode_on_gpu(const zs::column& c, std::size_t parts, bool table_per_part, cudaStream_t stream) {
+frames_of encode_on_gpu(const zs::column& c, std::size_t parts, bool table_per_part, cudaStream_t stream,
+                        const zs::codec& codec = fsst()) {
   frames_of r;
   zs::column const d = c.copy_to(zs::memory_kind::device, stream);
   auto sources = partition_sources(c.view(), d.view(), parts);
   auto const begin = piece_begin_of(parts, table_per_part);
-  auto const po = zs::layout_params(fsst(), std::vector<zs::value_type>(begin.size() - 1, zs::value_type::string));
+  auto const po = zs::layout_params(codec, std::vector<zs::value_type>(begin.size() - 1, zs::value_type::string));
   zs::device_buffer params(po.back(), stream);
-  fsst().prepare_async({sources, begin}, params.as<std::byte>(), po, stream);
+  codec.prepare_async({sources, begin}, params.as<std::byte>(), po, stream);
   for (std::size_t f = 0; f < parts; ++f) sources[f].params = params.as<std::byte>() + po[table_per_part ? f : 0];
-  r.offsets = zs::layout_frames(fsst(), sources);
+  r.offsets = zs::layout_frames(codec, sources);
   zs::device_buffer frames(r.offsets.back(), stream);
   ZS_CUDA_TRY(cudaMemsetAsync(frames.data(), 0, r.offsets.back(), stream));
   zs::device_buffer sizes(parts * sizeof(std::uint64_t), stream);
-  zs::device_buffer temp(fsst().encode_temp_bytes(sources), stream);
-  fsst().encode_async({sources, frames.as<std::byte>(), r.offsets, sizes.as<std::uint64_t>()}, temp.data(), temp.size(),
+  zs::device_buffer temp(codec.encode_temp_bytes(sources), stream);
+  codec.encode_async({sources, frames.as<std::byte>(), r.offsets, sizes.as<std::uint64_t>()}, temp.data(), temp.size(),
                       stream);
   r.params = to_host<std::byte>(params.data(), po.back(), stream);
   r.frames = to_host<std::byte>(frames.data(), r.offsets.back(), stream);
@@ -85,7 +89,8 @@ frames_of encode_on_gpu(const zs::column& c, std::size_t parts, bool table_per_p
 
 // Decodes host frames on the GPU into a column shaped like `c` whose characters start as 0x5A.
 std::pair<std::vector<zs::frame_status>, zs::column> decode_on_gpu(const frames_of& e, const zs::column& c,
-                                                                   std::size_t parts, cudaStream_t stream) {
+                                                                   std::size_t parts, cudaStream_t stream,
+                                                                   const zs::codec& codec = fsst()) {
   zs::device_buffer in(e.frames.size(), stream);
   zs::copy_async(in.data(), e.frames.data(), e.frames.size(), stream);
   zs::column out = zs::test::empty_like(c, zs::memory_kind::device, stream);
@@ -93,23 +98,24 @@ std::pair<std::vector<zs::frame_status>, zs::column> decode_on_gpu(const frames_
   if (c.data_bytes() != 0) ZS_CUDA_TRY(cudaMemsetAsync(dv.data, 0x5A, c.data_bytes(), stream));
   auto const targets = partition_targets(partition_sources(c.view(), c.view(), parts), dv);
   zs::device_buffer status(parts * sizeof(zs::frame_status), stream);
-  zs::device_buffer temp(fsst().decode_temp_bytes(targets), stream);
-  fsst().decode_async({in.as<std::byte>(), e.offsets, targets, status.as<zs::frame_status>()}, temp.data(), temp.size(),
+  zs::device_buffer temp(codec.decode_temp_bytes(targets), stream);
+  codec.decode_async({in.as<std::byte>(), e.offsets, targets, status.as<zs::frame_status>()}, temp.data(), temp.size(),
                       stream);
   auto statuses = to_host<zs::frame_status>(status.data(), parts, stream);
   return {std::move(statuses), out.copy_to(zs::memory_kind::host, stream)};
 }
 
-void expect_gpu_as_cpu(const zs::column& c, std::size_t parts, bool table_per_part, cudaStream_t stream) {
-  auto const cpu = encode_on_cpu(c, parts, table_per_part);
-  auto const gpu = encode_on_gpu(c, parts, table_per_part, stream);
+void expect_gpu_as_cpu(const zs::column& c, std::size_t parts, bool table_per_part, cudaStream_t stream,
+                       const zs::codec& codec = fsst()) {
+  auto const cpu = encode_on_cpu(c, parts, table_per_part, codec);
+  auto const gpu = encode_on_gpu(c, parts, table_per_part, stream, codec);
   ASSERT_EQ(gpu.params, cpu.params) << "tables";
   ASSERT_EQ(gpu.sizes, cpu.sizes);
   for (std::size_t f = 0; f < parts; ++f) {
     ASSERT_EQ(std::memcmp(gpu.frames.data() + gpu.offsets[f], cpu.frames.data() + cpu.offsets[f], cpu.sizes[f]), 0)
         << "frame " << f;
   }
-  auto const [status, out] = decode_on_gpu(cpu, c, parts, stream);
+  auto const [status, out] = decode_on_gpu(cpu, c, parts, stream, codec);
   for (auto s : status) ASSERT_EQ(s, zs::frame_status::ok);
   EXPECT_EQ(out.strings(), c.strings());
 }
@@ -213,4 +219,52 @@ TEST(FsstGpu, CorruptFramesGetTheCpuStatusesAndLeaveTheirTargets) {
       ASSERT_EQ(chars[begin + k], 0x5A) << "frame " << f << " wrote its target";
     }
   }
+}
+
+// --- fsst_dict ------------------------------------------------------------------------------
+
+TEST(FsstDictGpu, RealColumnsEncodeAsOnTheCpuAndDecode) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  for (const char* file : {"deb_maintainers.txt", "deb_paths.txt", "osm_poi_names.txt"}) {
+    SCOPED_TRACE(file);
+    auto const c = zs::test::data_column(file);
+    expect_gpu_as_cpu(c, 1, false, stream.get(), fsst_dict());
+    expect_gpu_as_cpu(c, 37, false, stream.get(), fsst_dict());
+    expect_gpu_as_cpu(c, 16, true, stream.get(), fsst_dict());
+  }
+}
+
+TEST(FsstDictGpu, AdversarialColumnsEncodeAsOnTheCpu) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::mt19937_64 rng(17);
+  std::vector<std::pair<std::string, std::vector<std::string>>> cases;
+  cases.push_back({"all equal", std::vector<std::string>(50000, "the same value every row")});
+  std::vector<std::string> distinct, bytes, few;
+  for (int i = 0; i < 40000; ++i) distinct.push_back("value " + std::to_string(i * 7919));
+  cases.push_back({"all distinct", distinct});
+  cases.push_back({"all empty", std::vector<std::string>(30000, "")});
+  // Values that differ only in zero bytes, 0xFF bytes and their lengths, and empty values among them.
+  for (int i = 0; i < 30000; ++i) {
+    std::string v(static_cast<std::size_t>(rng() % 12), '\0');
+    for (auto& ch : v) ch = rng() % 2 == 0 ? '\0' : '\xff';
+    bytes.push_back(v);
+  }
+  cases.push_back({"0x00 and 0xFF bytes", bytes});
+  for (int i = 0; i < 60000; ++i) few.push_back(i % 5 == 0 ? std::string() : std::string("k").append(std::to_string(rng() % 300)));
+  cases.push_back({"few values and empty ones", few});
+  std::string one(20u << 20, 'a');
+  for (std::size_t i = 0; i < one.size(); i += 5) one[i] = static_cast<char>(rng());
+  cases.push_back({"one long string", {one}});
+  cases.push_back({"one long string twice", {one, "x", one}});
+  for (auto const& [what, values] : cases) {
+    SCOPED_TRACE(what);
+    auto const c = zs::column::from_strings(values);
+    expect_gpu_as_cpu(c, 1, false, stream.get(), fsst_dict());
+    expect_gpu_as_cpu(c, 7, true, stream.get(), fsst_dict());
+  }
+  // More frames than rows: empty frames among the others.
+  expect_gpu_as_cpu(zs::column::from_strings(std::vector<std::string>{"a", "b", "a"}), 8, false, stream.get(),
+                    fsst_dict());
 }
