@@ -41,7 +41,8 @@ decltype(auto) with_fixed_type(value_type type, F&& f) {
   switch (type) {
     case value_type::int8: return f(std::int8_t{});
     case value_type::int16: return f(std::int16_t{});
-    case value_type::uint8: return f(std::uint8_t{});
+    case value_type::uint8:
+    case value_type::bool8: return f(std::uint8_t{});
     case value_type::uint16: return f(std::uint16_t{});
     case value_type::int32: return f(std::int32_t{});
     case value_type::int64: return f(std::int64_t{});

@@ -356,7 +356,8 @@ int home_of(const zs::column_view& key, std::uint64_t i, int ranks) {
   switch (key.type) {
     case zs::value_type::int8: h = zs::hash_key(key.values<std::int8_t>()[i]); break;
     case zs::value_type::int16: h = zs::hash_key(key.values<std::int16_t>()[i]); break;
-    case zs::value_type::uint8: h = zs::hash_key(key.values<std::uint8_t>()[i]); break;
+    case zs::value_type::uint8:
+    case zs::value_type::bool8: h = zs::hash_key(key.values<std::uint8_t>()[i]); break;  // hashed as uint8
     case zs::value_type::uint16: h = zs::hash_key(key.values<std::uint16_t>()[i]); break;
     case zs::value_type::int32: h = zs::hash_key(key.values<std::int32_t>()[i]); break;
     case zs::value_type::int64: h = zs::hash_key(key.values<std::int64_t>()[i]); break;
