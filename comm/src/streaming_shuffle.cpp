@@ -13,6 +13,8 @@
 #include "arrow/offset_kernels.hpp"
 #include "zs/comm/agreement.hpp"
 #include "zs/error.hpp"
+#include "zs/memory.hpp"
+#include "zs/null_mask.hpp"
 
 namespace zs {
 
@@ -57,6 +59,44 @@ struct row_range {
   column_view source;
   std::uint64_t first = 0, rows = 0;
 };
+
+// Gives `out` the null masks of `ranges` (rows without a mask are valid), when any range has
+// one: each range's bits realigned, widened to a byte per row, and packed once for the whole.
+void attach_null_masks(column& out, std::span<const row_range> ranges, memory_kind memory, cudaStream_t stream) {
+  bool const nullable = std::any_of(ranges.begin(), ranges.end(), [](const row_range& r) {
+    return r.source.null_mask != nullptr && r.rows > 0;
+  });
+  if (!nullable || out.size() == 0) return;
+  std::uint64_t const rows = out.size();
+  std::uint64_t widest = 0;
+  for (auto const& r : ranges) widest = std::max(widest, r.rows);
+  std::uint8_t* const mask = out.add_null_mask(stream);
+  auto fill = [&](std::uint8_t* valid, std::uint8_t* aligned) {
+    std::uint64_t row = 0;
+    for (auto const& r : ranges) {
+      if (r.rows == 0) continue;
+      if (r.source.null_mask == nullptr) {
+        if (memory == memory_kind::host) {
+          std::memset(valid + row, 1, r.rows);
+        } else {
+          ZS_CUDA_TRY(cudaMemsetAsync(valid + row, 1, r.rows, stream));
+        }
+      } else {
+        copy_null_mask_bits(r.source.null_mask, r.first, r.rows, aligned, memory, stream);
+        expand_null_mask(aligned, r.rows, valid + row, memory, stream);
+      }
+      row += r.rows;
+    }
+    pack_null_mask(valid, rows, mask, memory, stream);
+  };
+  if (memory == memory_kind::host) {
+    std::vector<std::uint8_t> valid(rows), aligned(null_mask_bytes(widest));
+    fill(valid.data(), aligned.data());
+  } else {
+    device_buffer valid(rows, stream), aligned(null_mask_bytes(widest), stream);
+    fill(valid.as<std::uint8_t>(), aligned.as<std::uint8_t>());
+  }
+}
 
 // One owning column of the rows of `ranges`, one after another (every range of `type`, in
 // `memory`; ordered on `stream`).
@@ -105,6 +145,7 @@ column concatenate(value_type type, std::span<const row_range> ranges, memory_ki
       row += r.rows;
     }
   }
+  attach_null_masks(out, ranges, memory, stream);
   return out;
 }
 
@@ -222,10 +263,6 @@ struct streaming_shuffle::impl {
         ZS_FAIL(error_code::invalid_argument,
                 where + ": " + name + " is in " + (memory == memory_kind::device ? "host" : "device") +
                     " memory; this path takes " + (memory == memory_kind::device ? "device" : "host") + " columns");
-      }
-      if (col.nullable()) {
-        ZS_FAIL(error_code::unsupported,
-                where + ": " + name + " carries a null mask; the streaming shuffle does not move null masks yet");
       }
     }
   }
@@ -418,13 +455,6 @@ void streaming_shuffle::insert(const partitioned_table& parts) {
     ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: a partitioned table of " +
                                               std::to_string(parts.partitions()) + " partitions; the shuffle has " +
                                               std::to_string(m.partitions));
-  }
-  for (std::size_t c = 0; c < parts.rows.columns.size(); ++c) {
-    if (parts.rows.columns[c].nullable()) {
-      ZS_FAIL(error_code::unsupported, "streaming_shuffle: column " + std::to_string(c) +
-                                           " of a partitioned table carries a null mask; the streaming shuffle "
-                                           "does not move null masks yet");
-    }
   }
   // Every piece is checked and cut before any is buffered: a failure buffers nothing.
   std::vector<std::pair<std::uint32_t, table>> pieces;

@@ -44,14 +44,17 @@
 // source as that rank inserted them (across batches too): exactly the rows, in the order, that
 // shuffle_table would give that partition for the same per-rank inputs.
 //
+// Null masks: nullable columns keep their masks through the exchange (zs::shuffle carries them),
+// the store (they count against the budget and are spilled with their columns) and extract; a
+// piece without a mask in a column other pieces have one for counts as all valid.
+//
 // Paths: the GPU path (device_communicator; device columns, the GPU codecs, work on `stream`)
 // and the CPU reference path (communicator; host columns, the CPU codecs), as zs::shuffle.
 //
 // Failures are zs::error:
 //   - local (this rank only, nothing changes): a partition out of range, a piece whose columns
 //     do not match the declared names' count and types or are of unequal length or in the wrong
-//     memory (invalid_argument), a nullable column (unsupported: the exchange does not carry
-//     null masks yet), insert after insert_finished (invalid_argument), extract before
+//     memory (invalid_argument), insert after insert_finished (invalid_argument), extract before
 //     insert_finished, of a partition another rank owns, or of one already extracted
 //     (invalid_argument, naming the partition and its owner).
 //   - collective (every rank throws, the message naming the failing ranks and why): the
