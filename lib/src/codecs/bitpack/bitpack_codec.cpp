@@ -272,7 +272,8 @@ std::vector<std::uint32_t> widen(const encode_source& s) {
   switch (s.type) {
     case value_type::int8: return widen<std::int8_t>(s.values, s.count);
     case value_type::int16: return widen<std::int16_t>(s.values, s.count);
-    case value_type::uint8: return widen<std::uint8_t>(s.values, s.count);
+    case value_type::uint8:
+    case value_type::bool8: return widen<std::uint8_t>(s.values, s.count);
     case value_type::uint16: return widen<std::uint16_t>(s.values, s.count);
     default: ZS_FAIL(error_code::internal, "widen: " + std::string(to_string(s.type)) + " is no narrow type");
   }
@@ -426,7 +427,8 @@ bool narrow_into(value_type type, const std::vector<std::uint32_t>& wide, void* 
   switch (type) {
     case value_type::int8: return narrow_into<std::int8_t>(type, wide, target);
     case value_type::int16: return narrow_into<std::int16_t>(type, wide, target);
-    case value_type::uint8: return narrow_into<std::uint8_t>(type, wide, target);
+    case value_type::uint8:
+    case value_type::bool8: return narrow_into<std::uint8_t>(type, wide, target);
     case value_type::uint16: return narrow_into<std::uint16_t>(type, wide, target);
     default: return false;
   }

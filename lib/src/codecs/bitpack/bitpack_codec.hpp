@@ -17,9 +17,10 @@
 // schemes byte for byte as the CPU reference does (the registered codec's GPU frames must stay
 // equal to its CPU frames, so it cannot choose them before).
 //
-// Value types: every integer type. int8, int16, uint8 and uint16 are coded as their 32-bit
-// widening, and their decoder refuses (corrupt_payload) a frame whose values do not fit the
-// narrow type. The decoder refuses frames of other types with frame_status::unsupported_type.
+// Value types: every integer type. int8, int16, uint8, uint16 and bool8 (as a uint8) are coded
+// as their 32-bit widening, and their decoder refuses (corrupt_payload) a frame whose values do
+// not fit the narrow type. The decoder refuses frames of other types with
+// frame_status::unsupported_type.
 // docs/FORMAT.md ("Codec 1: for" and after) is the format.
 //
 // GPU costs: the encoder reads its input once, keeps each 512-value segment's encoding in the
