@@ -53,6 +53,10 @@ ZS_HD constexpr scheme coded_scheme(int i) noexcept {
     default: return scheme::raw;
   }
 }
+/// The index i of a coded scheme s (coded_scheme(i) == s): 0 to 5 for for .. drfor.
+ZS_HD constexpr int scheme_index(scheme s) noexcept {
+  return static_cast<int>(s) <= 3 ? static_cast<int>(s) - 1 : static_cast<int>(s) - 5;
+}
 /// Whether the codec id `id` is one of the schemes (raw included).
 ZS_HD constexpr bool is_scheme_id(std::uint32_t id) noexcept {
   return id <= 3 || (id >= 8 && id <= 10);
@@ -245,16 +249,17 @@ ZS_HD inline void store_scheme_fields(std::byte* frame, scheme s, std::uint64_t 
 
 // --- frame-level checks ----------------------------------------------------------------------
 
-// Narrow integers (int8, int16, uint8, uint16) are coded as their 32-bit widening: int8 and
-// int16 sign-extended to int32, uint8 and uint16 zero-extended to uint32. A for, dfor or rfor
-// payload of a narrow frame is exactly the payload of those 32-bit values, and its decoder
-// refuses (corrupt_payload) a frame whose decoded values do not all fit the narrow type. A
-// narrow frame left raw carries its narrow values as they are (the raw codec's payload).
+// Narrow integers (int8, int16, uint8, uint16, and bool8 as a uint8) are coded as their 32-bit
+// widening: int8 and int16 sign-extended to int32, uint8, uint16 and bool8 zero-extended to
+// uint32. A for, dfor or rfor payload of a narrow frame is exactly the payload of those 32-bit
+// values, and its decoder refuses (corrupt_payload) a frame whose decoded values do not all fit
+// the narrow type. A narrow frame left raw carries its narrow values as they are (the raw
+// codec's payload).
 
 /// Whether the frame type is narrow: stored in fewer bytes than the 32-bit words it is coded in.
 ZS_HD constexpr bool is_narrow_type(value_type type) noexcept {
   return type == value_type::int8 || type == value_type::int16 || type == value_type::uint8 ||
-         type == value_type::uint16;
+         type == value_type::uint16 || type == value_type::bool8;
 }
 /// Bits of the values the schemes code: 32 for the narrow types and the 32-bit ones, 64 for
 /// the 64-bit ones.
@@ -270,7 +275,8 @@ ZS_HD constexpr bool fits_type(value_type type, std::uint32_t v) noexcept {
   switch (type) {
     case value_type::int8: return static_cast<std::uint32_t>(v + 0x80U) <= 0xffU;
     case value_type::int16: return static_cast<std::uint32_t>(v + 0x8000U) <= 0xffffU;
-    case value_type::uint8: return v <= 0xffU;
+    case value_type::uint8:
+    case value_type::bool8: return v <= 0xffU;  // coded as a uint8, whatever its bytes hold
     case value_type::uint16: return v <= 0xffffU;
     default: return true;
   }
@@ -430,15 +436,17 @@ ZS_HD inline bool block_is_valid(const frame_layout& f, std::uint64_t i, std::ui
 /// starting at data word `start` (block_has_room held), with the next block starting at
 /// `next_start`: block 0's start, widths b_j <= B_j and shifts s_j + B_j <= w, s_j < w, every bitmap word
 /// inside the block, not 0, and without exceptions past the frame's last value, and a size that
-/// reaches exactly the next block. Reads only data words inside the block.
-ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint32_t* data, std::uint64_t i,
+/// reaches exactly the next block. `block` points at the block's first word (data word `start`);
+/// reads only words inside the block, so that a decoder holding only part of the data section
+/// (a GPU tile) applies the same rule.
+ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint32_t* block, std::uint64_t i,
                                          std::uint64_t start, std::uint64_t next_start) noexcept {
   std::uint32_t const rw = reference_words(f.width_bits);
   if (i == 0 && start != (f.kind == scheme::pdfor ? rw : 0)) return false;
   std::uint64_t const end = block_end_from(f, i, next_start);
   if (end < start || end > f.data_words) return false;  // the bitmaps are read below the end
   std::uint64_t const size = end - start;
-  std::uint32_t const low = data[start + rw], full = data[start + rw + 1], shifts = data[start + rw + 2];
+  std::uint32_t const low = block[rw], full = block[rw + 1], shifts = block[rw + 2];
   std::uint32_t patched = 0;
   for (std::uint32_t j = 0; j < miniblocks; ++j) {
     if (width_of(low, j) > width_of(full, j) || width_of(full, j) > f.width_bits ||
@@ -453,7 +461,7 @@ ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint3
   std::uint64_t const first = i * block_values;
   for (std::uint32_t j = 0, k = 0; j < miniblocks; ++j) {
     if (width_of(full, j) == width_of(low, j)) continue;
-    std::uint32_t const bitmap = data[start + bitmaps + k++];
+    std::uint32_t const bitmap = block[bitmaps + k++];
     std::uint64_t const mini_first = first + miniblock_values * j;
     // Bits of positions past the frame's last value (a miniblock past it has no exceptions).
     std::uint64_t const held = f.count > mini_first ? f.count - mini_first : 0;
@@ -497,7 +505,7 @@ ZS_HD inline bool segment_is_valid(const frame_layout& f, const std::uint32_t* s
     if (!block_has_room(f, start)) return false;
     std::uint64_t const next = i + 1 < f.blocks ? starts[i + 1] : f.data_words;
     if (is_patched(f.kind)) {
-      if (!patched_block_is_valid(f, data, i, start, next)) return false;
+      if (!patched_block_is_valid(f, data + start, i, start, next)) return false;
       continue;
     }
     std::uint32_t const word = data[start + (runs ? 0 : reference_words(f.width_bits))];

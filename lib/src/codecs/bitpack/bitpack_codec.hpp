@@ -12,10 +12,8 @@
 // for and dfor whose miniblocks drop the trailing zero bits their offsets share and patch rare
 // outliers from an exception list instead of widening the whole miniblock; drfor is rfor over
 // the differences of consecutive run values (sorted columns with short runs). A codec built
-// with them picks among all seven schemes and decodes all seven ids, on the CPU only for now:
-// its GPU hooks throw zs::error (unsupported) until the GPU kernels write and read these
-// schemes byte for byte as the CPU reference does (the registered codec's GPU frames must stay
-// equal to its CPU frames, so it cannot choose them before).
+// with them picks among all seven schemes and decodes all seven ids, on the CPU and on the GPU,
+// whose frames are the CPU reference's byte for byte.
 //
 // Value types: every integer type. int8, int16, uint8, uint16 and bool8 (as a uint8) are coded
 // as their 32-bit widening, and their decoder refuses (corrupt_payload) a frame whose values do
@@ -100,9 +98,6 @@ class bitpack_codec final : public codec {
                                    const decode_target& target) const override;
 
  private:
-  /// Throws zs::error (unsupported) from the GPU hooks of a codec of the extended schemes.
-  void expect_gpu_schemes() const;
-
   std::optional<kernels::bitpack::decode_config> fixed_decode_;
   bitpack_schemes schemes_ = bitpack_schemes::classic;
 };
