@@ -479,12 +479,14 @@ struct columns_with_validity {
 };
 
 // Which columns are nullable as every rank sees it: on some rank (all-gather) or at the root
-// (broadcast, whose other ranks pass types only): one allgather of the column count, then one of
-// a word per 64 columns. Empty when the column counts differ or the root is not a rank, which the
-// collective's own checks then report.
+// (broadcast, whose other ranks pass types only): one allgather of the column count and root,
+// then one of a word per 64 columns. Empty when the ranks pass different column counts or roots,
+// or a root that is not a rank, which the collective's own checks then report; every rank
+// decides alike from the same words, so all take the same steps after.
 std::vector<bool> nullable_columns(communicator& comm, std::span<const column_view> columns, std::optional<int> root) {
-  auto const counts = comm.allgather(columns.size());
-  if (std::any_of(counts.begin(), counts.end(), [&](std::uint64_t n) { return n != columns.size(); })) return {};
+  std::uint64_t const call = (std::uint64_t{columns.size()} << 32) | static_cast<std::uint32_t>(root.value_or(-1));
+  auto const calls = comm.allgather(call);
+  if (std::any_of(calls.begin(), calls.end(), [&](std::uint64_t word) { return word != call; })) return {};
   if (root && (*root < 0 || *root >= comm.size())) return {};
   std::vector<bool> out(columns.size(), false);
   for (std::size_t first = 0; first < columns.size(); first += 64) {
