@@ -68,6 +68,9 @@ shuffled_table shuffle_by_key(communicator& comm, const table& input, std::span<
   out.first_partition = static_cast<std::uint32_t>(static_cast<std::uint64_t>(comm.rank()) * k);
   out.rows.names = input.names;
   out.rows.columns = std::move(received);
+  // Logical types are metadata over the storage the shuffle moves: the received columns take
+  // the input's (grouping by partition below keeps them).
+  for (std::size_t c = 0; c < out.rows.columns.size(); ++c) out.rows.columns[c].set_logical(input.columns[c].logical());
   std::uint64_t const rows = out.rows.columns.empty() ? 0 : out.rows.columns.front().size();
   if (k == 1 || out.rows.columns.empty()) {
     out.partition_offsets = {0, rows};

@@ -254,6 +254,7 @@ void gather_mask_host(const column& in, const std::vector<std::uint64_t>& order,
 column gather_host(const column& in, const std::vector<std::uint64_t>& order) {
   column out = gather_values_host(in, order);
   gather_mask_host(in, order, out);
+  out.set_logical(in.logical());
   return out;
 }
 

@@ -42,6 +42,7 @@ column gather_column(const column& like, std::uint64_t rows, std::uint64_t chars
                      void* temp, std::size_t temp_bytes, cudaStream_t stream) {
   column out = column::allocate(like.type(), rows, memory_kind::device, stream,
                                 like.type() == value_type::string ? chars_bytes : 0);
+  out.set_logical(like.logical());
   column_view const in = like.view();
   mutable_column_view const o = out.mutable_view();
   if (like.type() == value_type::string) {

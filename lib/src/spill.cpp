@@ -567,6 +567,7 @@ spilled_table spill(const table& t, cudaStream_t stream, const spill_options& op
     named.name = t.names[c];
     out.columns.push_back(spill(t.columns[c].view(), stream, named));
     out.names.push_back(t.names[c]);
+    out.logical_types.push_back(t.columns[c].logical());
   }
   return out;
 }
@@ -613,6 +614,7 @@ table restore(spilled_table& t, cudaStream_t stream) {
   table out;
   for (std::size_t c = 0; c < t.columns.size(); ++c) {
     out.columns.push_back(restore(t.columns[c], stream));
+    if (c < t.logical_types.size()) out.columns.back().set_logical(t.logical_types[c]);
     out.names.push_back(c < t.names.size() ? t.names[c] : t.columns[c].name());
   }
   return out;

@@ -126,6 +126,22 @@ TEST(ShuffleTable, RowsStayWholeAndReachTheirPartitionsOwner) {
   }
 }
 
+TEST(ShuffleTable, LogicalTypesComeBackOnTheirColumns) {
+  zs::mpi_communicator comm;
+  for (std::uint32_t per_rank : {1u, 2u}) {  // 2: the received rows are grouped again
+    zs::table input = table_of(rows_of(comm.rank()));
+    input.columns[0].set_logical(zs::logical_type::timestamp(zs::time_unit::nanosecond));
+    input.columns[1].set_logical(zs::logical_type::decimal32(9, 2));
+    zs::table_shuffle_options options;
+    options.partitions_per_rank = per_rank;
+    std::size_t const keys[] = {0};
+    auto const out = zs::shuffle_table(comm, input, keys, options);
+    EXPECT_EQ(out.rows.columns[0].logical(), zs::logical_type::timestamp(zs::time_unit::nanosecond)) << per_rank;
+    EXPECT_EQ(out.rows.columns[1].logical(), zs::logical_type::decimal32(9, 2)) << per_rank;
+    EXPECT_TRUE(out.rows.columns[2].logical().is_none()) << per_rank;
+  }
+}
+
 TEST(ShuffleTable, ABadKeyOnOneRankIsEveryRanksError) {
   zs::mpi_communicator comm;
   std::size_t const good[] = {0}, bad[] = {7};

@@ -336,6 +336,19 @@ TEST(HashPartition, OneRowLandsInItsHashsPartition) {
   expect_hash_partitioned(t, {0, 1}, 10);
 }
 
+TEST(HashPartition, LogicalTypesStayOnTheirColumns) {
+  auto t = make_table({"when", "day", "note"}, col<std::int64_t>({5, 1, 9, 5}), col<std::int32_t>({1, 2, 3, 4}),
+                      strings({"a", "b", "c", "d"}));
+  t.columns[0].set_logical(zs::logical_type::timestamp(zs::time_unit::microsecond, "UTC"));
+  t.columns[1].set_logical(zs::logical_type::date32());
+  auto const got = zs::hash_partition(t, {0}, 3);
+  EXPECT_EQ(got.rows.columns[0].logical(), zs::logical_type::timestamp(zs::time_unit::microsecond, "UTC"));
+  EXPECT_EQ(got.rows.columns[1].logical(), zs::logical_type::date32());
+  EXPECT_TRUE(got.rows.columns[2].logical().is_none());
+  auto const split = zs::range_partition(t, 1, col<std::int32_t>({2}).view());
+  EXPECT_EQ(split.rows.columns[1].logical(), zs::logical_type::date32());
+}
+
 TEST(HashPartition, AllRowsOfOneKeyStayTogetherInInputOrder) {
   std::vector<std::int32_t> keys(500, 77), values(500);
   for (int i = 0; i < 500; ++i) values[i] = i;

@@ -187,11 +187,14 @@ TEST(Spill, TablesAndTypedBuffersRoundTrip) {
   t.columns.push_back(sample_column(value_type::int32, 3000));
   t.columns.push_back(sample_column(value_type::string, 3000));
   t.columns.push_back(sample_column(value_type::float64, 3000));
+  t.columns[0].set_logical(zs::logical_type::date32());
   zs::spilled_table spilled = zs::spill(t, nullptr, small_frames());
   ASSERT_EQ(spilled.columns.size(), 3u);
   EXPECT_EQ(spilled.columns[1].name(), "names");
   zs::table back = zs::restore(spilled, nullptr);
   EXPECT_EQ(back.names, t.names);
+  EXPECT_EQ(back.columns[0].logical(), zs::logical_type::date32());
+  EXPECT_TRUE(back.columns[2].logical().is_none());
   for (std::size_t c = 0; c < 3; ++c) zs::test::expect_same_column(t.columns[c], back.columns[c]);
 
   zs::column const values = sample_column(value_type::uint64, 1234);

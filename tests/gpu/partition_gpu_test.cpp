@@ -345,6 +345,8 @@ TEST_F(PartitionGpu, DefaultStreamAndErrors) {
   zs::table const device = copy_table(host, zs::memory_kind::device, *stream_);
   stream_->synchronize();
   auto const on_default = zs::hash_partition(device, {2}, 9);
+  // Ready on the default stream, which the test's own (non-blocking) stream does not wait for.
+  ZS_CUDA_TRY(cudaStreamSynchronize(nullptr));
   expect_same_as_cpu(zs::hash_partition(host, {2}, 9), on_default);
 
   zs::table mixed;

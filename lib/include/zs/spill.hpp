@@ -165,6 +165,8 @@ class spilled_column {
 struct spilled_table {
   std::vector<std::string> names;
   std::vector<spilled_column> columns;
+  /// Each column's logical type (metadata the frames do not carry), given back on restore.
+  std::vector<logical_type> logical_types;
 };
 
 /// Spills `column` (host or device memory) to host memory; see above. Throws zs::error:
@@ -183,7 +185,7 @@ spilled_table spill(const table& t, cudaStream_t stream, const spill_options& op
 column restore(spilled_column& handle, cudaStream_t stream);
 /// The same into `memory`: device (GPU codecs) or host (CPU reference codecs).
 column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream);
-/// Every column of `t`, in order, with its name.
+/// Every column of `t`, in order, with its name and logical type.
 table restore(spilled_table& t, cudaStream_t stream);
 
 /// Writes the handle's frames to `path` (replacing the file), after the spill's copies are done.
