@@ -23,6 +23,13 @@
 // checks each chunk's status and size.
 // Frames are checksummed and validated by the codec base class as every codec's are.
 //
+// Trust: these codecs are baselines for the benchmarks, not for frames from untrusted peers.
+// Damage by accident is caught by the payload checksum, and a chunk table that does not match
+// the payload is refused before nvCOMP runs; but chunk contents crafted to pass the checksum
+// and the size checks reach nvCOMP's decompressors, and those of Cascaded, Bitcomp, ANS and
+// Zstd do not all validate their input (on an H200, garbage chunks made one of them read out
+// of bounds). zshuffle's own codecs validate every field before they read.
+//
 // nvCOMP has no CPU implementation of most of these: the CPU reference hooks (encode_host,
 // decode_host) throw zs::error (unsupported). The codecs never become a type's default codec
 // (their preference is below raw's).
