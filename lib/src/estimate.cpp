@@ -8,6 +8,7 @@
 
 #include "zs/codec.hpp"
 #include "zs/error.hpp"
+#include "zs/frame.hpp"
 #include "zs/memory.hpp"
 
 namespace zs {
@@ -72,13 +73,18 @@ std::vector<value_type> column_types(const sample_batch& samples) {
   return types;
 }
 
-// Per column: the raw bytes of its pieces in `cut` and the frame bytes they made.
-std::vector<codec_estimate> tally(const sample_batch& cut, const std::vector<std::uint64_t>& frame_bytes) {
+// Per column: the raw bytes of its pieces in `cut` and the frame bytes they made, with the
+// column's parameters counted once. Every frame carries them (an FSST symbol table: up to 2 KiB),
+// but the sample's frames are a few KiB each where a shuffle's or a spill's are MiBs, so counted
+// per sample frame they would halve the estimate of a string column that compresses 2x.
+std::vector<codec_estimate> tally(const codec& c, const sample_batch& cut, const std::vector<std::uint64_t>& frame_bytes) {
   std::vector<codec_estimate> out(cut.columns());
-  for (std::size_t c = 0; c < cut.columns(); ++c) {
-    for (std::uint64_t i = cut.piece_begin[c]; i < cut.piece_begin[c + 1]; ++i) {
-      out[c].raw_bytes += uncompressed(cut.pieces[i]);
-      out[c].frame_bytes += frame_bytes[i];
+  for (std::size_t col = 0; col < cut.columns(); ++col) {
+    std::uint64_t const first = cut.piece_begin[col];
+    for (std::uint64_t i = first; i < cut.piece_begin[col + 1]; ++i) {
+      std::uint64_t const params = params_section_bytes(c.params_bytes(cut.pieces[i].type)) - params_section_bytes(0);
+      out[col].raw_bytes += uncompressed(cut.pieces[i]);
+      out[col].frame_bytes += i == first ? frame_bytes[i] : frame_bytes[i] - std::min(params, frame_bytes[i]);
     }
   }
   return out;
@@ -111,7 +117,7 @@ std::vector<codec_estimate> codec::estimate_host(const sample_batch& samples) co
   std::vector<std::byte> frames(std::max<std::uint64_t>(layout.back(), 1));
   std::vector<std::uint64_t> frame_bytes(pieces.size());
   encode_host({pieces, frames.data(), layout, frame_bytes.data()});
-  return tally(cut, frame_bytes);
+  return tally(*this, cut, frame_bytes);
 }
 
 std::vector<codec_estimate> codec::estimate(const sample_batch& samples, cudaStream_t stream) const {
@@ -137,7 +143,7 @@ std::vector<codec_estimate> codec::estimate(const sample_batch& samples, cudaStr
   std::vector<std::uint64_t> frame_bytes(pieces.size());
   if (!pieces.empty()) copy_async(frame_bytes.data(), written.data(), pieces.size() * sizeof(std::uint64_t), stream);
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  return tally(cut, frame_bytes);
+  return tally(*this, cut, frame_bytes);
 }
 
 }  // namespace zs
