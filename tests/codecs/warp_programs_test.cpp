@@ -33,6 +33,11 @@ const zs::codecs::bitpack_codec& extended() {
   static const zs::codecs::bitpack_codec codec(zs::codecs::bitpack_schemes::extended);
   return codec;
 }
+// A codec of the classic schemes (for, dfor, rfor), for the tests written around their choices.
+const zs::codecs::bitpack_codec& classic() {
+  static const zs::codecs::bitpack_codec codec(zs::codecs::bitpack_schemes::classic);
+  return codec;
+}
 // Whether frames of `codec` choose among the extended schemes.
 bool chooses_extended(const zs::codec& codec) {
   return (codec.decodes() & zs::codec_bit(zs::codec_id::bitpack_pfor)) != 0;
@@ -389,10 +394,12 @@ TEST(BitpackPrograms, EncoderWritesTheCpuFramesByteForByte) {
 
 TEST(BitpackPrograms, EncoderUsesEverySchemeInTheMixedBatch) {
   auto const b = mixed_batch();
-  cpu_frames const cpu = cpu_encode(b);
-  std::vector<int> seen(4, 0);
-  for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6])];
-  for (int s = 0; s < 4; ++s) EXPECT_GT(seen[s], 0) << "no frame of codec " << s;
+  for (auto const* codec : {static_cast<const zs::codec*>(&classic()), &bitpack()}) {
+    cpu_frames const cpu = cpu_encode(b, *codec);
+    std::vector<int> seen(16, 0);
+    for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6]) % 16];
+    for (int s = 0; s < 4; ++s) EXPECT_GT(seen[s], 0) << "no frame of codec " << s;
+  }
 }
 
 // The sample pass's sizes per frame: those of every sample_stride-th segment from the first, as
@@ -528,15 +535,21 @@ TEST(BitpackPrograms, FramesWhoseGuessIsWrongAreEncodedAgain) {
     v.resize(v.size() - 37 * variant);  // and a partial last segment
     b.add(v, 1);
   }
-  cpu_frames const cpu = cpu_encode(b);
-  for (std::size_t f = 0; f < b.sources.size(); ++f) {
-    ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(bp::scheme::dfor)) << "frame " << f;
-    ASSERT_EQ(gp::sample_stride(bp::segment_count(b.sources[f].count)), 8U);
-    auto const first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
-    ASSERT_LT(first[static_cast<int>(bp::scheme::for_)], first[static_cast<int>(bp::scheme::dfor)]);
+  // The classic schemes choose dfor, the extended ones drfor (steps of 3 are runs of one with
+  // one step); the sampled segments (every 8th) guess for either way.
+  for (auto const* codec : {static_cast<const zs::codec*>(&classic()), &bitpack()}) {
+    bool const ext = chooses_extended(*codec);
+    auto const chosen = ext ? bp::scheme::drfor : bp::scheme::dfor;
+    cpu_frames const cpu = cpu_encode(b, *codec);
+    for (std::size_t f = 0; f < b.sources.size(); ++f) {
+      ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(chosen)) << "frame " << f;
+      ASSERT_EQ(gp::sample_stride(bp::segment_count(b.sources[f].count)), 8U);
+      auto const first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
+      ASSERT_LT(first[static_cast<int>(bp::scheme::for_)], first[static_cast<int>(chosen)]);
+    }
+    expect_same_frames_as_cpu(b, {}, *codec);
+    expect_decodes_cpu_frames(b, 2, false, *codec);
   }
-  expect_same_frames_as_cpu(b);
-  expect_decodes_cpu_frames(b, 2);
 }
 
 // A guess far larger than raw: rfor forced as the guess for 64-bit values that nearly never
@@ -750,30 +763,36 @@ TEST(BitpackPrograms, NarrowFramesWhoseValuesDoNotFitGetTheCpuStatus) {
     b.add(std::vector<std::int8_t>(v->begin(), v->end()), 1);
   }
   b.add(patterned<std::int8_t>(2000, 0, 4), 2);  // intact frames after them
-  cpu_frames const bad = cpu_encode(wide);
-  cpu_frames cpu = cpu_encode(b);
-  for (std::size_t f = 0; f < 3; ++f) {
-    zs::frame_header h = zs::load_header(bad.frames.data() + bad.offsets[f]);
-    ASSERT_EQ(static_cast<int>(h.codec), static_cast<int>(f) + 1) << "frame " << f << " in scheme " << f + 1;
-    h.type = zs::value_type::int8;
-    h.raw_bytes = h.value_count;
-    ASSERT_LE(bad.bytes[f], cpu.offsets[f + 1] - cpu.offsets[f]) << "frame " << f << " fits its slot";
-    std::memcpy(cpu.frames.data() + cpu.offsets[f], bad.frames.data() + bad.offsets[f], bad.bytes[f]);
-    zs::store_header(h, cpu.frames.data() + cpu.offsets[f]);
-  }
-  std::vector<std::vector<std::byte>> expected_out;
-  std::vector<zs::decode_target> targets;
-  for (auto const& src : b.sources) expected_out.emplace_back(src.raw_bytes(), std::byte{0x33});
-  for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, expected_out[f].data()});
-  std::vector<zs::frame_status> expected(b.sources.size());
-  bitpack().decode_host({cpu.frames.data(), cpu.offsets, targets, expected.data()});
-  for (std::size_t f = 0; f < b.sources.size(); ++f) {
-    EXPECT_EQ(expected[f], f < 3 ? zs::frame_status::corrupt_payload : zs::frame_status::ok) << "frame " << f;
-  }
-  for (std::uint32_t g : {1U, 4U}) {
-    auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g);
-    EXPECT_EQ(status, expected) << "segments per tile " << g;
-    for (std::size_t f = 3; f < b.sources.size(); ++f) EXPECT_EQ(out[f], expected_out[f]) << "frame " << f;
+  // The classic schemes write for, dfor and rfor frames of them; the extended ones others.
+  for (auto const* codec : {static_cast<const zs::codec*>(&classic()), &bitpack()}) {
+    cpu_frames const bad = cpu_encode(wide, *codec);
+    cpu_frames cpu = cpu_encode(b);
+    for (std::size_t f = 0; f < 3; ++f) {
+      zs::frame_header h = zs::load_header(bad.frames.data() + bad.offsets[f]);
+      if (!chooses_extended(*codec)) {
+        ASSERT_EQ(static_cast<int>(h.codec), static_cast<int>(f) + 1) << "frame " << f << " in scheme " << f + 1;
+      }
+      ASSERT_NE(h.codec, zs::codec_id::raw) << "frame " << f;
+      h.type = zs::value_type::int8;
+      h.raw_bytes = h.value_count;
+      ASSERT_LE(bad.bytes[f], cpu.offsets[f + 1] - cpu.offsets[f]) << "frame " << f << " fits its slot";
+      std::memcpy(cpu.frames.data() + cpu.offsets[f], bad.frames.data() + bad.offsets[f], bad.bytes[f]);
+      zs::store_header(h, cpu.frames.data() + cpu.offsets[f]);
+    }
+    std::vector<std::vector<std::byte>> expected_out;
+    std::vector<zs::decode_target> targets;
+    for (auto const& src : b.sources) expected_out.emplace_back(src.raw_bytes(), std::byte{0x33});
+    for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, expected_out[f].data()});
+    std::vector<zs::frame_status> expected(b.sources.size());
+    bitpack().decode_host({cpu.frames.data(), cpu.offsets, targets, expected.data()});
+    for (std::size_t f = 0; f < b.sources.size(); ++f) {
+      EXPECT_EQ(expected[f], f < 3 ? zs::frame_status::corrupt_payload : zs::frame_status::ok) << "frame " << f;
+    }
+    for (std::uint32_t g : {1U, 4U}) {
+      auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g);
+      EXPECT_EQ(status, expected) << "segments per tile " << g;
+      for (std::size_t f = 3; f < b.sources.size(); ++f) EXPECT_EQ(out[f], expected_out[f]) << "frame " << f;
+    }
   }
 }
 
