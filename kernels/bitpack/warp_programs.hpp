@@ -13,10 +13,11 @@
 // with asynchronous copies while it works on the current one.
 //
 // Encoding, per batch (bitpack_kernels.cu has the launch sequence):
-//   sample:  per frame, the exact data words of for, dfor and rfor summed over every
+//   sample:  per frame, the exact data words of every scheme summed over every
 //            sample_stride-th segment: the scheme the frame will likely choose (frame_guess);
 //            a warp per range of samples, numbered per width class (sample_first);
-//   analyze: per segment, the exact data words of for, dfor and rfor (summed in scan blocks),
+//   analyze: per segment, the exact data words of for, dfor, rfor, pfor, pdfor and drfor
+//            (summed in scan blocks; the frame's candidates are the first three, or all six),
 //            and its encoding in the frame's guessed scheme kept in its warp's slot pool
 //            (slot_pool);
 //   scan:    a device-wide sum over the scan blocks' sizes (CUB);
@@ -81,6 +82,15 @@ using kernels::warp::with_flags;
 using kernels::warp::word4;
 
 inline constexpr std::uint32_t lane_values = segment_values / warp_lanes;  // 16
+
+// A decode path compiled as a function of its own, not inlined into the tile decoder: its
+// registers are its own, so that a scheme's heavier path does not make the decoder spill on the
+// other schemes' (the 32-bit decoder is held to 80 registers).
+#if defined(__CUDACC__)
+#define ZS_OWN_FRAME __noinline__
+#else
+#define ZS_OWN_FRAME
+#endif
 
 // --- sizes -----------------------------------------------------------------------------------
 
@@ -2032,7 +2042,7 @@ ZS_UNROLL
 /// says which, and their rank in it where their high bits lie) and shifts them. False,
 /// writing nothing, where a value does not fit a narrow type.
 template <typename S, class Warp, typename U>
-ZS_WARP_FN bool decode_patched_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
+ZS_WARP_FN ZS_OWN_FRAME bool decode_patched_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
                                        U first, std::uint32_t m, std::byte* out, value_type type, std::uint32_t* stage) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
@@ -2175,6 +2185,23 @@ ZS_UNROLL
   return store_values<S>(w, out, type, m, x, stage);
 }
 
+/// The rules of a pfor or pdfor block i starting at tile word `rel` (data word `start`), with
+/// the next block's start `next`: it ends inside the tile (`w1`, the tile's end), and
+/// patched_block_is_valid holds. In a frame of its own (ZS_OWN_FRAME).
+ZS_HD ZS_OWN_FRAME inline bool patched_block_in_tile(const frame_layout& L, const std::uint32_t* tile, std::uint32_t rel,
+                                                     std::uint64_t i, std::uint32_t start, std::uint32_t next,
+                                                     std::uint32_t w1) {
+  // Its exception bitmaps are read: only once the block is known to end inside the tile.
+  return block_end_from(L, i, next) <= w1 && patched_block_is_valid(L, tile + rel, i, start, next);
+}
+
+/// decode_rfor_segment of a drfor segment, in a frame of its own (ZS_OWN_FRAME).
+template <class Warp, typename U, typename S>
+ZS_WARP_FN ZS_OWN_FRAME bool decode_drfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage,
+                                                  std::uint32_t off, std::uint32_t m, std::byte* out, value_type type) {
+  return decode_rfor_segment<Warp, U, S, true>(w, tile, stage, off, m, out, type);
+}
+
 /// Checks a loaded tile against the format's rules (lane j checks block j), adds its checksum
 /// terms and decodes it into values stored as S (with_storage). Returns false for a tile that
 /// breaks the rules.
@@ -2202,8 +2229,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
     if (ok) {
       rel = start - j.w0;
       if (is_patched(L.kind)) {
-        // Its exception bitmaps are read: only once the block is known to end inside the tile.
-        ok = block_end_from(L, i, next) <= j.w1 && patched_block_is_valid(L, tile + rel, i, start, next);
+        ok = patched_block_in_tile(L, tile, rel, i, start, next, j.w1);
       } else {
         std::uint32_t const word = tile[rel + (runs ? 0 : rw)];
         ok = block_is_valid(L, i, start, word, next);
@@ -2229,7 +2255,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
     if (L.kind == scheme::rfor) {
       if (!decode_rfor_segment<Warp, U, S>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
     } else if (L.kind == scheme::drfor) {
-      if (!decode_rfor_segment<Warp, U, S, true>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
+      if (!decode_drfor_segment<Warp, U, S>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
     } else {
       std::uint32_t const first_block = w.shfl(rel, tile_blocks * i);
       bool const delta = is_delta_tiled(L.kind);
