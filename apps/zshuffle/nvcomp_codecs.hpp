@@ -28,7 +28,8 @@
 // the payload is refused before nvCOMP runs; but chunk contents crafted to pass the checksum
 // and the size checks reach nvCOMP's decompressors, and those of Cascaded, Bitcomp, ANS and
 // Zstd do not all validate their input (on an H200, garbage chunks made one of them read out
-// of bounds). zshuffle's own codecs validate every field before they read.
+// of bounds; tests/apps/nvcomp_codecs_test.cpp holds the cases that must be refused). zshuffle's
+// own codecs validate every field before they read.
 //
 // nvCOMP has no CPU implementation of most of these: the CPU reference hooks (encode_host,
 // decode_host) throw zs::error (unsupported). The codecs never become a type's default codec

@@ -259,7 +259,6 @@ TEST(NvcompCodecsGpu, ACorruptChunkTableThatPassesTheChecksumIsRefused) {
     std::vector<std::byte> good(offsets.back());
     zs::copy_async(good.data(), frame.data(), good.size(), stream);
     stream.synchronize();
-    zs::frame_header const h = zs::load_header(good.data());
 
     // Each corruption, with the checksums made right again so that only the table is wrong.
     auto refused = [&](const std::string& what, auto corrupt) {
@@ -282,14 +281,8 @@ TEST(NvcompCodecsGpu, ACorruptChunkTableThatPassesTheChecksumIsRefused) {
     refused("chunk size", [](std::byte* body) { zs::detail::store_le(body + 8, 4096, 8); });
     refused("a chunk past the end", [](std::byte* body) { zs::detail::store_le(body + 16, 0x7fffffffU, 4); });
     refused("an empty chunk", [](std::byte* body) { zs::detail::store_le(body + 20, 0, 4); });
-    // Garbage in the chunks: the table holds, nvCOMP must refuse the chunks. Only LZ4's
-    // decompressor checks its own bounds; the others are not held to untrusted input
-    // (nvcomp_codecs.hpp, "Trust").
-    if (c->name() == "nvcomp:lz4") {
-      refused("the chunks' bytes", [&](std::byte* body) {
-        for (std::uint64_t i = nv::chunks_begin(3); i < h.payload_bytes; ++i) body[i] = std::byte{0xa5};
-      });
-    }
+    // Garbage in the chunks behind a valid table is not tested: nvCOMP's decompressors are not
+    // held to untrusted input (nvcomp_codecs.hpp, "Trust").
   }
 }
 
