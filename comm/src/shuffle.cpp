@@ -486,7 +486,6 @@ class shuffle_driver {
           }),
           "planning");
     mark("boundaries");
-    choose_string_modes();
     choose_carriages();
     mark("carriages");
 
@@ -564,36 +563,6 @@ class shuffle_driver {
         for (int s = 0; s < p.ranks; ++s) p.frames_in_per_round += p.frame_codec(c, p.in_carriage[p.link(c, s)]) == g.c;
       }
     }
-  }
-
-  // String columns whose codec the caller did not name: fsst, or fsst_dict where the estimates of
-  // both on the first round's partitions, summed over the ranks, say it saves at least an eighth
-  // of the bytes (where values repeat; the library's rule, lib/src/codecs/fsst/fsst_mode.hpp).
-  // Every rank decides alike from the same sums.
-  void choose_string_modes() {
-    auto& p = plan_;
-    auto chosen = column_codecs();
-    bool changed = false;
-    for (std::size_t c = 0; c < p.columns; ++c) {
-      if (chosen[c] || p.types[c] != value_type::string || p.codecs.of(c).id() != codec_id::fsst) continue;
-      std::vector<encode_source> pieces;
-      for (int d = 0; d < p.ranks; ++d) pieces.push_back(source(c, d, 0));
-      std::vector<std::uint64_t> const piece_begin{0, pieces.size()};
-      std::uint64_t bytes[2] = {0, 0};
-      codec_id const modes[2] = {codec_id::fsst, codec_id::fsst_dict};
-      agree(attempt([&] {
-              for (int i = 0; i < 2; ++i) {
-                bytes[i] = engine_.estimate(get_codec(modes[i]), sample_batch{pieces, piece_begin}).front().frame_bytes;
-              }
-            }),
-            "estimating the string codecs");
-      std::uint64_t const fsst_bytes = comm_.allreduce_sum(bytes[0]);
-      if (8 * comm_.allreduce_sum(bytes[1]) <= 7 * fsst_bytes) {
-        chosen[c] = codec_id::fsst_dict;
-        changed = true;
-      }
-    }
-    if (changed) p.codecs = detail::codec_groups(p.types, chosen, "shuffle");
   }
 
   // The batches of frames that `carriages` (out_carriage or in_carriage) make: per codec, the

@@ -42,9 +42,7 @@ inline constexpr int decode_min_blocks = sizeof(U) == 4 && !Narrow ? 3 : 2;
 struct add_words {
   __host__ __device__ prog::scheme_words operator()(const prog::scheme_words& a,
                                                     const prog::scheme_words& b) const {
-    prog::scheme_words sum;
-    for (int i = 0; i < zs::bitpack::coded_schemes; ++i) sum.w[i] = a.w[i] + b.w[i];
-    return sum;
+    return {{a.w[0] + b.w[0], a.w[1] + b.w[1], a.w[2] + b.w[2]}};
   }
 };
 
@@ -276,7 +274,7 @@ void encode(const encode_plan& plan, cudaStream_t stream) {
                       nullptr,         plan.seg_first,  plan.segments32, plan.segments64, blocks,
                       per32,           0,               plan.within,     plan.block_sums, plan.offsets,
                       plan.samples,    nullptr,         plan.slot_at,    plan.layouts,  plan.choice,
-                      b.sums,          plan.encode_again, plan.extended_schemes};
+                      b.sums,          plan.encode_again};
   prog::encode_args a32 = a, a64 = a;
   a64.block_segments = per64;
   a64.block_base = blocks32;

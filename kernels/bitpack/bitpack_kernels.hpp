@@ -75,8 +75,6 @@ struct encode_plan {
   /// runs the passes that also load narrow values, and the narrow frames left raw are written
   /// by a pass of their own.
   bool narrow_frames = false;
-  /// The schemes frames choose from: for, dfor and rfor, and where set pfor, pdfor and drfor.
-  bool extended_schemes = false;
 };
 
 /// Words of one segment's share of pass 1's slot pool for values of `width_bits` bits.

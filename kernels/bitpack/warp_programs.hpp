@@ -13,11 +13,10 @@
 // with asynchronous copies while it works on the current one.
 //
 // Encoding, per batch (bitpack_kernels.cu has the launch sequence):
-//   sample:  per frame, the exact data words of every scheme summed over every
+//   sample:  per frame, the exact data words of for, dfor and rfor summed over every
 //            sample_stride-th segment: the scheme the frame will likely choose (frame_guess);
 //            a warp per range of samples, numbered per width class (sample_first);
-//   analyze: per segment, the exact data words of for, dfor, rfor, pfor, pdfor and drfor
-//            (summed in scan blocks; the frame's candidates are the first three, or all six),
+//   analyze: per segment, the exact data words of for, dfor and rfor (summed in scan blocks),
 //            and its encoding in the frame's guessed scheme kept in its warp's slot pool
 //            (slot_pool);
 //   scan:    a device-wide sum over the scan blocks' sizes (CUB);
@@ -83,15 +82,6 @@ using kernels::warp::word4;
 
 inline constexpr std::uint32_t lane_values = segment_values / warp_lanes;  // 16
 
-// A decode path compiled as a function of its own, not inlined into the tile decoder: its
-// registers are its own, so that a scheme's heavier path does not make the decoder spill on the
-// other schemes' (the 32-bit decoder is held to 80 registers).
-#if defined(__CUDACC__)
-#define ZS_OWN_FRAME __noinline__
-#else
-#define ZS_OWN_FRAME
-#endif
-
 // --- sizes -----------------------------------------------------------------------------------
 
 /// The most data words one segment can take in any scheme, on an adversarial (but valid)
@@ -109,10 +99,10 @@ ZS_HD constexpr std::uint32_t slot_words(std::uint32_t width_bits) noexcept {
 /// encode_args::slot_at of a segment pass 1 did not keep.
 inline constexpr std::uint64_t no_slot = ~std::uint64_t{0};
 
-/// Data words of each coded scheme (coded_scheme order: for, dfor, rfor, pfor, pdfor, drfor): of
-/// a frame's sampled segments, of a scan block, and their scan.
+/// Data words of each scheme (for, dfor, rfor): of a frame's sampled segments, of a scan
+/// block, and their scan.
 struct scheme_words {
-  std::uint64_t w[coded_schemes];
+  std::uint64_t w[3];
 };
 
 /// Pass 1 sums the segments' sizes over scan blocks, each the range of `per` consecutive
@@ -125,7 +115,7 @@ ZS_HD constexpr std::uint64_t scan_blocks(std::uint64_t segments, std::uint64_t 
 /// Per segment: its scan block (batch-wide), and the data words of each scheme of the segments
 /// before it in that block.
 struct alignas(16) block_words {
-  std::uint32_t w[coded_schemes];
+  std::uint32_t w[3];
   std::uint32_t block;
 };
 
@@ -417,16 +407,7 @@ struct segment_stats {
   std::uint32_t dfor_widths[4];
   U rfor_ref;
   std::uint32_t runs, min_length, value_bits, length_bits;
-  // pfor ([0]) and pdfor ([1]), per block: its low widths, full widths and shifts words; per
-  // miniblock (4 a block): its exception bitmap, 0 where it is not patched.
-  std::uint32_t patch_low[2][tile_blocks], patch_full[2][tile_blocks], patch_shifts[2][tile_blocks];
-  std::uint32_t patch_bitmaps[2][tile_blocks * miniblocks];
-  // drfor: the least difference of consecutive run values and the width of theirs above it
-  // (its first run value is dfor_first).
-  U drfor_ref;
-  std::uint32_t drfor_bits;
-  // Block starts in for, dfor, pfor and pdfor (block_layout).
-  alignas(8) std::uint16_t starts[4][tile_blocks];
+  alignas(8) std::uint16_t starts[2][tile_blocks];  // block starts in for and in dfor (block_layout)
 };
 
 /// Where position p of a segment sits in a staging array: a gap after every 16 values, so that
@@ -529,38 +510,6 @@ ZS_HD inline void lane_run_lengths(std::uint32_t heads, std::uint32_t p0, std::u
   longest = inner ? max_of(inner_max, last) : last;
 }
 
-/// The trailing zero bits of x (x != 0).
-template <typename U>
-ZS_HD inline std::uint32_t trailing_zeros(U x) noexcept {
-#if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(U) == 8) return static_cast<std::uint32_t>(__ffsll(static_cast<long long>(x)) - 1);
-  return static_cast<std::uint32_t>(__ffs(static_cast<int>(x)) - 1);
-#else
-  return static_cast<std::uint32_t>(std::countr_zero(x));
-#endif
-}
-
-/// Bytes of a word of four bit widths (each at most 64) that exceed t (t < 64): bit 7 of byte k
-/// set where byte k > t. Adding 127 - t to every byte carries into no other byte.
-ZS_HD constexpr std::uint32_t bytes_above(std::uint32_t widths, std::uint32_t t) noexcept {
-  return (widths + 0x01010101U * (127U - t)) & 0x80808080U;
-}
-/// A lane's 16 bit widths, four to a word (position k in byte k % 4 of word k / 4): how many
-/// exceed t, and which (bit k).
-ZS_HD inline std::uint32_t count_above(const std::uint32_t (&widths)[4], std::uint32_t t) noexcept {
-  std::uint32_t n = 0;
-  for (unsigned q = 0; q < 4; ++q) n += bit_count(bytes_above(widths[q], t));
-  return n;
-}
-ZS_HD inline std::uint32_t mask_above(const std::uint32_t (&widths)[4], std::uint32_t t) noexcept {
-  std::uint32_t mask = 0;
-  for (unsigned q = 0; q < 4; ++q) {
-    std::uint32_t const v = bytes_above(widths[q], t);
-    mask |= (((v >> 7) & 1U) | ((v >> 14) & 2U) | ((v >> 21) & 4U) | ((v >> 28) & 8U)) << (4 * q);
-  }
-  return mask;
-}
-
 /// widths_sum of a block of U values: for 32-bit values (each width at most 32, so the sum fits a
 /// byte) as one multiplication, whose top byte adds the four.
 template <typename U>
@@ -569,13 +518,12 @@ ZS_HD inline std::uint32_t block_widths_sum(std::uint32_t widths) noexcept {
   return widths_sum(widths);
 }
 
-/// Exact data words of every coded scheme for the m values the lanes hold (words[i] of
-/// coded_scheme(i), the same in every lane), with the references, widths, shifts and exception
-/// bitmaps packing needs in sm.st. `flip` maps the type's order to the unsigned order;
-/// differences are always ordered as signed.
+/// Exact data words of for, dfor and rfor for the m values the lanes hold (words[0..3), the
+/// same in every lane), with the references and widths packing needs in sm.st. `flip` maps the
+/// type's order to the unsigned order; differences are always ordered as signed.
 template <class Warp, typename U>
 ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32_t m, U flip,
-                                 encode_smem<U>& sm, std::uint32_t (&words)[coded_schemes]) {
+                                 encode_smem<U>& sm, std::uint32_t (&words)[3]) {
   constexpr U ones = static_cast<U>(~U{0});
   using S = std::make_signed_t<U>;  // differences are ordered as signed: compared as S
   constexpr std::uint32_t rw = sizeof(U) / 4;
@@ -588,8 +536,6 @@ ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32
   S dlo = static_cast<S>(ones >> 1), dhi = static_cast<S>(~(ones >> 1));
   std::uint32_t has_diff = 0;
   std::uint32_t heads = 0;
-  // The least and largest nonzero difference: the steps between runs (drfor).
-  S slo = static_cast<S>(ones >> 1), shi = static_cast<S>(~(ones >> 1));
   // The same loop four times: lanes whose 16 values are all in the segment (all but one lane of
   // the last segment of a frame) skip the per-value bounds checks, and the extremes are taken in
   // the type's own order (signed or not), which flips two values instead of sixteen.
@@ -619,10 +565,6 @@ ZS_UNROLL
         dmin[c] = min_of(dmin[c], d);
         dmax[c] = max_of(dmax[c], d);
         has_diff = 1;
-        if (d != 0) {
-          slo = min_of(slo, d);
-          shi = max_of(shi, d);
-        }
       }
       if (Whole && sizeof(U) == 4 && k != 0) {
         // A minimum and a multiply-add rather than a compare and a logic op: one of the two on
@@ -706,84 +648,6 @@ ZS_UNROLL
   words[1] = rw + (all >> 16);
   words[2] = static_cast<std::uint32_t>(rfor_block_words({runs, llo, value_bits, length_bits}, 8 * sizeof(U)));
 
-  // pfor and pdfor: the for and dfor offsets of each miniblock without the trailing zeros they
-  // share (shift: a warp or of the offsets), packed at the low width that makes the miniblock
-  // smallest. A lane keeps the bit width of each of its offsets, a byte each, and counts the
-  // exceptions at each low width from them (count_above), instead of keeping the offsets.
-  U const pref = static_cast<U>(key ^ flip);
-  U const dref = static_cast<U>(dkey);
-  U por = 0, dor = 0;
-  std::uint32_t pwidth[4] = {0, 0, 0, 0}, dwidth[4] = {0, 0, 0, 0};
-ZS_UNROLL
-  for (unsigned k = 0; k < lane_values; ++k) {
-    std::uint32_t const p = p0 + k;
-    U const prev = k == 0 ? lf.before : x[k - 1];
-    U const po = p < m ? static_cast<U>(x[k] - pref) : U{0};
-    U const dfo = p < m && p != 0 ? static_cast<U>(static_cast<U>(x[k] - prev) - dref) : U{0};
-    por |= po;
-    dor |= dfo;
-    pwidth[k / 4] |= bit_width(po) << (8 * (k % 4));
-    dwidth[k / 4] |= bit_width(dfo) << (8 * (k % 4));
-  }
-  por |= w.shfl_xor(por, 1);
-  dor |= w.shfl_xor(dor, 1);
-  std::uint32_t const pshift = por == 0 ? 0U : trailing_zeros(por);
-  std::uint32_t const dshift = dor == 0 ? 0U : trailing_zeros(dor);
-  // Full widths: of the largest field, the largest offset shifted (0 for no miniblock).
-  std::uint32_t const pfull = fw - pshift, dfull = dw - dshift;
-  // The low widths, as best_low_width (bitpack_format.hpp) picks them: from the full width
-  // down, the first of the fewest words; one loop for the warp, to its largest full width.
-  std::uint32_t plow = pfull, dlow = dfull, pwords = pfull, dwords = dfull;
-  std::uint32_t const top = warp_max(w, max_of(pfull, dfull));
-  for (std::uint32_t b = top; b-- > 0;) {
-    std::uint32_t counts = (b < pfull ? count_above(pwidth, pshift + b) : 0U) |
-                           (b < dfull ? count_above(dwidth, dshift + b) : 0U) << 16;
-    counts += w.shfl_xor(counts, 1);
-    std::uint32_t const pe = counts & 0xffffU, de = counts >> 16;
-    if (b < pfull && patched_miniblock_words(b, pfull, pe) < pwords) {
-      pwords = patched_miniblock_words(b, pfull, pe);
-      plow = b;
-    }
-    if (b < dfull && patched_miniblock_words(b, dfull, de) < dwords) {
-      dwords = patched_miniblock_words(b, dfull, de);
-      dlow = b;
-    }
-  }
-  // Exception bitmaps: this lane's 16 positions, the miniblock's first half in the low bits.
-  std::uint32_t pmask = plow < pfull ? mask_above(pwidth, pshift + plow) << (16 * (lane % 2)) : 0U;
-  std::uint32_t dmask = dlow < dfull ? mask_above(dwidth, dshift + dlow) << (16 * (lane % 2)) : 0U;
-  pmask |= w.shfl_xor(pmask, 1);
-  dmask |= w.shfl_xor(dmask, 1);
-  // Each field of a block's words has a byte of its own (widths and shifts at most 64), and
-  // a miniblock's words fit 16 bits (at most 65).
-  std::uint32_t const p_low = block_reduce(w, plow * width_place, add);
-  std::uint32_t const p_full = block_reduce(w, pfull * width_place, add);
-  std::uint32_t const p_shifts = block_reduce(w, pshift * width_place, add);
-  std::uint32_t const d_low = block_reduce(w, dlow * width_place, add);
-  std::uint32_t const d_full = block_reduce(w, dfull * width_place, add);
-  std::uint32_t const d_shifts = block_reduce(w, dshift * width_place, add);
-  std::uint32_t const patched_words = block_reduce(w, pwords | dwords << 16, add);
-  std::uint32_t const pfor_block = block_exists ? patched_head_words(8 * sizeof(U)) + (patched_words & 0xffffU) : 0;
-  std::uint32_t const pdfor_block = block_exists ? patched_head_words(8 * sizeof(U)) + (patched_words >> 16) : 0;
-  std::uint32_t const patched_both = pfor_block | pdfor_block << 16;
-  std::uint32_t patched_upto = patched_both;
-ZS_UNROLL
-  for (unsigned d = block_values / lane_values; d < warp_lanes; d <<= 1) {
-    std::uint32_t const other = w.shfl_up(patched_upto, d);
-    if (lane >= d) patched_upto += other;
-  }
-  std::uint32_t const patched_before = patched_upto - patched_both;
-  std::uint32_t const patched_all = w.shfl(patched_upto, warp_lanes - 1);
-  words[3] = patched_all & 0xffffU;
-  words[4] = rw + (patched_all >> 16);
-
-  // drfor: the steps between runs are the nonzero differences.
-  S const step_lo = warp_min(w, slo);
-  S const step_hi = warp_max(w, shi);
-  U const step_ref = runs > 1 ? static_cast<U>(step_lo) : U{0};
-  std::uint32_t const step_bits = runs > 1 ? bit_width(static_cast<U>(static_cast<U>(step_hi) - step_ref)) : 0U;
-  words[5] = static_cast<std::uint32_t>(drfor_block_words({runs, llo, step_bits, length_bits}, 8 * sizeof(U)));
-
   segment_stats<U>& st = sm.st;
   if (lane % 8 == 0) {
     st.for_ref[block] = static_cast<U>(key ^ flip);
@@ -792,18 +656,6 @@ ZS_UNROLL
     st.dfor_widths[block] = dfor_widths;
     st.starts[0][block] = static_cast<std::uint16_t>(before & 0xffffU);
     st.starts[1][block] = static_cast<std::uint16_t>(rw + (before >> 16));
-    st.starts[2][block] = static_cast<std::uint16_t>(patched_before & 0xffffU);
-    st.starts[3][block] = static_cast<std::uint16_t>(rw + (patched_before >> 16));
-    st.patch_low[0][block] = p_low;
-    st.patch_full[0][block] = p_full;
-    st.patch_shifts[0][block] = p_shifts;
-    st.patch_low[1][block] = d_low;
-    st.patch_full[1][block] = d_full;
-    st.patch_shifts[1][block] = d_shifts;
-  }
-  if (lane % 2 == 0) {
-    st.patch_bitmaps[0][lane / 2] = pmask;
-    st.patch_bitmaps[1][lane / 2] = dmask;
   }
   if (lane == 0) {
     st.m = m;
@@ -813,43 +665,39 @@ ZS_UNROLL
     st.min_length = llo;
     st.value_bits = value_bits;
     st.length_bits = length_bits;
-    st.drfor_ref = step_ref;
-    st.drfor_bits = step_bits;
   }
   w.sync();  // the stats are read by other lanes
   return lf;
 }
 
-/// The coded scheme with the fewest data words among the candidates: for, dfor and rfor, and
-/// with `extended` pfor, pdfor and drfor too; ties to the lower id.
+/// The scheme id (1 for, 2 dfor, 3 rfor) with the fewest data words; ties to the lower id.
 template <typename T>
-ZS_HD inline scheme fewest_words(const T (&words)[coded_schemes], bool extended) noexcept {
-  int best = 0;
-  int const candidates = extended ? coded_schemes : 3;
-  for (int i = 1; i < candidates; ++i) {
-    if (words[i] < words[best]) best = i;
+ZS_HD inline std::uint32_t fewest_words(const T (&words)[3]) noexcept {
+  std::uint32_t best = 1;
+  for (std::uint32_t s = 2; s <= 3; ++s) {
+    if (words[s - 1] < words[best - 1]) best = s;
   }
-  return coded_scheme(best);
+  return best;
 }
 
 /// Blocks of a segment of m values in scheme `kind`.
 ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexcept {
-  return is_run_scheme(kind) ? 1 : (m + block_values - 1) / block_values;
+  return kind == scheme::rfor ? 1 : (m + block_values - 1) / block_values;
 }
 
-/// The starts of a segment's blocks inside its encoding in `kind` (for, dfor, pfor or pdfor),
-/// one a block (analyze found them; blocks past the segment's values have meaningless ones).
+/// The starts of a segment's blocks inside its encoding in `kind` (for or dfor), one a block
+/// (analyze found them; blocks past the segment's values have meaningless ones).
 template <typename U>
 ZS_HD inline const std::uint16_t* block_starts(const segment_stats<U>& st, scheme kind) {
-  return st.starts[kind == scheme::for_ ? 0 : kind == scheme::dfor ? 1 : kind == scheme::pfor ? 2 : 3];
+  return st.starts[kind == scheme::dfor ? 1 : 0];
 }
 
-/// block_starts packed 16 bits each, block i in bits 16 i; 0 for rfor and drfor. The hosts and
-/// the GPU are little-endian, so the four 16-bit starts read as one 64-bit word.
+/// block_starts packed 16 bits each, block i in bits 16 i; 0 for rfor. The hosts and the GPU
+/// are little-endian, so the four 16-bit starts read as one 64-bit word.
 template <typename U>
 ZS_HD inline std::uint64_t block_layout(const segment_stats<U>& st, scheme kind) {
   static_assert(std::endian::native == std::endian::little, "the starts read as one little-endian word");
-  if (is_run_scheme(kind)) return 0;
+  if (kind == scheme::rfor) return 0;
   std::uint64_t layout;
   std::memcpy(&layout, block_starts(st, kind), sizeof layout);
   return layout;
@@ -864,10 +712,10 @@ template <class Warp, typename U>
 ZS_WARP_FN void stage(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
                       encode_smem<U>& sm) {
   std::uint32_t const p0 = w.lane * lane_values;
-  if (kind == scheme::for_ || kind == scheme::pfor) {
+  if (kind == scheme::for_) {
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) sm.stage[staged(p0 + k)] = x[k];
-  } else if (is_delta_tiled(kind)) {
+  } else if (kind == scheme::dfor) {
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) {
       sm.stage[staged(p0 + k)] = static_cast<U>(x[k] - (k == 0 ? lf.before : x[k - 1]));
@@ -884,81 +732,12 @@ ZS_UNROLL
   w.sync();
 }
 
-/// Word l of a pfor or pdfor block i (l counted from the block's start), from what stage()
-/// put in shared memory.
-template <typename U>
-ZS_HD inline std::uint32_t patched_block_word(const encode_smem<U>& sm, scheme kind, std::uint32_t i, std::uint32_t l) {
-  constexpr std::uint32_t rw = sizeof(U) / 4;
-  segment_stats<U> const& st = sm.st;
-  bool const delta = kind == scheme::pdfor;
-  int const c = delta ? 1 : 0;
-  U const ref = delta ? st.dfor_ref[i] : st.for_ref[i];
-  std::uint32_t const low = st.patch_low[c][i], full = st.patch_full[c][i], shifts = st.patch_shifts[c][i];
-  if (l < rw) return reference_word(ref, l);
-  l -= rw;
-  if (l == 0) return low;
-  if (l == 1) return full;
-  if (l == 2) return shifts;
-  l -= 3;
-  // Field k of miniblock j: its offset shifted (0 at positions that hold none).
-  auto const field = [&](std::uint32_t j, std::uint32_t k) -> U {
-    std::uint32_t const p = i * block_values + j * miniblock_values + k;
-    bool const holds = p < st.m && !(delta && p == 0);  // pdfor: position 0 holds no difference
-    return holds ? static_cast<U>(static_cast<U>(sm.stage[staged(p)] - ref) >> width_of(shifts, j)) : U{0};
-  };
-  std::uint32_t const lows = widths_sum(low);
-  if (l < lows) {
-    std::uint32_t j = 0, before = 0;
-    while (l >= before + width_of(low, j)) before += width_of(low, j++);
-    std::uint32_t const b = width_of(low, j);
-    return gather_word(l - before, b, miniblock_values,
-                       [&](std::uint32_t k) { return static_cast<U>(field(j, k) & static_cast<U>(low_mask(b))); });
-  }
-  l -= lows;
-  const std::uint32_t* bitmaps = st.patch_bitmaps[c] + miniblocks * i;
-  for (std::uint32_t j = 0; j < miniblocks; ++j) {  // the bitmap words
-    if (width_of(full, j) == width_of(low, j)) continue;
-    if (l == 0) return bitmaps[j];
-    --l;
-  }
-  for (std::uint32_t j = 0; j < miniblocks; ++j) {  // the high-bits streams
-    std::uint32_t const b = width_of(low, j), high = width_of(full, j) - b;
-    if (high == 0) continue;
-    std::uint32_t const bitmap = bitmaps[j];
-    std::uint32_t const exceptions = bit_count(bitmap);
-    auto const n = static_cast<std::uint32_t>(field_words(exceptions, high));
-    if (l < n) {
-      return gather_word(l, high, exceptions, [&](std::uint32_t e) {
-        std::uint32_t rest = bitmap;  // the e-th exception: the e-th set bit
-        for (std::uint32_t skip = 0; skip < e; ++skip) rest &= rest - 1;
-        return static_cast<U>(field(j, lowest_bit(rest)) >> b);
-      });
-    }
-    l -= n;
-  }
-  return 0;
-}
-
 /// Word q of the segment's encoding in `kind`, from what stage() put in shared memory.
 template <typename U>
 ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, std::uint32_t q) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   segment_stats<U> const& st = sm.st;
   std::uint32_t const m = st.m;
-  if (kind == scheme::drfor) {
-    if (q == 0) return pack_rfor_header({st.runs, st.min_length, st.drfor_bits, st.length_bits});
-    if (q <= rw) return reference_word(st.dfor_first, q - 1);  // the first run value
-    if (q <= 2 * rw) return reference_word(st.drfor_ref, q - 1 - rw);
-    std::uint32_t const k = q - 1 - 2 * rw;
-    auto const vw = static_cast<std::uint32_t>(field_words(st.runs - 1, st.drfor_bits));
-    if (k < vw) {
-      U const ref = st.drfor_ref;
-      return gather_word(k, st.drfor_bits, st.runs - 1,
-                         [&](std::uint32_t r) { return static_cast<U>(sm.stage[r + 1] - sm.stage[r] - ref); });
-    }
-    std::uint32_t const shortest = st.min_length;
-    return gather_word(k - vw, st.length_bits, st.runs, [&](std::uint32_t r) { return sm.lengths[r] - shortest; });
-  }
   if (kind == scheme::rfor) {
     if (q == 0) return pack_rfor_header({st.runs, st.min_length, st.value_bits, st.length_bits});
     if (q <= rw) return reference_word(st.rfor_ref, q - 1);
@@ -971,14 +750,13 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
     std::uint32_t const shortest = st.min_length;
     return gather_word(k - vw, st.length_bits, st.runs, [&](std::uint32_t r) { return sm.lengths[r] - shortest; });
   }
-  bool const delta = is_delta_tiled(kind);
+  bool const delta = kind == scheme::dfor;
   if (delta && q < rw) return reference_word(st.dfor_first, q);
   std::uint32_t const blocks = segment_blocks(kind, m);
   std::uint32_t i = 0;
   std::uint64_t const layout = block_layout(st, kind);
   while (i + 1 < blocks && layout_offset(layout, i + 1) <= q) ++i;
   std::uint32_t l = q - layout_offset(layout, i);
-  if (is_patched(kind)) return patched_block_word(sm, kind, i, l);
   U const ref = delta ? st.dfor_ref[i] : st.for_ref[i];
   std::uint32_t const widths = delta ? st.dfor_widths[i] : st.for_widths[i];
   if (l < rw) return reference_word(ref, l);
@@ -1077,10 +855,9 @@ struct encode_args {
   std::uint8_t* choice;              // per frame: the chosen scheme
   std::uint64_t* sums;               // per frame: checksum terms (zeroed by the caller)
   std::uint32_t* encode_again;       // nonzero when pass 2 must encode some segment again (zeroed)
-  bool extended = false;             // the candidates: for, dfor, rfor, and pfor, pdfor, drfor
 };
 
-/// Data words of scheme i (scheme_index) of the batch's segments before segment g
+/// Data words of scheme i (0 for, 1 dfor, 2 rfor) of the batch's segments before segment g
 /// (batch-wide; g may be the number of segments).
 ZS_HD inline std::uint64_t offset_of(const encode_args& a, std::uint64_t g, int i) {
   if (g == a.segments32 + a.segments64) return a.offsets[a.blocks].w[i];
@@ -1215,17 +992,10 @@ ZS_UNROLL
   }
 }
 
-/// words[scheme_index(kind)], without indexing the array with a run-time value (which would
-/// put it in local memory).
-ZS_HD inline std::uint32_t words_of(const std::uint32_t (&words)[coded_schemes], scheme kind) noexcept {
-  switch (kind) {
-    case scheme::for_: return words[0];
-    case scheme::dfor: return words[1];
-    case scheme::rfor: return words[2];
-    case scheme::pfor: return words[3];
-    case scheme::pdfor: return words[4];
-    default: return words[5];
-  }
+/// words[kind - 1], without indexing the array with a run-time value (which would put it in
+/// local memory).
+ZS_HD inline std::uint32_t words_of(const std::uint32_t (&words)[3], scheme kind) noexcept {
+  return kind == scheme::for_ ? words[0] : (kind == scheme::dfor ? words[1] : words[2]);
 }
 
 /// Every how many segments of a frame of `segments` the sample pass analyses one: 64 spread
@@ -1243,7 +1013,7 @@ ZS_HD constexpr std::uint64_t sample_count(std::uint64_t segments) noexcept {
 /// The scheme pass 1 writes a frame's payload in before the frame's sizes are all known: the
 /// one with the fewest words over the sampled segments.
 ZS_HD inline scheme frame_guess(const encode_args& a, std::uint64_t f) {
-  return fewest_words(a.samples[f].w, a.extended);
+  return static_cast<scheme>(fewest_words(a.samples[f].w));
 }
 
 /// The sample pass over the samples [begin, end) of this width class (numbered through
@@ -1260,9 +1030,9 @@ ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin,
         cursor.at(a, first + (i - a.sample_first[f]) * sample_stride(a.chunks[f + 1] - first));
     U x[lane_values];
     load_values<Narrow>(w, at.in, at.src.type, at.m, x);
-    std::uint32_t words[coded_schemes];
+    std::uint32_t words[3];
     analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
-    if (w.lane < coded_schemes) w.add(&a.samples[at.f].w[w.lane], words_of(words, coded_scheme(static_cast<int>(w.lane))));
+    if (w.lane < 3) w.add(&a.samples[at.f].w[w.lane], words_of(words, static_cast<scheme>(w.lane + 1)));
     w.sync();  // the next segment reuses the shared memory
   }
 }
@@ -1275,7 +1045,7 @@ template <class Warp, typename U, class Emit>
 ZS_WARP_FN void with_encoding(Warp& w, const U (&x)[lane_values], std::uint32_t m, const lane_facts<U>& lf,
                               scheme kind, encode_smem<U>& sm, std::uint32_t lead, Emit emit) {
   if constexpr (sizeof(U) == 4) {
-    if ((kind == scheme::for_ || kind == scheme::dfor) && m == segment_values) {
+    if (kind != scheme::rfor && m == segment_values) {
       // (A frame's last segment, with fewer values, takes the general path below.)
       // Packed into shared memory first (sm.stage, free on this path): each lane's words are
       // scattered over the encoding, and one word a lane at a time to global memory would touch
@@ -1310,16 +1080,14 @@ template <class Warp, typename U>
 ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, std::uint32_t m, U flip,
                                 const U (&x)[lane_values], scheme guess, bool closes, block_words& running,
                                 encode_smem<U>& sm, slot_pool& pool) {
-  std::uint32_t words[coded_schemes];
+  std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, m, flip, sm, words);
   std::uint32_t const n = words_of(words, guess);
   bool const kept = n <= pool.end - pool.next;
   if (w.lane == 0) {
     a.within[g] = running;
     if (closes) {
-      scheme_words sums;
-      for (int i = 0; i < coded_schemes; ++i) sums.w[i] = running.w[i] + words[i];
-      a.block_sums[running.block] = sums;
+      a.block_sums[running.block] = {{running.w[0] + words[0], running.w[1] + words[1], running.w[2] + words[2]}};
     }
     a.slot_at[g] = kept ? pool.next : no_slot;
     if (kept) {
@@ -1328,7 +1096,7 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, 
       *a.encode_again = 1;
     }
   }
-  for (int i = 0; i < coded_schemes; ++i) running.w[i] += words[i];
+  for (int i = 0; i < 3; ++i) running.w[i] += words[i];
   if (kept) {
     // No gaps between a warp's encodings: pass 2 copies consecutive ones as one range. So an
     // encoding starts `lead` words into a 16-byte chunk of the pool; packed into shared memory
@@ -1374,7 +1142,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   fetch_input<Narrow>(w, in, type, m, sm);
   w.commit();
   // The scan block's sizes so far (the same in every lane).
-  block_words running{{0, 0, 0, 0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
+  block_words running{{0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
   // Most scan blocks lie inside one frame, in whole segments at a 16-byte boundary: then the
   // walk steps from segment to segment in place, without looking anything up.
   bool const uniform = end <= cursor.last && (end - cursor.first) * segment_values <= first.src.count &&
@@ -1430,18 +1198,16 @@ ZS_HD inline void choose_frame(const encode_args& a, std::uint64_t f) {
   }
   std::uint64_t const first = a.seg_first[f];
   std::uint64_t const last = first + segment_count(src.count);
-  std::uint64_t words[coded_schemes];
-  for (int i = 0; i < coded_schemes; ++i) words[i] = offset_of(a, last, i) - offset_of(a, first, i);
-  std::uint64_t const classic[3] = {words[0], words[1], words[2]};
-  scheme const best = a.extended ? pick_scheme(src.count, src.raw_bytes(), words)
-                                 : pick_scheme(src.count, src.raw_bytes(), classic);
+  std::uint64_t words[3];
+  for (int i = 0; i < 3; ++i) words[i] = offset_of(a, last, i) - offset_of(a, first, i);
+  scheme const best = pick_scheme(src.count, src.raw_bytes(), words);
   a.choice[f] = static_cast<std::uint8_t>(best);
   if (best != scheme::raw && best != frame_guess(a, f)) *a.encode_again = 1;
   if (best == scheme::raw) {
     store_scheme_fields(frame, scheme::raw, src.raw_bytes(), 0);
     return;
   }
-  std::uint64_t const dw = words[scheme_index(best)];
+  std::uint64_t const dw = words[static_cast<int>(best) - 1];
   store_scheme_fields(frame, best, scheme_payload_bytes(best, src.count, dw), dw);
 }
 
@@ -1465,13 +1231,13 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
     r.total = s.src.count * rw;
     return r;
   }
-  int const i = scheme_index(kind);
+  int const i = static_cast<int>(kind) - 1;
   std::uint64_t const first = s.g - s.local;
   std::uint64_t const blocks = block_count(kind, s.src.count);
   std::uint64_t const last = first + segment_count(s.src.count);
   std::uint64_t const origin = offset_of(a, first, i);
   r.base = offset_of(a, s.g, i) - origin;
-  std::uint64_t const per = is_run_scheme(kind) ? 1 : tile_blocks;
+  std::uint64_t const per = kind == scheme::rfor ? 1 : tile_blocks;
   r.starts_begin = s.local * per;
   r.starts_end = min_of(r.starts_begin + per, blocks);
   r.data_begin = blocks + r.base;
@@ -1496,7 +1262,7 @@ ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, con
                                         std::uint32_t* payload, encode_smem<U>& sm) {
   U x[lane_values];
   load_values<Narrow>(w, at.in, at.src.type, at.m, x);
-  std::uint32_t words[coded_schemes];
+  std::uint32_t words[3];
   lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
   std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
   with_encoding(w, x, at.m, lf, kind, sm, 0, [&](auto word, const std::uint32_t*) {
@@ -1563,7 +1329,7 @@ inline constexpr std::size_t pack_warp_bytes = pack_jobs_bytes + staged_copy_byt
 
 /// Block start q of the segments from `first` on (all of one frame), in a table of jobs.
 ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q) {
-  std::uint32_t const per = is_run_scheme(first->kind) ? 1 : tile_blocks;
+  std::uint32_t const per = first->kind == scheme::rfor ? 1 : tile_blocks;
   pack_job const& j = first[q / per];
   return static_cast<std::uint32_t>(j.r.base + layout_offset(j.layout, static_cast<std::uint32_t>(q % per)));
 }
@@ -1872,10 +1638,10 @@ ZS_WARP_FN void enter_frame(Warp& w, const decode_args& a, decode_frame& fr, std
   w.sync();
 }
 
-/// Where a segment starts, from the start of its first block; UINT32_MAX where a dfor or pdfor block
+/// Where a segment starts, from the start of its first block; UINT32_MAX where a dfor block
 /// start leaves no room for the tile's first value.
 ZS_HD constexpr std::uint32_t segment_start_from(const frame_layout& L, std::uint32_t block_start) noexcept {
-  if (!is_delta_tiled(L.kind)) return block_start;
+  if (L.kind != scheme::dfor) return block_start;
   std::uint32_t const rw = reference_words(L.width_bits);
   return block_start < rw ? ~std::uint32_t{0} : block_start - rw;
 }
@@ -1907,7 +1673,7 @@ ZS_WARP_FN bool start_tile(Warp& w, const decode_frame& fr, tile_job j, const de
                            std::uint32_t busy_end) {
   frame_layout const& L = fr.layout;
   const std::uint32_t* payload = fr.payload;
-  std::uint64_t const per = is_run_scheme(L.kind) ? 1 : tile_blocks;
+  std::uint64_t const per = L.kind == scheme::rfor ? 1 : tile_blocks;
   std::uint64_t const sb = j.s0 * per;
   std::uint32_t start = 0;  // lane i < starts: block i's start; lane `starts`: the next start
   for (;;) {
@@ -2036,91 +1802,19 @@ ZS_UNROLL
   return store_values<S>(w, out, type, m, x, stage);
 }
 
-/// Decodes the pfor or pdfor (`delta`) segment whose blocks start at tile words block_off (lane
-/// 8 i + r for block i) into out, as decode_for_segment does for, dfor: each lane reads its 16
-/// low fields, puts back the high bits of those that are exceptions (its miniblock's bitmap
-/// says which, and their rank in it where their high bits lie) and shifts them. False,
-/// writing nothing, where a value does not fit a narrow type.
-template <typename S, class Warp, typename U>
-ZS_WARP_FN ZS_OWN_FRAME bool decode_patched_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
-                                       U first, std::uint32_t m, std::byte* out, value_type type, std::uint32_t* stage) {
-  constexpr std::uint32_t rw = sizeof(U) / 4;
-  std::uint32_t const lane = w.lane;
-  std::uint32_t const p0 = lane * lane_values;
-  U x[lane_values];
-  if (p0 < m) {
-    std::uint32_t const off = block_off;
-    U const ref = load_reference<U>(tile + off);
-    std::uint32_t const low = tile[off + rw], full = tile[off + rw + 1], shifts = tile[off + rw + 2];
-    std::uint32_t const j = (lane / 2) % miniblocks, half = lane % 2;
-    std::uint32_t const bits = width_of(low, j), high = width_of(full, j) - bits, shift = width_of(shifts, j);
-    std::uint32_t const head = off + patched_head_words(8 * sizeof(U));
-    // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
-    std::uint32_t const bit = (head + widths_before(low, j)) * 32 + half * lane_values * bits;
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = read_field_window<U>(tile, bit + k * bits, bits);
-    if (high != 0) {
-      // The bitmaps follow the low fields, one per patched miniblock; then the high-bits
-      // streams in the same order.
-      std::uint32_t const bitmaps = head + widths_sum(low);
-      std::uint32_t patched = 0, rank = 0;
-      for (std::uint32_t i = 0; i < miniblocks; ++i) {
-        bool const is = width_of(full, i) > width_of(low, i);
-        rank += is && i < j ? 1U : 0U;
-        patched += is ? 1U : 0U;
-      }
-      std::uint32_t highs = bitmaps + patched;
-      for (std::uint32_t i = 0, r = 0; i < j; ++i) {
-        std::uint32_t const h = width_of(full, i) - width_of(low, i);
-        if (h == 0) continue;
-        highs += static_cast<std::uint32_t>(field_words(bit_count(tile[bitmaps + r++]), h));
-      }
-      std::uint32_t const bitmap = tile[bitmaps + rank];
-      std::uint32_t const mine = half == 0 ? bitmap & 0xffffU : bitmap >> 16;
-      std::uint32_t e = half == 0 ? 0U : bit_count(bitmap & 0xffffU);  // exceptions before this lane's
-ZS_UNROLL
-      for (unsigned k = 0; k < lane_values; ++k) {
-        if (((mine >> k) & 1U) != 0) {
-          x[k] = static_cast<U>(x[k] | static_cast<U>(read_field_window<U>(tile, highs * 32 + e * high, high) << bits));
-          ++e;
-        }
-      }
-    }
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(ref + static_cast<U>(x[k] << shift));
-  } else {
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = 0;
-  }
-  if (delta) {
-    if (lane == 0) x[0] = first;
-    U run = 0;
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) {
-      run = static_cast<U>(run + x[k]);
-      x[k] = run;
-    }
-    U const before = static_cast<U>(inclusive_sum(w, run) - run);
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
-  }
-  return store_values<S>(w, out, type, m, x, stage);
-}
-
-/// Decodes the rfor segment (drfor with `Delta`) at tile word `off` (m values) into out, as
-/// values of `type`; false, writing nothing, when its run lengths do not cover exactly m values
-/// or a value does not fit a narrow type.
-template <class Warp, typename U, typename S, bool Delta = false>
+/// Decodes the rfor segment at tile word `off` (m values) into out, as values of `type`; false,
+/// writing nothing, when its run lengths do not cover exactly m values or a value does not fit
+/// a narrow type.
+template <class Warp, typename U, typename S>
 ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage, std::uint32_t off,
                                     std::uint32_t m, std::byte* out, value_type type) {
   auto* run_start = reinterpret_cast<std::uint16_t*>(stage);
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
   rfor_header const h = unpack_rfor_header(tile[off]);
-  U const ref = load_reference<U>(tile + off + 1);  // drfor: the first run value
-  std::uint64_t const value_bit = (std::uint64_t{off} + 1 + (Delta ? 2 : 1) * rw) * 32;
-  std::uint64_t const length_bit =
-      (std::uint64_t{off} + run_lengths_at(Delta ? scheme::drfor : scheme::rfor, h, 8 * sizeof(U))) * 32;
+  U const ref = load_reference<U>(tile + off + 1);
+  std::uint64_t const value_bit = (std::uint64_t{off} + 1 + rw) * 32;
+  std::uint64_t const length_bit = (std::uint64_t{off} + 1 + rw + field_words(h.runs, h.value_bits)) * 32;
   // Lane l reads the lengths of runs [16 l, 16 l + 16); a scan gives the run starts.
   std::uint32_t const r0 = lane * lane_values;
   std::uint32_t lengths[lane_values];
@@ -2153,53 +1847,13 @@ ZS_UNROLL
       hi = mid;
     }
   }
-  if constexpr (Delta) {
-    // Run value r is the first plus the steps D + field(i - 1) for i = 1 .. r. Lane l adds the
-    // steps of runs 16 l + 1 .. 16 l + 16, a scan gives each lane the value of run 16 l, and a
-    // lane walks from the value of run 16 (lo / 16) to its own runs' (at most 15 steps).
-    U const step_ref = load_reference<U>(tile + off + 1 + rw);
-    auto const step = [&](std::uint32_t r) {  // from run r - 1 to run r
-      return static_cast<U>(step_ref + read_field_window<U>(tile, value_bit + std::uint64_t{r - 1} * h.value_bits, h.value_bits));
-    };
-    U steps = 0;
 ZS_UNROLL
-    for (unsigned k = 1; k <= lane_values; ++k) {
-      if (r0 + k < h.runs) steps = static_cast<U>(steps + step(r0 + k));
-    }
-    U const group_value = static_cast<U>(ref + inclusive_sum(w, steps) - steps);
-    U v = w.shfl(group_value, lo / lane_values);
-    for (std::uint32_t r = lo / lane_values * lane_values + 1; r <= lo; ++r) v = static_cast<U>(v + step(r));
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) {
-      while (lo + 1 < h.runs && run_start[lo + 1] <= p0 + k) v = static_cast<U>(v + step(++lo));
-      x[k] = v;
-    }
-  } else {
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) {
-      while (lo + 1 < h.runs && run_start[lo + 1] <= p0 + k) ++lo;
-      x[k] = static_cast<U>(ref + read_field_window<U>(tile, value_bit + std::uint64_t{lo} * h.value_bits, h.value_bits));
-    }
+  for (unsigned k = 0; k < lane_values; ++k) {
+    while (lo + 1 < h.runs && run_start[lo + 1] <= p0 + k) ++lo;
+    x[k] = static_cast<U>(ref + read_field_window<U>(tile, value_bit + std::uint64_t{lo} * h.value_bits, h.value_bits));
   }
   w.sync();  // the run starts' memory stages the values
   return store_values<S>(w, out, type, m, x, stage);
-}
-
-/// The rules of a pfor or pdfor block i starting at tile word `rel` (data word `start`), with
-/// the next block's start `next`: it ends inside the tile (`w1`, the tile's end), and
-/// patched_block_is_valid holds. In a frame of its own (ZS_OWN_FRAME).
-ZS_HD ZS_OWN_FRAME inline bool patched_block_in_tile(const frame_layout& L, const std::uint32_t* tile, std::uint32_t rel,
-                                                     std::uint64_t i, std::uint32_t start, std::uint32_t next,
-                                                     std::uint32_t w1) {
-  // Its exception bitmaps are read: only once the block is known to end inside the tile.
-  return block_end_from(L, i, next) <= w1 && patched_block_is_valid(L, tile + rel, i, start, next);
-}
-
-/// decode_rfor_segment of a drfor segment, in a frame of its own (ZS_OWN_FRAME).
-template <class Warp, typename U, typename S>
-ZS_WARP_FN ZS_OWN_FRAME bool decode_drfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage,
-                                                  std::uint32_t off, std::uint32_t m, std::byte* out, value_type type) {
-  return decode_rfor_segment<Warp, U, S, true>(w, tile, stage, off, m, out, type);
 }
 
 /// Checks a loaded tile against the format's rules (lane j checks block j), adds its checksum
@@ -2221,19 +1875,14 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   bool ok = true;
   std::uint32_t rel = 0;  // lane j: block j's first word in the tile
   std::uint32_t const next = w.shfl_down(start, 1);
-  bool const runs = is_run_scheme(L.kind);
   if (lane < j.starts) {
-    std::uint64_t const i = (runs ? j.s0 : j.s0 * tile_blocks) + lane;
-    std::uint32_t const room = block_head_words(L.kind, L.width_bits);
+    std::uint64_t const i = (L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks) + lane;
+    std::uint32_t const room = rw + 1;
     ok = start >= j.w0 && start - j.w0 + room <= words && block_has_room(L, start);
     if (ok) {
       rel = start - j.w0;
-      if (is_patched(L.kind)) {
-        ok = patched_block_in_tile(L, tile, rel, i, start, next, j.w1);
-      } else {
-        std::uint32_t const word = tile[rel + (runs ? 0 : rw)];
-        ok = block_is_valid(L, i, start, word, next);
-      }
+      std::uint32_t const word = tile[rel + (L.kind == scheme::rfor ? 0 : rw)];
+      ok = block_is_valid(L, i, start, word, next);
     }
   }
   if (w.any(!ok)) return false;
@@ -2241,7 +1890,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   // Checksum terms of the tile's data words and of its block starts.
   std::uint64_t const T = L.blocks + L.data_words;
   sum += buffer_sum(w, base, L.blocks + j.w0 - j.lead, L.blocks + j.w0, L.blocks + j.w1);
-  std::uint64_t const sb = runs ? j.s0 : j.s0 * tile_blocks;
+  std::uint64_t const sb = L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks;
   // The word after the starts: the next start, or after a frame's last block its data word 0.
   std::uint64_t const B = sb + j.starts;
   std::uint32_t const after = B < L.blocks ? buf.starts[j.starts] : B < T ? fr.payload[B] : 0;
@@ -2251,21 +1900,13 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   for (std::uint32_t i = 0; i < j.g; ++i) {
     std::uint32_t const m = min_of(segment_values, j.values - i * segment_values);
     std::byte* seg_out = out + std::size_t{i} * segment_values * sizeof(S);
-    // Each scheme has a branch of its own: the new schemes add no work to the old ones.
     if (L.kind == scheme::rfor) {
       if (!decode_rfor_segment<Warp, U, S>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
-    } else if (L.kind == scheme::drfor) {
-      if (!decode_drfor_segment<Warp, U, S>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
     } else {
       std::uint32_t const first_block = w.shfl(rel, tile_blocks * i);
-      bool const delta = is_delta_tiled(L.kind);
-      U const first = delta ? load_reference<U>(tile + first_block - rw) : U{0};
+      U const first = L.kind == scheme::dfor ? load_reference<U>(tile + first_block - rw) : U{0};
       std::uint32_t const mine = w.shfl(rel, tile_blocks * i + min_of<std::uint32_t>(lane / 8, j.starts - 1 - tile_blocks * i));
-      if (is_patched(L.kind)) {
-        if (!decode_patched_segment<S>(w, delta, tile, mine, first, m, seg_out, type, stage)) return false;
-      } else if (!decode_for_segment<S>(w, delta, tile, mine, first, m, seg_out, type, stage)) {
-        return false;
-      }
+      if (!decode_for_segment<S>(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out, type, stage)) return false;
     }
   }
   return true;

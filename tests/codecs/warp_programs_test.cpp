@@ -28,21 +28,6 @@ using zs::kernels::chunk_prefix;
 
 const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
 
-// A codec of the extended schemes (pfor, pdfor, drfor besides for, dfor, rfor).
-const zs::codecs::bitpack_codec& extended() {
-  static const zs::codecs::bitpack_codec codec(zs::codecs::bitpack_schemes::extended);
-  return codec;
-}
-// A codec of the classic schemes (for, dfor, rfor), for the tests written around their choices.
-const zs::codecs::bitpack_codec& classic() {
-  static const zs::codecs::bitpack_codec codec(zs::codecs::bitpack_schemes::classic);
-  return codec;
-}
-// Whether frames of `codec` choose among the extended schemes.
-bool chooses_extended(const zs::codec& codec) {
-  return (codec.decodes() & zs::codec_bit(zs::codec_id::bitpack_pfor)) != 0;
-}
-
 // The width class of an integer type, as the GPU host code forms them: narrow types run with
 // the 32-bit ones.
 std::size_t class_width(zs::value_type type) {
@@ -66,8 +51,7 @@ struct emulated {
   // `guess`, where given, replaces the sample pass's per-frame sizes before pass 1.
   using guess_hook = std::function<void(std::vector<gp::scheme_words>&)>;
   static std::vector<std::uint64_t> encode(std::span<const zs::encode_source> sources, std::byte* frames,
-                                           std::span<const std::uint64_t> offsets, const guess_hook& guess = {},
-                                           const zs::codec& codec = bitpack()) {
+                                           std::span<const std::uint64_t> offsets, const guess_hook& guess = {}) {
     std::size_t const nf = sources.size();
     std::vector<std::uint64_t> segments(nf);
     std::vector<std::size_t> widths(nf);
@@ -107,7 +91,7 @@ struct emulated {
                             s64,               blocks,         per32,            0,
                             within.data(),     block_sums.data(), scanned.data(), samples.data(),
                             nullptr,           slot_at.data(), layouts.data(),   choice.data(),
-                            sums.data(),       &encode_again,    chooses_extended(codec)};
+                            sums.data(),       &encode_again};
     gp::encode_args a32 = a, a64 = a;
     a64.block_segments = per64;
     a64.block_base = blocks32;
@@ -168,9 +152,9 @@ struct emulated {
       pass1.template operator()<false>(a32, s32, std::uint32_t{});
     }
     pass1.template operator()<false>(a64, s64, std::uint64_t{});
-    scanned[0] = {{0, 0, 0, 0, 0, 0}};
+    scanned[0] = {{0, 0, 0}};
     for (std::size_t b = 0; b < blocks; ++b) {
-      for (int i = 0; i < bp::coded_schemes; ++i) scanned[b + 1].w[i] = scanned[b].w[i] + block_sums[b].w[i];
+      for (int i = 0; i < 3; ++i) scanned[b + 1].w[i] = scanned[b].w[i] + block_sums[b].w[i];
     }
     for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
     if (narrow) {
@@ -202,8 +186,7 @@ struct emulated {
 
   // g: segments per decode tile.
   static std::vector<zs::frame_status> decode(const std::byte* frames, std::span<const std::uint64_t> offsets,
-                                              std::span<const zs::decode_target> targets, std::uint32_t g,
-                                              const zs::codec& codec = bitpack()) {
+                                              std::span<const zs::decode_target> targets, std::uint32_t g) {
     std::size_t const nf = targets.size();
     std::vector<zs::frame_status> status(nf, zs::frame_status::not_decoded);  // check_frame writes each
     std::vector<std::uint64_t> segments(nf), sums(nf, 0);
@@ -217,7 +200,7 @@ struct emulated {
     auto const tiles64 = class_map(segments, widths, 8, g);
     std::vector<bp::frame_layout> layouts(nf);
     gp::decode_args a{frames,  offsets.data(), targets.data(), status.data(),        nf, layouts.data(),
-                      nullptr, g,              sums.data(),    codec.decodes()};
+                      nullptr, g,              sums.data(),    bitpack().decodes()};
     for (std::size_t f = 0; f < nf; ++f) gp::check_frame(a, f);  // the header checks included
     gp::decode_args a32 = a, a64 = a;
     a32.tiles = tiles32.data();
@@ -310,20 +293,19 @@ struct cpu_frames {
   std::vector<std::uint64_t> bytes;
 };
 
-cpu_frames cpu_encode(const batch& b, const zs::codec& codec = bitpack()) {
+cpu_frames cpu_encode(const batch& b) {
   cpu_frames c;
-  c.offsets = zs::layout_frames(codec, b.sources);
+  c.offsets = zs::layout_frames(bitpack(), b.sources);
   c.frames.assign(c.offsets.back(), std::byte{0});
   c.bytes.assign(b.sources.size(), 0);
-  codec.encode_host({b.sources, c.frames.data(), c.offsets, c.bytes.data()});
+  bitpack().encode_host({b.sources, c.frames.data(), c.offsets, c.bytes.data()});
   return c;
 }
 
-void expect_same_frames_as_cpu(const batch& b, const emulated::guess_hook& guess = {},
-                               const zs::codec& codec = bitpack()) {
-  cpu_frames const cpu = cpu_encode(b, codec);
+void expect_same_frames_as_cpu(const batch& b, const emulated::guess_hook& guess = {}) {
+  cpu_frames const cpu = cpu_encode(b);
   std::vector<std::byte> frames(cpu.offsets.back(), std::byte{0});
-  auto const bytes = emulated::encode(b.sources, frames.data(), cpu.offsets, guess, codec);
+  auto const bytes = emulated::encode(b.sources, frames.data(), cpu.offsets, guess);
   ASSERT_EQ(bytes, cpu.bytes);
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     auto const* mine = frames.data() + cpu.offsets[f];
@@ -340,7 +322,7 @@ void expect_same_frames_as_cpu(const batch& b, const emulated::guess_hook& guess
 // values from their start either way.
 std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> emulated_decode(
     const batch& b, const std::vector<std::byte>& frames, std::span<const std::uint64_t> offsets, std::uint32_t g,
-    bool unaligned = false, const zs::codec& codec = bitpack()) {
+    bool unaligned = false) {
   std::vector<std::vector<std::byte>> out;
   std::vector<zs::decode_target> targets;
   std::vector<std::size_t> skip;
@@ -351,15 +333,14 @@ std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> em
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     targets.push_back({b.sources[f].type, b.sources[f].count, out[f].data() + skip[f]});
   }
-  auto status = emulated::decode(frames.data(), offsets, targets, g, codec);
+  auto status = emulated::decode(frames.data(), offsets, targets, g);
   for (std::size_t f = 0; f < out.size(); ++f) out[f].erase(out[f].begin(), out[f].begin() + skip[f]);
   return {std::move(status), std::move(out)};
 }
 
-void expect_decodes_cpu_frames(const batch& b, std::uint32_t g, bool unaligned = false,
-                               const zs::codec& codec = bitpack()) {
-  cpu_frames const cpu = cpu_encode(b, codec);
-  auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g, unaligned, codec);
+void expect_decodes_cpu_frames(const batch& b, std::uint32_t g, bool unaligned = false) {
+  cpu_frames const cpu = cpu_encode(b);
+  auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g, unaligned);
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     ASSERT_EQ(status[f], zs::frame_status::ok) << "frame " << f << ": " << zs::to_string(status[f]);
     if (b.sources[f].count == 0) continue;
@@ -394,12 +375,10 @@ TEST(BitpackPrograms, EncoderWritesTheCpuFramesByteForByte) {
 
 TEST(BitpackPrograms, EncoderUsesEverySchemeInTheMixedBatch) {
   auto const b = mixed_batch();
-  for (auto const* codec : {static_cast<const zs::codec*>(&classic()), &bitpack()}) {
-    cpu_frames const cpu = cpu_encode(b, *codec);
-    std::vector<int> seen(16, 0);
-    for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6]) % 16];
-    for (int s = 0; s < 4; ++s) EXPECT_GT(seen[s], 0) << "no frame of codec " << s;
-  }
+  cpu_frames const cpu = cpu_encode(b);
+  std::vector<int> seen(4, 0);
+  for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6])];
+  for (int s = 0; s < 4; ++s) EXPECT_GT(seen[s], 0) << "no frame of codec " << s;
 }
 
 // The sample pass's sizes per frame: those of every sample_stride-th segment from the first, as
@@ -535,21 +514,15 @@ TEST(BitpackPrograms, FramesWhoseGuessIsWrongAreEncodedAgain) {
     v.resize(v.size() - 37 * variant);  // and a partial last segment
     b.add(v, 1);
   }
-  // The classic schemes choose dfor, the extended ones drfor (steps of 3 are runs of one with
-  // one step); the sampled segments (every 8th) guess for either way.
-  for (auto const* codec : {static_cast<const zs::codec*>(&classic()), &bitpack()}) {
-    bool const ext = chooses_extended(*codec);
-    auto const chosen = ext ? bp::scheme::drfor : bp::scheme::dfor;
-    cpu_frames const cpu = cpu_encode(b, *codec);
-    for (std::size_t f = 0; f < b.sources.size(); ++f) {
-      ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(chosen)) << "frame " << f;
-      ASSERT_EQ(gp::sample_stride(bp::segment_count(b.sources[f].count)), 8U);
-      auto const first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
-      ASSERT_LT(first[static_cast<int>(bp::scheme::for_)], first[static_cast<int>(chosen)]);
-    }
-    expect_same_frames_as_cpu(b, {}, *codec);
-    expect_decodes_cpu_frames(b, 2, false, *codec);
+  cpu_frames const cpu = cpu_encode(b);
+  for (std::size_t f = 0; f < b.sources.size(); ++f) {
+    ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(bp::scheme::dfor)) << "frame " << f;
+    ASSERT_EQ(gp::sample_stride(bp::segment_count(b.sources[f].count)), 8U);
+    auto const first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
+    ASSERT_LT(first[static_cast<int>(bp::scheme::for_)], first[static_cast<int>(bp::scheme::dfor)]);
   }
+  expect_same_frames_as_cpu(b);
+  expect_decodes_cpu_frames(b, 2);
 }
 
 // A guess far larger than raw: rfor forced as the guess for 64-bit values that nearly never
@@ -569,7 +542,7 @@ TEST(BitpackPrograms, GuessesLargerThanRawLeaveTheFrameRaw) {
   ASSERT_EQ(words[static_cast<int>(bp::scheme::rfor)], 4 * (1 + 1073));
   cpu_frames const cpu = cpu_encode(b);
   ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[0] + 6]), static_cast<int>(bp::scheme::raw));
-  expect_same_frames_as_cpu(b, [](std::vector<gp::scheme_words>& samples) { samples[0] = {{100, 100, 1, 100, 100, 100}}; });
+  expect_same_frames_as_cpu(b, [](std::vector<gp::scheme_words>& samples) { samples[0] = {{100, 100, 1}}; });
   expect_decodes_cpu_frames(b, 1);
 }
 
@@ -763,36 +736,30 @@ TEST(BitpackPrograms, NarrowFramesWhoseValuesDoNotFitGetTheCpuStatus) {
     b.add(std::vector<std::int8_t>(v->begin(), v->end()), 1);
   }
   b.add(patterned<std::int8_t>(2000, 0, 4), 2);  // intact frames after them
-  // The classic schemes write for, dfor and rfor frames of them; the extended ones others.
-  for (auto const* codec : {static_cast<const zs::codec*>(&classic()), &bitpack()}) {
-    cpu_frames const bad = cpu_encode(wide, *codec);
-    cpu_frames cpu = cpu_encode(b);
-    for (std::size_t f = 0; f < 3; ++f) {
-      zs::frame_header h = zs::load_header(bad.frames.data() + bad.offsets[f]);
-      if (!chooses_extended(*codec)) {
-        ASSERT_EQ(static_cast<int>(h.codec), static_cast<int>(f) + 1) << "frame " << f << " in scheme " << f + 1;
-      }
-      ASSERT_NE(h.codec, zs::codec_id::raw) << "frame " << f;
-      h.type = zs::value_type::int8;
-      h.raw_bytes = h.value_count;
-      ASSERT_LE(bad.bytes[f], cpu.offsets[f + 1] - cpu.offsets[f]) << "frame " << f << " fits its slot";
-      std::memcpy(cpu.frames.data() + cpu.offsets[f], bad.frames.data() + bad.offsets[f], bad.bytes[f]);
-      zs::store_header(h, cpu.frames.data() + cpu.offsets[f]);
-    }
-    std::vector<std::vector<std::byte>> expected_out;
-    std::vector<zs::decode_target> targets;
-    for (auto const& src : b.sources) expected_out.emplace_back(src.raw_bytes(), std::byte{0x33});
-    for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, expected_out[f].data()});
-    std::vector<zs::frame_status> expected(b.sources.size());
-    bitpack().decode_host({cpu.frames.data(), cpu.offsets, targets, expected.data()});
-    for (std::size_t f = 0; f < b.sources.size(); ++f) {
-      EXPECT_EQ(expected[f], f < 3 ? zs::frame_status::corrupt_payload : zs::frame_status::ok) << "frame " << f;
-    }
-    for (std::uint32_t g : {1U, 4U}) {
-      auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g);
-      EXPECT_EQ(status, expected) << "segments per tile " << g;
-      for (std::size_t f = 3; f < b.sources.size(); ++f) EXPECT_EQ(out[f], expected_out[f]) << "frame " << f;
-    }
+  cpu_frames const bad = cpu_encode(wide);
+  cpu_frames cpu = cpu_encode(b);
+  for (std::size_t f = 0; f < 3; ++f) {
+    zs::frame_header h = zs::load_header(bad.frames.data() + bad.offsets[f]);
+    ASSERT_EQ(static_cast<int>(h.codec), static_cast<int>(f) + 1) << "frame " << f << " in scheme " << f + 1;
+    h.type = zs::value_type::int8;
+    h.raw_bytes = h.value_count;
+    ASSERT_LE(bad.bytes[f], cpu.offsets[f + 1] - cpu.offsets[f]) << "frame " << f << " fits its slot";
+    std::memcpy(cpu.frames.data() + cpu.offsets[f], bad.frames.data() + bad.offsets[f], bad.bytes[f]);
+    zs::store_header(h, cpu.frames.data() + cpu.offsets[f]);
+  }
+  std::vector<std::vector<std::byte>> expected_out;
+  std::vector<zs::decode_target> targets;
+  for (auto const& src : b.sources) expected_out.emplace_back(src.raw_bytes(), std::byte{0x33});
+  for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, expected_out[f].data()});
+  std::vector<zs::frame_status> expected(b.sources.size());
+  bitpack().decode_host({cpu.frames.data(), cpu.offsets, targets, expected.data()});
+  for (std::size_t f = 0; f < b.sources.size(); ++f) {
+    EXPECT_EQ(expected[f], f < 3 ? zs::frame_status::corrupt_payload : zs::frame_status::ok) << "frame " << f;
+  }
+  for (std::uint32_t g : {1U, 4U}) {
+    auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g);
+    EXPECT_EQ(status, expected) << "segments per tile " << g;
+    for (std::size_t f = 3; f < b.sources.size(); ++f) EXPECT_EQ(out[f], expected_out[f]) << "frame " << f;
   }
 }
 
@@ -822,205 +789,6 @@ TEST(BitpackPrograms, PayloadsThatFailTheirChecksumAreRefused) {
       }
     }
   }
-}
-
-// --- the extended schemes (pfor, pdfor, drfor) ---------------------------------------------------
-
-// Columns that make each extended scheme win: outliers among small values (pfor), steady steps
-// with a jump every segment (pdfor), short runs rising (drfor), steps of 2^k (shifts).
-template <typename T>
-std::vector<T> extended_patterned(std::size_t n, int kind, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<T> v(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    switch (kind) {
-      case 0: v[i] = static_cast<T>(i % 97 == 13 ? std::numeric_limits<T>::max() / 2 - rng() % 8 : rng() % 4); break;  // pfor
-      case 1: v[i] = static_cast<T>(1000 + 17 * i + (i / 300) * 90 + (i % 211 == 5 ? 120 : 0)); break;  // pdfor
-      case 2: v[i] = static_cast<T>((i / 3) * 5 + 12 + (i / 3) % 2); break;  // drfor
-      case 3: v[i] = static_cast<T>((rng() % 60) * 16); break;  // for with a shift of 4
-      default: v[i] = static_cast<T>(rng() % 7 == 0 ? 120 : rng() % 4); break;  // many exceptions
-    }
-  }
-  return v;
-}
-
-batch extended_batch() {
-  batch b;
-  int kind = 0;
-  std::uint64_t seed = 100;
-  for (std::size_t n : {1, 2, 31, 33, 127, 129, 511, 512, 513, 1500, 2600}) {
-    b.add(extended_patterned<std::int32_t>(n, kind++ % 5, seed++), 1);
-    b.add(extended_patterned<std::uint32_t>(n, kind++ % 5, seed++), 2);
-    b.add(extended_patterned<std::int64_t>(n, kind++ % 5, seed++), 1);
-    b.add(extended_patterned<std::uint64_t>(n, kind++ % 5, seed++), 3);
-    b.add(extended_patterned<std::int8_t>(n, kind++ % 5, seed++), 3);
-    b.add(extended_patterned<std::uint8_t>(n, kind++ % 5, seed++), 1);
-    b.add(extended_patterned<std::int16_t>(n, kind++ % 5, seed++), 2);
-    b.add(extended_patterned<std::uint16_t>(n, kind++ % 5, seed++), 1);
-  }
-  return b;
-}
-
-// How many frames of each codec id the CPU reference writes for a batch.
-std::vector<int> codecs_chosen(const batch& b, const zs::codec& codec) {
-  cpu_frames const cpu = cpu_encode(b, codec);
-  std::vector<int> seen(16, 0);
-  for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6])];
-  return seen;
-}
-
-TEST(BitpackPrograms, ExtendedSchemesAreWrittenAndReadLikeTheCpu) {
-  auto const b = extended_batch();
-  auto const seen = codecs_chosen(b, extended());
-  for (int id : {1, 2, 3, 8, 9, 10}) EXPECT_GT(seen[id], 0) << "no frame of codec " << id;
-  expect_same_frames_as_cpu(b, {}, extended());
-  for (std::uint32_t g : {1U, 2U, 4U}) {
-    SCOPED_TRACE("segments per tile " + std::to_string(g));
-    expect_decodes_cpu_frames(b, g, false, extended());
-  }
-  expect_decodes_cpu_frames(b, 2, true, extended());
-}
-
-TEST(BitpackPrograms, ExtendedSchemesOfTheMixedBatch) {
-  auto const b = mixed_batch();
-  expect_same_frames_as_cpu(b, {}, extended());
-  expect_decodes_cpu_frames(b, 4, false, extended());
-}
-
-// Pass 1 keeps each segment in its frame's guessed scheme: every guess, right or wrong, for
-// each extended scheme, gives the CPU's frames.
-TEST(BitpackPrograms, ExtendedFramesEncodeLikeTheCpuWhateverTheGuess) {
-  auto const b = extended_batch();
-  for (int guess = 0; guess < bp::coded_schemes; ++guess) {
-    SCOPED_TRACE("guess " + std::to_string(guess));
-    expect_same_frames_as_cpu(b, [&](std::vector<gp::scheme_words>& samples) {
-      for (auto& s : samples) {
-        for (int i = 0; i < bp::coded_schemes; ++i) s.w[i] = i == guess ? 0 : 1;
-      }
-    }, extended());
-  }
-}
-
-TEST(BitpackPrograms, ExtendedAdversarialInputsOfEveryType) {
-  batch b;
-  for (auto const& v : zs::test::adversarial_inputs<std::int32_t>()) b.add(v, 1);
-  for (auto const& v : zs::test::adversarial_inputs<std::uint32_t>()) b.add(v, 2);
-  for (auto const& v : zs::test::adversarial_inputs<std::int64_t>()) b.add(v, 1);
-  for (auto const& v : zs::test::adversarial_inputs<std::uint64_t>()) b.add(v, 2);
-  for (auto const& v : zs::test::adversarial_inputs<std::int8_t>()) b.add(v, 3);
-  for (auto const& v : zs::test::adversarial_inputs<std::uint8_t>()) b.add(v, 1);
-  for (auto const& v : zs::test::adversarial_inputs<std::int16_t>()) b.add(v, 2);
-  for (auto const& v : zs::test::adversarial_inputs<std::uint16_t>()) b.add(v, 1);
-  expect_same_frames_as_cpu(b, {}, extended());
-  expect_decodes_cpu_frames(b, 2, false, extended());
-  expect_decodes_cpu_frames(b, 4, true, extended());
-}
-
-// The real columns as they are and in the shapes `zshuffle bench codec --shapes` builds from
-// them: sorted, in runs, with rare outliers, with a fill value; as their own type and as every
-// other integer type (their values cast), so that each width class and storage is checked.
-template <typename T>
-std::vector<std::vector<T>> shaped(const std::vector<T>& real) {
-  std::mt19937_64 rng(5);
-  std::vector<std::vector<T>> out{real};
-  auto sorted = real;
-  std::sort(sorted.begin(), sorted.end());
-  out.push_back(sorted);
-  std::vector<T> runs;
-  for (std::size_t i = 0; runs.size() < real.size(); ++i) runs.insert(runs.end(), 1 + rng() % 6, real[i]);
-  runs.resize(real.size());
-  out.push_back(runs);
-  auto outliers = real;
-  for (std::size_t i = 0; i < outliers.size(); i += 700 + rng() % 600) {
-    outliers[i] = static_cast<T>(rng());
-  }
-  out.push_back(outliers);
-  auto fill = real;
-  for (std::size_t i = 0; i < fill.size(); i += 1 + rng() % 20) fill[i] = std::numeric_limits<T>::max();
-  out.push_back(fill);
-  return out;
-}
-
-template <typename T, typename From>
-std::vector<T> cast_values(const From* v, std::size_t n) {
-  std::vector<T> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(v[i]);
-  return out;
-}
-
-TEST(BitpackPrograms, ExtendedRealColumnsInEveryShapeAndType) {
-  batch b;
-  for (const char* file : {"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32"}) {
-    auto const c = zs::test::data_column(file);
-    // A slice from the middle keeps the emulation short.
-    std::size_t const begin = c.size() / 3, n = 5000;
-    auto const add_all = [&](const auto* v) {
-      for (auto const& s : shaped(cast_values<std::int32_t>(v + begin, n))) b.add(s, 2);
-      for (auto const& s : shaped(cast_values<std::uint32_t>(v + begin, n))) b.add(s, 1);
-      for (auto const& s : shaped(cast_values<std::int64_t>(v + begin, n))) b.add(s, 1);
-      for (auto const& s : shaped(cast_values<std::uint64_t>(v + begin, n))) b.add(s, 2);
-      for (auto const& s : shaped(cast_values<std::int16_t>(v + begin, n))) b.add(s, 1);
-      for (auto const& s : shaped(cast_values<std::uint16_t>(v + begin, n))) b.add(s, 1);
-      for (auto const& s : shaped(cast_values<std::int8_t>(v + begin, n))) b.add(s, 1);
-      for (auto const& s : shaped(cast_values<std::uint8_t>(v + begin, n))) b.add(s, 1);
-    };
-    if (c.type() == zs::value_type::uint32) {
-      add_all(c.view().values<std::uint32_t>());
-    } else {
-      add_all(c.view().values<std::int32_t>());
-    }
-  }
-  auto const seen = codecs_chosen(b, extended());
-  for (int id : {8, 9, 10}) EXPECT_GT(seen[id], 0) << "no frame of codec " << id;
-  expect_same_frames_as_cpu(b, {}, extended());
-  expect_decodes_cpu_frames(b, 4, false, extended());
-  expect_decodes_cpu_frames(b, 1, true, extended());
-}
-
-// Frames of the extended schemes whose blocks break a rule are refused as the CPU reference
-// refuses them; single bit flips in the data section, of every word, either decode as the CPU
-// does or are refused by both.
-TEST(BitpackPrograms, CorruptExtendedFramesGetTheCpuStatuses) {
-  batch b;
-  b.add(extended_patterned<std::int32_t>(1500, 0, 1), 1);   // pfor
-  b.add(extended_patterned<std::int64_t>(1300, 1, 2), 1);   // pdfor
-  b.add(extended_patterned<std::uint32_t>(1100, 2, 3), 1);  // drfor
-  b.add(extended_patterned<std::uint16_t>(700, 0, 4), 1);   // pfor, narrow
-  cpu_frames const cpu = cpu_encode(b, extended());
-  for (std::size_t f = 0; f < b.sources.size(); ++f) {
-    EXPECT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), f == 1 ? 9 : f == 2 ? 10 : 8) << "frame " << f;
-  }
-  std::mt19937_64 rng(77);
-  int refused = 0;
-  for (int trial = 0; trial < 60; ++trial) {
-    cpu_frames bad = cpu;
-    for (std::size_t f = 0; f < b.sources.size(); ++f) {
-      std::byte* frame = bad.frames.data() + bad.offsets[f];
-      zs::frame_header h = zs::load_header(frame);
-      if (h.payload_bytes < 8) continue;
-      auto* words = reinterpret_cast<std::uint32_t*>(frame + zs::frame_header_bytes);
-      std::size_t const n = h.payload_bytes / 4;
-      words[rng() % n] ^= 1U << (rng() % 32);
-      // A valid payload checksum, so that the block rules are what refuses.
-      h.payload_checksum = zs::hash::checksum(frame + zs::frame_header_bytes, h.payload_bytes);
-      zs::store_header(h, frame);
-    }
-    std::vector<std::vector<std::byte>> cpu_out;
-    std::vector<zs::decode_target> targets;
-    for (auto const& s : b.sources) cpu_out.emplace_back(s.raw_bytes(), std::byte{0x33});
-    for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, cpu_out[f].data()});
-    std::vector<zs::frame_status> cpu_status(b.sources.size());
-    extended().decode_host({bad.frames.data(), bad.offsets, targets, cpu_status.data()});
-    auto const [status, out] = emulated_decode(b, bad.frames, bad.offsets, 2, false, extended());
-    for (std::size_t f = 0; f < b.sources.size(); ++f) {
-      ASSERT_EQ(status[f], cpu_status[f]) << "trial " << trial << ", frame " << f;
-      refused += status[f] == zs::frame_status::corrupt_payload ? 1 : 0;
-      if (status[f] == zs::frame_status::ok) {
-        ASSERT_EQ(out[f], cpu_out[f]) << "trial " << trial << ", frame " << f;
-      }
-    }
-  }
-  EXPECT_GT(refused, 10);  // flips in the head words and bitmaps break the rules
 }
 
 }  // namespace

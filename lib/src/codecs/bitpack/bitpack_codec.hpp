@@ -3,17 +3,19 @@
 // any length, and GPU encoding.
 //
 // One codec, registered as codec_id::bitpack_for, that picks per frame the smallest of for,
-// dfor, rfor, pfor, pdfor, drfor and raw by exact encoded size and writes the chosen id into the
-// frame header. Its decoder accepts all seven ids, so batches that mix schemes decode in one
-// call. A frame that picks raw carries exactly the raw codec's payload. Frames are never larger
-// than raw: max_frame_bytes is the raw frame size.
+// dfor, rfor and raw by exact encoded size and writes the chosen id into the frame header. Its
+// decoder accepts all four ids, so batches that mix schemes decode in one call. A frame that
+// picks raw carries exactly the raw codec's payload. Frames are never larger than raw:
+// max_frame_bytes is the raw frame size.
 //
-// The extended schemes (bitpack_schemes::extended, the registered codec's): pfor and pdfor are
+// Extended schemes (bitpack_schemes::extended, not the registered codec's): pfor and pdfor are
 // for and dfor whose miniblocks drop the trailing zero bits their offsets share and patch rare
 // outliers from an exception list instead of widening the whole miniblock; drfor is rfor over
-// the differences of consecutive run values (sorted columns with short runs). A codec of the
-// classic schemes (bitpack_schemes::classic) picks among for, dfor, rfor and raw only, and
-// decodes only those ids. Either way the GPU's frames are the CPU reference's byte for byte.
+// the differences of consecutive run values (sorted columns with short runs). A codec built
+// with them picks among all seven schemes and decodes all seven ids, on the CPU only for now:
+// its GPU hooks throw zs::error (unsupported) until the GPU kernels write and read these
+// schemes byte for byte as the CPU reference does (the registered codec's GPU frames must stay
+// equal to its CPU frames, so it cannot choose them before).
 //
 // Value types: every integer type. int8, int16, uint8, uint16 and bool8 (as a uint8) are coded
 // as their 32-bit widening, and their decoder refuses (corrupt_payload) a frame whose values do
@@ -40,7 +42,7 @@
 namespace zs::codecs {
 
 /// The schemes a bitpack codec chooses from: for, dfor, rfor (classic), or those and pfor,
-/// pdfor, drfor (extended, the registered codec's).
+/// pdfor, drfor (extended; CPU reference only).
 enum class bitpack_schemes : std::uint8_t { classic, extended };
 
 class bitpack_codec final : public codec {
@@ -50,7 +52,7 @@ class bitpack_codec final : public codec {
   /// A fixed shape for the GPU decoder (blocks of 128 values per warp tile and threads per
   /// block) for every batch, in place of the table's: for tests and experiments.
   explicit bitpack_codec(kernels::bitpack::decode_config decode) : fixed_decode_(decode) {}
-  /// A codec of the given schemes (the registered one is extended).
+  /// A codec of the given schemes (the registered one is classic).
   explicit bitpack_codec(bitpack_schemes schemes) : schemes_(schemes) {}
 
   codec_id id() const noexcept override { return codec_id::bitpack_for; }
@@ -98,8 +100,11 @@ class bitpack_codec final : public codec {
                                    const decode_target& target) const override;
 
  private:
+  /// Throws zs::error (unsupported) from the GPU hooks of a codec of the extended schemes.
+  void expect_gpu_schemes() const;
+
   std::optional<kernels::bitpack::decode_config> fixed_decode_;
-  bitpack_schemes schemes_ = bitpack_schemes::extended;
+  bitpack_schemes schemes_ = bitpack_schemes::classic;
 };
 
 }  // namespace zs::codecs

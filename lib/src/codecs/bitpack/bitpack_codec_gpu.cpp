@@ -220,7 +220,16 @@ decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames) {
 
 }  // namespace
 
+void bitpack_codec::expect_gpu_schemes() const {
+  if (schemes_ != bitpack_schemes::classic) {
+    ZS_FAIL(error_code::unsupported,
+            "bitpack: the pfor, pdfor and drfor schemes have no GPU kernels yet; encode and decode frames of "
+            "the extended schemes with the CPU reference (encode_host, decode_host)");
+  }
+}
+
 std::size_t bitpack_codec::encode_payloads_temp_bytes(std::span<const encode_source> sources) const {
+  expect_gpu_schemes();
   detail::temp_layout layout;
   carve_encode(layout, sources.size(), count_segments(sources));
   return layout.bytes();
@@ -230,6 +239,7 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                                           const encode_batch& host, void* temp,
                                           std::size_t temp_bytes, detail::upload_image& uploads,
                                           cudaStream_t stream) const {
+  expect_gpu_schemes();
   encode_maps const m = plan_encode(host.sources);
   class_work const w32 = work_of(host.sources, 4), w64 = work_of(host.sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
@@ -271,12 +281,12 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              choose_launch(bitpack_analyze_spec, w64.type, w64.bytes),
                              choose_launch(bitpack_pack_spec, w32.type, w32.bytes),
                              choose_launch(bitpack_pack_spec, w64.type, w64.bytes),
-                             narrow_frames,
-                             schemes_ == bitpack_schemes::extended};
+                             narrow_frames};
   kb::encode(plan, stream);
 }
 
 std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
+  expect_gpu_schemes();
   detail::temp_layout layout;
   carve_decode(layout, targets.size());
   return layout.bytes();
@@ -286,6 +296,7 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                                           const decode_batch& host, void* temp,
                                           std::size_t temp_bytes, detail::upload_image& uploads,
                                           cudaStream_t stream) const {
+  expect_gpu_schemes();
   decode_choices const choices = choose_decode(host.targets, fixed_decode_);
   decode_maps const m = plan_decode(host.targets, choices);
   detail::temp_layout layout(temp, temp_bytes);
