@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -475,7 +476,7 @@ TEST(BitpackGpuCorrupt, FramesOfTheExtendedSchemesAreRefusedNotMisread) {
     outliers[i] = static_cast<std::int32_t>((i * 7919) % 30 + (i % 128 == 100 ? 1000000 : 0));
     jumps[i] = static_cast<std::int32_t>(1000 + 3 * i + (i / 128 + (i % 128 > 70)) * 100000);
     sorted_runs[i] = static_cast<std::int32_t>(5000 + (i / 3) * 2 + (i / 3) % 2);
-    small[i] = static_cast<std::int32_t>(i % 100);
+    small[i] = 7;  // constant
   }
   batch b;
   for (auto const* v : {&outliers, &small, &jumps, &sorted_runs}) b.add(*v, 1, stream);
@@ -485,16 +486,29 @@ TEST(BitpackGpuCorrupt, FramesOfTheExtendedSchemesAreRefusedNotMisread) {
   in.bytes.assign(in.offsets.back(), std::byte{0xEE});
   in.sizes.assign(b.host_sources.size(), 0);
   extended.encode_host({b.host_sources, in.bytes.data(), in.offsets, in.sizes.data()});
-  std::vector<zs::codec_id> ids;
-  for (std::size_t f = 0; f < 4; ++f) ids.push_back(zs::load_header(in.bytes.data() + in.offsets[f]).codec);
-  ASSERT_EQ(ids, (std::vector<zs::codec_id>{zs::codec_id::bitpack_pfor, zs::codec_id::bitpack_for,
-                                            zs::codec_id::bitpack_pdfor, zs::codec_id::bitpack_drfor}));
+  // Which scheme each frame takes is the encoder's choice by size: the columns are built so that
+  // all three extended ones appear, and the constant one takes for (ties go to the lower id).
+  std::set<zs::codec_id> extended_ids;
+  for (std::size_t f = 0; f < in.sizes.size(); ++f) {
+    auto const id = zs::load_header(in.bytes.data() + in.offsets[f]).codec;
+    if (id == zs::codec_id::bitpack_pfor || id == zs::codec_id::bitpack_pdfor || id == zs::codec_id::bitpack_drfor) {
+      extended_ids.insert(id);
+    }
+  }
+  ASSERT_EQ(extended_ids.size(), 3u);
   auto const [expected, expected_values] = cpu_decode(b, in);
-  ASSERT_EQ(expected, (std::vector<zs::frame_status>{zs::frame_status::wrong_codec, zs::frame_status::ok,
-                                                     zs::frame_status::wrong_codec, zs::frame_status::wrong_codec}));
+  ASSERT_EQ(expected[1], zs::frame_status::ok);
+  for (std::size_t f = 0; f < expected.size(); ++f) {
+    auto const id = zs::load_header(in.bytes.data() + in.offsets[f]).codec;
+    EXPECT_EQ(expected[f], extended_ids.count(id) != 0 ? zs::frame_status::wrong_codec : zs::frame_status::ok) << f;
+  }
   auto const [status, values] = gpu_decode(bitpack(), b, in, stream);
   EXPECT_EQ(status, expected);
-  EXPECT_EQ(values[1], expected_values[1]);
+  for (std::size_t f = 0; f < expected.size(); ++f) {
+    if (expected[f] == zs::frame_status::ok) {
+      EXPECT_EQ(values[f], expected_values[f]) << f;
+    }
+  }
   EXPECT_THROW(static_cast<void>(extended.encode_temp_bytes(b.device_sources)), zs::error);
 }
 
