@@ -11,6 +11,7 @@
 #include "fsst/fsst_format.hpp"
 #include "zs/error.hpp"
 #include "zs/frame.hpp"
+#include "zs/hash.hpp"
 
 namespace zs::kernels::fsst_dict {
 namespace {
@@ -18,14 +19,7 @@ namespace {
 // The fsst_dict body's first bytes: Lc, Cd, Ld, zero (docs/FORMAT.md).
 constexpr std::uint64_t dict_header_bytes = 32;
 
-__device__ inline std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
+using hash::mix64;
 
 struct row_ref {
   const std::uint8_t* chars;
