@@ -672,7 +672,10 @@ std::vector<std::pair<std::string, std::vector<T>>> scheme_edge_inputs() {
   in.emplace_back("rising runs", sorted_runs);
   in.emplace_back("runs up and down", mixed);
   std::vector<T> wrap(1300);
-  for (std::size_t i = 0; i < wrap.size(); ++i) wrap[i] = static_cast<T>(static_cast<T>(L::max() - T{2}) + static_cast<T>(i / 7));
+  using U = std::make_unsigned_t<T>;  // the sum wraps past the maximum: unsigned arithmetic
+  for (std::size_t i = 0; i < wrap.size(); ++i) {
+    wrap[i] = static_cast<T>(static_cast<U>(static_cast<U>(L::max()) - U{2} + static_cast<U>(i / 7)));
+  }
   in.emplace_back("rising runs across the wrap", wrap);
   return in;
 }
