@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -106,7 +107,8 @@ class algorithm {
   /// Frames whose types have the same key compress in one call (with the options of either).
   virtual int compress_key(value_type type) const = 0;
   virtual nvcompAlignmentRequirements_t compress_alignment(value_type type) const = 0;
-  virtual std::size_t max_compressed_chunk(value_type type) const = 0;
+  /// The most bytes a chunk of `uncompressed_bytes` compresses to.
+  virtual std::size_t max_compressed_chunk(value_type type, std::size_t uncompressed_bytes) const = 0;
   virtual std::size_t compress_temp_bytes(value_type type, std::size_t chunks, std::size_t total_bytes) const = 0;
   virtual void compress(value_type type, const void* const* in, const std::size_t* in_bytes, std::size_t chunks,
                         void* temp, std::size_t temp_bytes, void* const* out, std::size_t* out_bytes,
@@ -140,9 +142,9 @@ class algorithm_of final : public algorithm {
     ZS_NVCOMP_TRY(Traits::compress_alignments(Traits::compress_opts(type), &a));
     return a;
   }
-  std::size_t max_compressed_chunk(value_type type) const override {
+  std::size_t max_compressed_chunk(value_type type, std::size_t uncompressed_bytes) const override {
     std::size_t bytes = 0;
-    ZS_NVCOMP_TRY(Traits::max_output_chunk(chunk_bytes, Traits::compress_opts(type), &bytes));
+    ZS_NVCOMP_TRY(Traits::max_output_chunk(uncompressed_bytes, Traits::compress_opts(type), &bytes));
     return bytes;
   }
   std::size_t compress_temp_bytes(value_type type, std::size_t chunks, std::size_t total_bytes) const override {
@@ -232,7 +234,14 @@ struct ans_traits {
     opts.data_type = static_cast<nvcompType_t>(compress_key(type));
     return opts;
   }
-  static nvcompBatchedANSDecompressOpts_t decompress_opts() { return nvcompBatchedANSDecompressDefaultOpts; }
+  // The CUDA backend with its per-chunk validation on: what nvCOMP documents as reporting a
+  // corrupt chunk in its status (nvcomp_codecs.hpp, "Trust").
+  static nvcompBatchedANSDecompressOpts_t decompress_opts() {
+    nvcompBatchedANSDecompressOpts_t opts = nvcompBatchedANSDecompressDefaultOpts;
+    opts.backend = NVCOMP_DECOMPRESS_BACKEND_CUDA;
+    opts.skip_validate = 0;
+    return opts;
+  }
 };
 
 struct lz4_traits {
@@ -240,7 +249,13 @@ struct lz4_traits {
   static constexpr bool checks_sizes_first = false;  // bounds-checked; sizes cost a full parse
   static int compress_key(value_type) { return 0; }
   static nvcompBatchedLZ4CompressOpts_t compress_opts(value_type) { return nvcompBatchedLZ4CompressDefaultOpts; }
-  static nvcompBatchedLZ4DecompressOpts_t decompress_opts() { return nvcompBatchedLZ4DecompressDefaultOpts; }
+  // The CUDA backend: nvCOMP documents its LZ4 decompressor as reporting corrupt input in the
+  // chunk's status, and the hardware engine's (which the default may choose) as undefined on it.
+  static nvcompBatchedLZ4DecompressOpts_t decompress_opts() {
+    nvcompBatchedLZ4DecompressOpts_t opts = nvcompBatchedLZ4DecompressDefaultOpts;
+    opts.backend = NVCOMP_DECOMPRESS_BACKEND_CUDA;
+    return opts;
+  }
 };
 
 struct zstd_traits {
@@ -318,42 +333,45 @@ struct decode_plan {
   std::uint64_t staged_bytes = 0;
   std::uint64_t copies = 0;
   std::size_t nvcomp_temp_bytes = 0;
+  std::size_t parking_in_bytes = 0;     // room for the parking chunk: the most it compresses to
+  std::size_t parking_slot_bytes = 0;   // a parked chunk's output slot
 };
 
-// A chunk's worth of zeros that the chunks of refused frames "decompress" from; sizes 0 keep
-// nvCOMP from reading it, the zeros keep a decoder that ignores sizes from finding a header.
-constexpr std::size_t dummy_in_bytes = 256;
+// The parking chunk (nvcomp_format.hpp): this many zero bytes, compressed by the codec's own
+// algorithm. Small, as every chunk of the batch gets an output slot of this size in scratch.
+constexpr std::size_t parking_raw_bytes = 64;
+// Its type, for the algorithms whose options take one: bytes suit every algorithm.
+constexpr value_type parking_type = value_type::uint8;
 
 struct decode_scratch {
-  void** out_ptrs;
-  std::size_t* out_buffer_bytes;
+  std::byte** out_base;
   std::uint64_t* chunk_first;
-  std::uint64_t* chunk_frame;
   byte_copy* copies;
-  std::byte* dummy_in;
-  const void** comp_ptrs;
-  std::size_t* comp_bytes;
-  std::size_t* out_bytes;
+  std::byte* parking_in;
+  std::uint64_t* chunk_frame;
+  chunk_arguments args;
+  std::size_t* actual_bytes;
   nvcompStatus_t* statuses;
-  std::byte* dummy_out;
+  std::byte* parking_out;
   std::byte* staged_out;
   void* nvcomp_temp;
 };
 
 decode_scratch carve(detail::temp_layout& layout, const decode_plan& p, std::size_t frames) {
   decode_scratch s{};
-  // What the host uploads first, side by side, so that it goes up in one copy.
-  s.out_ptrs = layout.take<void*>(p.chunks);
-  s.out_buffer_bytes = layout.take<std::size_t>(p.chunks);
+  // What the host uploads, side by side, so that it goes up in one copy.
+  s.out_base = layout.take<std::byte*>(frames);
   s.chunk_first = layout.take<std::uint64_t>(frames);
-  s.chunk_frame = layout.take<std::uint64_t>(p.chunks);
   s.copies = layout.take<byte_copy>(p.copies);
-  s.dummy_in = layout.take<std::byte>(dummy_in_bytes);
-  s.comp_ptrs = layout.take<const void*>(p.chunks);
-  s.comp_bytes = layout.take<std::size_t>(p.chunks);
-  s.out_bytes = layout.take<std::size_t>(p.chunks);
+  s.parking_in = layout.take<std::byte>(p.parking_in_bytes);
+  s.chunk_frame = layout.take<std::uint64_t>(p.chunks);
+  s.args.in = layout.take<const void*>(p.chunks);
+  s.args.in_bytes = layout.take<std::size_t>(p.chunks);
+  s.args.out = layout.take<void*>(p.chunks);
+  s.args.out_bytes = layout.take<std::size_t>(p.chunks);
+  s.actual_bytes = layout.take<std::size_t>(p.chunks);
   s.statuses = layout.take<nvcompStatus_t>(p.chunks);
-  s.dummy_out = layout.take<std::byte>(chunk_bytes);
+  s.parking_out = layout.take<std::byte>(p.chunks * p.parking_slot_bytes);
   s.staged_out = layout.take<std::byte>(p.staged_bytes);
   s.nvcomp_temp = layout.take<std::byte>(p.nvcomp_temp_bytes);
   return s;
@@ -364,7 +382,7 @@ class nvcomp_codec final : public codec {
   nvcomp_codec(codec_id id, std::string_view name, const algorithm& algo) : id_(id), name_(name), algo_(algo) {
     for (value_type const type : fixed_width_types) {
       auto const t = static_cast<std::size_t>(type);
-      max_chunk_[t] = algo.max_compressed_chunk(type);
+      max_chunk_[t] = algo.max_compressed_chunk(type, chunk_bytes);
       input_alignment_[t] = algo.compress_alignment(type).input;
       ZS_EXPECTS(algo.compress_alignment(type).output <= chunk_alignment,
                  "nvCOMP's compressed chunks aligned to at most 16 bytes (" + std::string(name) + ")");
@@ -372,6 +390,13 @@ class nvcomp_codec final : public codec {
     nvcompAlignmentRequirements_t const d = algo.decompress_alignment();
     ZS_EXPECTS(d.input <= chunk_alignment, "nvCOMP's compressed chunks read at 16-byte alignment (" + std::string(name) + ")");
     output_alignment_ = d.output;
+    parking_in_bytes_ = algo.max_compressed_chunk(parking_type, parking_raw_bytes);
+    // Each parked chunk's slot starts where nvCOMP may write (scratch arrays start 256-aligned).
+    std::size_t const slot_alignment = std::max<std::size_t>(output_alignment_, chunk_alignment);
+    ZS_EXPECTS(slot_alignment <= detail::temp_layout::alignment && (slot_alignment & (slot_alignment - 1)) == 0,
+               "nvCOMP's decompressed chunks aligned to a power of two of at most 256 bytes (" + std::string(name) +
+                   ")");
+    parking_slot_bytes_ = (parking_raw_bytes + slot_alignment - 1) / slot_alignment * slot_alignment;
   }
 
   codec_id id() const noexcept override { return id_; }
@@ -511,7 +536,12 @@ class nvcomp_codec final : public codec {
         p.copies += chunks;
       }
     }
-    if (p.chunks > 0) p.nvcomp_temp_bytes = algo_.decompress_temp_bytes(p.chunks, p.raw_bytes);
+    if (p.chunks > 0) {
+      // Any chunk may be parked instead: room for the parking chunk's uncompressed bytes too.
+      p.nvcomp_temp_bytes = algo_.decompress_temp_bytes(p.chunks, p.raw_bytes + p.chunks * parking_raw_bytes);
+      p.parking_in_bytes = parking_in_bytes_;
+      p.parking_slot_bytes = parking_slot_bytes_;
+    }
     return p;
   }
 
@@ -528,52 +558,47 @@ class nvcomp_codec final : public codec {
     detail::temp_layout layout(temp, temp_bytes);
     decode_scratch const s = carve(layout, p, targets.size());
 
-    // Every chunk's destination (its place in the target, or staging) and expected size.
-    std::vector<void*> out_ptrs(p.chunks);
-    std::vector<std::size_t> out_buffer_bytes(p.chunks);
-    std::vector<std::uint64_t> chunk_frame(p.chunks);
+    // Where each frame's raw bytes go: its target, or staging where nvCOMP cannot write the
+    // target at its alignment (then copied over, for the frames that decode).
+    std::vector<std::byte*> out_base(targets.size());
     std::vector<byte_copy> copies;
     copies.reserve(p.copies);
     for (std::size_t f = 0; f < targets.size(); ++f) {
       auto* values = static_cast<std::byte*>(targets[f].values);
       std::uint64_t const raw = targets[f].raw_bytes();
-      bool const staged = p.staged_at[f] != UINT64_MAX;
+      out_base[f] = values;
+      if (p.staged_at[f] == UINT64_MAX) continue;
+      out_base[f] = s.staged_out + p.staged_at[f];
       for (std::uint64_t k = 0; k < chunk_count(raw); ++k) {
-        std::uint64_t const c = p.chunk_first[f] + k;
-        std::byte* to = values + k * chunk_bytes;
-        out_buffer_bytes[c] = chunk_raw_bytes(raw, k);
-        chunk_frame[c] = f;
-        out_ptrs[c] = to;
-        if (staged) {
-          std::byte* at = s.staged_out + p.staged_at[f] + k * chunk_bytes;
-          copies.push_back({at, to, out_buffer_bytes[c], f});
-          out_ptrs[c] = at;
-        }
+        copies.push_back({out_base[f] + k * chunk_bytes, values + k * chunk_bytes, chunk_raw_bytes(raw, k), f});
       }
     }
-    uploads.put<void*>(s.out_ptrs, out_ptrs);
-    uploads.put<std::size_t>(s.out_buffer_bytes, out_buffer_bytes);
+    // A batch of empty frames parks nothing (and has no room for the parking chunk).
+    std::span<const std::byte> const parking =
+        p.chunks > 0 ? parking_chunk_bytes(stream) : std::span<const std::byte>{};
+    uploads.put<std::byte*>(s.out_base, out_base);
     uploads.put<std::uint64_t>(s.chunk_first, p.chunk_first);
-    uploads.put<std::uint64_t>(s.chunk_frame, chunk_frame);
     uploads.put<byte_copy>(s.copies, copies);
-    uploads.zero(s.dummy_in, dummy_in_bytes);
+    uploads.put<std::byte>(s.parking_in, parking);
     uploads.send(stream);
+    parking_chunk const parked{s.parking_in, parking.size(), parking_raw_bytes, s.parking_out, parking_slot_bytes_};
 
-    // The chunk tables are checked before nvCOMP reads a chunk; refused frames' chunks go nowhere.
-    plan_chunks(batch, s.chunk_first, s.comp_ptrs, s.comp_bytes, s.out_ptrs, s.dummy_in, s.dummy_out, stream);
+    // Every chunk table is checked whole before nvCOMP is given a chunk (empty frames' too: a
+    // table of no chunks must still be exactly that); refused frames' chunks are parked.
+    plan_chunks(batch, s.chunk_first, s.out_base, s.chunk_frame, s.args, parked, stream);
     if (p.chunks == 0) return;
     if (algo_.checks_sizes_first()) {
       // A table can hold while its chunks are garbage (a damaged frame whose checksum was made
-      // right again, or a frame of another program): the chunks' own headers must announce the
-      // sizes the frame expects before a decompressor that trusts them reads the chunk. nvCOMP
-      // reads only the headers here (out_bytes serves as scratch; decompression rewrites it).
-      algo_.announced_sizes(s.comp_ptrs, s.comp_bytes, s.out_bytes, p.chunks, stream);
-      check_chunks(s.chunk_frame, p.chunks, nullptr, s.out_bytes, s.out_buffer_bytes, batch.status, stream);
-      park_refused_chunks(s.chunk_frame, p.chunks, batch.status, s.comp_ptrs, s.comp_bytes, s.out_ptrs, s.dummy_in,
-                          s.dummy_out, stream);
+      // right again, an embedded frame, or a frame of another program): the chunks' own headers
+      // must announce the sizes the frame expects before a decompressor that trusts them reads
+      // the chunk. nvCOMP reads only the headers here (actual_bytes serves as scratch;
+      // decompression rewrites it).
+      algo_.announced_sizes(s.args.in, s.args.in_bytes, s.actual_bytes, p.chunks, stream);
+      check_chunks(s.chunk_frame, p.chunks, nullptr, s.actual_bytes, s.args.out_bytes, batch.status, stream);
+      park_refused_chunks(s.chunk_frame, p.chunks, batch.status, s.args, parked, stream);
     }
-    if (!algo_.decompress(s.comp_ptrs, s.comp_bytes, s.out_buffer_bytes, s.out_bytes, p.chunks, s.nvcomp_temp,
-                          p.nvcomp_temp_bytes, s.out_ptrs, s.statuses, stream)) {
+    if (!algo_.decompress(s.args.in, s.args.in_bytes, s.args.out_bytes, s.actual_bytes, p.chunks, s.nvcomp_temp,
+                          p.nvcomp_temp_bytes, s.args.out, s.statuses, stream)) {
       // Nothing says which frame holds the damage: every frame of the batch is refused, and no
       // chunk is read back.
       std::vector<frame_status> const refused(host.targets.size(), frame_status::corrupt_payload);
@@ -581,8 +606,72 @@ class nvcomp_codec final : public codec {
       ZS_CUDA_TRY(cudaStreamSynchronize(stream));
       return;
     }
-    check_chunks(s.chunk_frame, p.chunks, s.statuses, s.out_bytes, s.out_buffer_bytes, batch.status, stream);
+    // Each chunk's own status and size: a chunk nvCOMP could not decompress, or that came out
+    // at another size than its room, refuses its frame.
+    check_chunks(s.chunk_frame, p.chunks, s.statuses, s.actual_bytes, s.args.out_bytes, batch.status, stream);
     copy_bytes(s.copies, copies.size(), batch.status, stream);
+  }
+
+  // The parking chunk's compressed bytes: made on the GPU on the first call (on `stream`, which
+  // it waits for), kept on the host after. nvCOMP's output does not depend on the device.
+  std::span<const std::byte> parking_chunk_bytes(cudaStream_t stream) const {
+    std::call_once(parking_made_, [&] { parking_bytes_ = compress_parking_chunk(stream); });
+    return parking_bytes_;
+  }
+
+  std::vector<std::byte> compress_parking_chunk(cudaStream_t stream) const {
+    std::size_t const temp_bytes = algo_.compress_temp_bytes(parking_type, 1, parking_raw_bytes);
+    detail::temp_layout sizing;
+    auto take_all = [&](detail::temp_layout& layout) {
+      struct {
+        std::byte* in;
+        const void** in_ptr;
+        std::size_t* in_bytes;
+        std::byte* out;
+        void** out_ptr;
+        std::size_t* out_bytes;
+        nvcompStatus_t* status;
+        void* temp;
+      } b{};
+      b.in = layout.take<std::byte>(parking_raw_bytes);
+      b.in_ptr = layout.take<const void*>(1);
+      b.in_bytes = layout.take<std::size_t>(1);
+      b.out = layout.take<std::byte>(parking_in_bytes_);
+      b.out_ptr = layout.take<void*>(1);
+      b.out_bytes = layout.take<std::size_t>(1);
+      b.status = layout.take<nvcompStatus_t>(1);
+      b.temp = layout.take<std::byte>(temp_bytes);
+      return b;
+    };
+    take_all(sizing);
+    device_buffer memory(sizing.bytes(), stream);
+    detail::temp_layout layout(memory.data(), memory.size());
+    auto const b = take_all(layout);
+
+    std::vector<std::byte> const zeros(parking_raw_bytes);
+    const void* const in_ptr = b.in;
+    std::size_t const in_bytes = parking_raw_bytes;
+    void* const out_ptr = b.out;
+    copy_async(b.in, zeros.data(), zeros.size(), stream);
+    copy_async(b.in_ptr, &in_ptr, sizeof in_ptr, stream);
+    copy_async(b.in_bytes, &in_bytes, sizeof in_bytes, stream);
+    copy_async(b.out_ptr, &out_ptr, sizeof out_ptr, stream);
+    algo_.compress(parking_type, b.in_ptr, b.in_bytes, 1, b.temp, temp_bytes, b.out_ptr, b.out_bytes, b.status, stream);
+    std::size_t out_bytes = 0;
+    nvcompStatus_t status = nvcompErrorInternal;
+    copy_async(&out_bytes, b.out_bytes, sizeof out_bytes, stream);
+    copy_async(&status, b.status, sizeof status, stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (status != nvcompSuccess || out_bytes == 0 || out_bytes > parking_in_bytes_) {
+      ZS_FAIL(error_code::internal, "codec '" + name_ + "': nVIDIA nvCOMP did not compress " +
+                                        std::to_string(parking_raw_bytes) + " zero bytes (" +
+                                        std::string(status_name(status)) + ", " + std::to_string(out_bytes) +
+                                        " bytes, at most " + std::to_string(parking_in_bytes_) + " expected)");
+    }
+    std::vector<std::byte> bytes(out_bytes);
+    copy_async(bytes.data(), b.out, out_bytes, stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    return bytes;
   }
 
  private:
@@ -595,6 +684,10 @@ class nvcomp_codec final : public codec {
   std::array<std::size_t, std::size_t{last_value_type_id} + 1> max_chunk_{};
   std::array<std::size_t, std::size_t{last_value_type_id} + 1> input_alignment_{};
   std::size_t output_alignment_ = 1;
+  std::size_t parking_in_bytes_ = 0;    // the most the parking chunk compresses to
+  std::size_t parking_slot_bytes_ = 0;  // a parked chunk's output slot
+  mutable std::once_flag parking_made_;
+  mutable std::vector<std::byte> parking_bytes_;
 };
 
 constexpr std::uint8_t first_id = first_private_codec_id;

@@ -18,17 +18,29 @@
 // for Cascaded and Bitcomp), then packed into the frames (nvcomp_format.hpp gives the body).
 // Decoding checks every frame's chunk table against its payload before nvCOMP reads a chunk,
 // then (all but LZ4, whose decompressor checks its own bounds) the uncompressed size each chunk's
-// header announces against the frame's, so that garbage chunks behind a valid table never reach
-// a decompressor that trusts them; it decompresses every chunk of the batch in one call and
-// checks each chunk's status and size.
+// header announces against the frame's, so that a chunk that does not announce its frame's size
+// never reaches a decompressor that trusts it; it decompresses every chunk of the batch in one call and
+// checks each chunk's status and size. A frame refused before decompression is not handed to
+// nvCOMP: each of its chunks is replaced in the call by a small chunk that nvCOMP itself
+// compressed, decompressed into scratch (nvCOMP's decompressors are documented for their own
+// output only; an empty chunk, or a chunk of zeros, is undefined input to them), so nothing of
+// the refused frame is read by nvCOMP or written into its target (nvcomp_format.hpp). A codec
+// makes that chunk on its first decode of a chunk, on the GPU, and waits for it once.
 // Frames are checksummed and validated by the codec base class as every codec's are.
 //
 // Trust: these codecs are baselines for the benchmarks, not for frames from untrusted peers.
-// Damage by accident is caught by the payload checksum, and a chunk table that does not match
-// the payload is refused before nvCOMP runs; but chunk contents crafted to pass the checksum
-// and the size checks reach nvCOMP's decompressors, and those of Cascaded, Bitcomp, ANS and
-// Zstd do not all validate their input (on an H200, garbage chunks made one of them read out
-// of bounds; tests/apps/nvcomp_codecs_test.cpp holds the cases that must be refused). zshuffle's
+// Damage by accident is caught by the payload checksum before nvCOMP reads the frame, and a
+// chunk table that does not match the payload is refused before nvCOMP runs. Chunk contents
+// that pass the checksum (crafted to, or in embedded frames, which carry none) and the table
+// check reach nvCOMP, and are refused only as far as nvCOMP documents that it checks them:
+//   - a header that does not announce the chunk's size, where nvCOMP documents its size query
+//     as reporting errors (Cascaded, Bitcomp, ANS): refused before any decompressor runs;
+//   - anything else, where the decompressor documents that it reports corrupt input in its
+//     status: LZ4 and ANS, on the CUDA backend, which these codecs choose for them (the default
+//     may take the hardware engine, undefined on corrupt input).
+// Zstd's size query and decompressor, and the decompressors of Cascaded and Bitcomp past a
+// well-formed header, are documented as undefined on corrupt input: there only the checksum
+// stands. tests/apps/nvcomp_codecs_test.cpp holds the cases that must be refused. zshuffle's
 // own codecs validate every field before they read.
 //
 // nvCOMP has no CPU implementation of most of these: the CPU reference hooks (encode_host,

@@ -12,8 +12,8 @@
 // every chunk inside it and nothing else. Chunks start 16-byte aligned (frames do) because
 // nvCOMP's decompressors require their inputs aligned (ANS to 16 bytes).
 //
-// The header and the walk over the chunk table are ZS_HD: the GPU kernel that plans the
-// decompression and the CPU tests check tables with the same code.
+// The header, the walk over the chunk table and the planning of each chunk's nvCOMP arguments
+// are ZS_HD: the GPU kernel that plans the decompression and the CPU tests run the same code.
 #pragma once
 
 #include <cstddef>
@@ -79,6 +79,79 @@ ZS_HD bool walk_chunks(const std::byte* body, std::uint64_t body_bytes, std::uin
 /// walk_chunks with nothing to do per chunk: whether the table describes the body exactly.
 ZS_HD inline bool valid_chunk_table(const std::byte* body, std::uint64_t body_bytes, std::uint64_t raw_bytes) noexcept {
   return walk_chunks(body, body_bytes, raw_bytes, [](std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t) {});
+}
+
+// --- decompression: what nvCOMP is given for each chunk ---------------------------------------
+//
+// nvCOMP's batched decompressors take, per chunk, a compressed address and size and an output
+// address and room, and are documented only for chunks their own compressors wrote, each into
+// room of its own: a chunk of zero bytes, or of bytes it did not write, is undefined input
+// (most decompressors read such a chunk's header without regard to its size). So a frame that
+// fails any check before decompression is not handed over as it is: each of its chunks is
+// parked, pointed at a chunk nvCOMP itself compressed (the parking chunk) with an output slot of
+// its own in scratch, so that the call stays one call over the whole batch, every entry of it
+// is input nvCOMP is documented to take, and nothing is written into the refused frame's target.
+
+/// The nvCOMP arguments of a batch's chunks, one entry per chunk in each array (device arrays on
+/// the GPU, host arrays in tests).
+struct chunk_arguments {
+  const void** in;         // the compressed chunk
+  std::size_t* in_bytes;   // its bytes
+  void** out;              // where it decompresses to
+  std::size_t* out_bytes;  // the room there: exactly the chunk's uncompressed bytes
+};
+
+/// The chunk that the chunks of refused frames decompress instead of theirs: `raw_bytes` bytes
+/// that nvCOMP compressed to the `in_bytes` bytes at `in`. Parked chunk c decompresses into
+/// out + c * out_slot_bytes (out_slot_bytes >= raw_bytes, a multiple of nvCOMP's output
+/// alignment), so no two chunks of a call share output bytes.
+struct parking_chunk {
+  const std::byte* in;
+  std::uint64_t in_bytes;
+  std::uint64_t raw_bytes;
+  std::byte* out;
+  std::uint64_t out_slot_bytes;
+};
+
+/// Points chunk `c` of the batch at the parking chunk and its own output slot.
+ZS_HD inline void park_chunk(const chunk_arguments& args, std::uint64_t c, const parking_chunk& parking) noexcept {
+  args.in[c] = parking.in;
+  args.in_bytes[c] = parking.in_bytes;
+  args.out[c] = parking.out + c * parking.out_slot_bytes;
+  args.out_bytes[c] = parking.raw_bytes;
+}
+
+/// Fills the nvCOMP arguments of the chunks of one frame, batch entries first .. first +
+/// chunk_count(raw_bytes) - 1, and returns whether they are the frame's own. `raw_bytes` is
+/// the frame's uncompressed size as the decoder expects it (its target's, which a frame whose
+/// header was accepted also carries): the entries a frame takes follow from it alone, never
+/// from the count its chunk table states, so a table cannot make this write outside them.
+/// Where `usable` and the table describes the body exactly (walk_chunks: its count and chunk
+/// size those of raw_bytes, every chunk of 1 .. 2^32 - 1 bytes inside the body, no sum
+/// wrapping), chunk k reads its bytes in the body and decompresses into
+/// out_base + k * chunk_bytes with chunk_raw_bytes(raw_bytes, k) of room: the rooms are at most
+/// chunk_bytes each, follow one another and together are exactly [out_base, out_base +
+/// raw_bytes), the frame's target (or its staging). Otherwise every chunk is parked.
+ZS_HD inline bool plan_frame_chunks(const std::byte* body, std::uint64_t body_bytes, std::uint64_t raw_bytes,
+                                    bool usable, std::byte* out_base, std::uint64_t first,
+                                    const chunk_arguments& args, const parking_chunk& parking) noexcept {
+  std::uint64_t const chunks = chunk_count(raw_bytes);
+  // The whole table is checked before any entry points into the body: a table that fails half
+  // way leaves no entry of the frame aimed at its chunks.
+  usable = usable && valid_chunk_table(body, body_bytes, raw_bytes);
+  if (!usable) {
+    for (std::uint64_t k = 0; k < chunks; ++k) park_chunk(args, first + k, parking);
+    return false;
+  }
+  walk_chunks(body, body_bytes, raw_bytes, [&](std::uint64_t k, std::uint64_t offset, std::uint64_t compressed,
+                                               std::uint64_t chunk_raw) {
+    std::uint64_t const c = first + k;
+    args.in[c] = body + offset;
+    args.in_bytes[c] = compressed;
+    args.out[c] = out_base + k * chunk_bytes;
+    args.out_bytes[c] = chunk_raw;
+  });
+  return true;
 }
 
 }  // namespace zs::nvcomp

@@ -81,36 +81,22 @@ __global__ void copy_chunks_kernel(const void* const* staged, const std::size_t*
   }
 }
 
-__global__ void plan_chunks_kernel(device_decode_batch batch, const std::uint64_t* chunk_first, const void** comp_ptrs,
-                                   std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in,
-                                   std::byte* dummy_out) {
+__global__ void plan_chunks_kernel(device_decode_batch batch, const std::uint64_t* chunk_first,
+                                   std::byte* const* out_base, std::uint64_t* chunk_frame, chunk_arguments args,
+                                   parking_chunk parking) {
   for (std::size_t f = blockIdx.x * blockDim.x + threadIdx.x; f < batch.num_frames; f += gridDim.x * blockDim.x) {
+    // The frame's entries follow from its target's size, which the host planned the batch by.
     std::uint64_t const raw = batch.targets[f].raw_bytes();
-    std::uint64_t const chunks = chunk_count(raw);
     std::uint64_t const first = chunk_first[f];
+    for (std::uint64_t k = 0; k < chunk_count(raw); ++k) chunk_frame[first + k] = f;
     const std::byte* frame = batch.frames + batch.frame_offsets[f];
-    bool usable = batch.status[f] == frame_status::ok;
-    if (usable) {
-      // The header was validated: its payload lies inside the frame's room.
-      const std::byte* body = frame + frame_header_bytes;
-      std::uint64_t const body_bytes = load_header(frame).payload_bytes;
-      usable = valid_chunk_table(body, body_bytes, raw);
-      if (usable) {
-        walk_chunks(body, body_bytes, raw, [&](std::uint64_t k, std::uint64_t offset, std::uint64_t bytes, std::uint64_t) {
-          comp_ptrs[first + k] = body + offset;
-          comp_bytes[first + k] = bytes;
-        });
-      } else {
-        batch.status[f] = frame_status::corrupt_payload;
-      }
-    }
-    if (!usable) {
-      for (std::uint64_t k = 0; k < chunks; ++k) {
-        comp_ptrs[first + k] = dummy_in;
-        comp_bytes[first + k] = 0;
-        out_ptrs[first + k] = dummy_out;
-      }
-    }
+    bool const accepted = batch.status[f] == frame_status::ok;
+    // Only an accepted header is read: its validation put the payload inside the frame's room
+    // and its raw size equal to the target's. A refused frame may not even hold a header.
+    std::uint64_t const body_bytes = accepted ? load_header(frame).payload_bytes : 0;
+    bool const own = plan_frame_chunks(frame + frame_header_bytes, body_bytes, raw, accepted, out_base[f], first,
+                                       args, parking);
+    if (accepted && !own) batch.status[f] = frame_status::corrupt_payload;
   }
 }
 
@@ -126,14 +112,9 @@ __global__ void check_chunks_kernel(const std::uint64_t* chunk_frame, std::size_
 }
 
 __global__ void park_refused_chunks_kernel(const std::uint64_t* chunk_frame, std::size_t chunks,
-                                           const frame_status* status, const void** comp_ptrs,
-                                           std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in,
-                                           std::byte* dummy_out) {
+                                           const frame_status* status, chunk_arguments args, parking_chunk parking) {
   for (std::size_t c = blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += gridDim.x * blockDim.x) {
-    if (status[chunk_frame[c]] == frame_status::ok) continue;
-    comp_ptrs[c] = dummy_in;
-    comp_bytes[c] = 0;
-    out_ptrs[c] = dummy_out;
+    if (status[chunk_frame[c]] != frame_status::ok) park_chunk(args, c, parking);
   }
 }
 
@@ -162,12 +143,12 @@ void copy_chunks(const void* const* staged, const std::size_t* compressed_bytes,
   ZS_CUDA_CHECK_LAUNCH();
 }
 
-void plan_chunks(const device_decode_batch& batch, const std::uint64_t* chunk_first, const void** comp_ptrs,
-                 std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in, std::byte* dummy_out,
+void plan_chunks(const device_decode_batch& batch, const std::uint64_t* chunk_first, std::byte* const* out_base,
+                 std::uint64_t* chunk_frame, const chunk_arguments& args, const parking_chunk& parking,
                  cudaStream_t stream) {
   if (batch.num_frames == 0) return;
   plan_chunks_kernel<<<blocks_for(batch.num_frames, threads_per_block), threads_per_block, 0, stream>>>(
-      batch, chunk_first, comp_ptrs, comp_bytes, out_ptrs, dummy_in, dummy_out);
+      batch, chunk_first, out_base, chunk_frame, args, parking);
   ZS_CUDA_CHECK_LAUNCH();
 }
 
@@ -181,11 +162,10 @@ void check_chunks(const std::uint64_t* chunk_frame, std::size_t chunks, const nv
 }
 
 void park_refused_chunks(const std::uint64_t* chunk_frame, std::size_t chunks, const frame_status* status,
-                         const void** comp_ptrs, std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in,
-                         std::byte* dummy_out, cudaStream_t stream) {
+                         const chunk_arguments& args, const parking_chunk& parking, cudaStream_t stream) {
   if (chunks == 0) return;
   park_refused_chunks_kernel<<<blocks_for(chunks, threads_per_block), threads_per_block, 0, stream>>>(
-      chunk_frame, chunks, status, comp_ptrs, comp_bytes, out_ptrs, dummy_in, dummy_out);
+      chunk_frame, chunks, status, args, parking);
   ZS_CUDA_CHECK_LAUNCH();
 }
 

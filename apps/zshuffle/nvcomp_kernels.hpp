@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "nvcomp_format.hpp"
 #include "zs/batch.hpp"
 #include "zs/frame.hpp"
 
@@ -42,31 +43,31 @@ void pack_frames(const device_encode_batch& batch, const std::uint64_t* chunk_fi
 void copy_chunks(const void* const* staged, const std::size_t* compressed_bytes, std::byte* const* chunk_dst,
                  std::size_t chunks, cudaStream_t stream);
 
-/// Before decompression: for each frame of `batch` whose status is ok, checks its chunk table
-/// against its payload (walk_chunks) and gives each chunk its compressed address and size;
-/// a frame whose table fails gets corrupt_payload. Chunks of frames not ok point at `dummy_in`
-/// (zeroed, compressed size 0) and decompress into `dummy_out` (chunk_bytes of scratch), so
-/// nothing is written into their targets. out_ptrs and out_buffer_bytes come filled in by the
-/// host for every chunk (the target's place, or staging).
-void plan_chunks(const device_decode_batch& batch, const std::uint64_t* chunk_first, const void** comp_ptrs,
-                 std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in, std::byte* dummy_out,
+/// Before decompression, for every frame f of `batch`: its chunks' entries chunk_first[f] ..
+/// chunk_first[f] + chunk_count(target raw bytes) - 1 of `args` (plan_frame_chunks), each
+/// chunk's frame (chunk_frame), and for a frame whose status was ok and whose chunk table
+/// does not describe its payload exactly, corrupt_payload. A frame whose status is not ok, or
+/// becomes so here, has its chunks parked (nvcomp_format.hpp), so that nvCOMP never reads its
+/// chunks nor writes its target. out_base[f]: where frame f's raw bytes go (its target, or
+/// staging), the only place its chunks are given to write.
+void plan_chunks(const device_decode_batch& batch, const std::uint64_t* chunk_first, std::byte* const* out_base,
+                 std::uint64_t* chunk_frame, const chunk_arguments& args, const parking_chunk& parking,
                  cudaStream_t stream);
 
-/// After decompression: a frame any of whose chunks nvCOMP did not decompress to exactly its
-/// expected bytes gets corrupt_payload. chunk_frame: each chunk's frame. Before decompression,
-/// with `statuses` null, the same check of the sizes nvCOMP reads from the chunks' own headers
-/// (its GetDecompressSize functions): a chunk that does not announce its expected bytes is not
-/// one nvCOMP wrote for this frame.
+/// A frame any of whose `chunks` did not come out of nvCOMP as expected gets corrupt_payload:
+/// after decompression, a status other than nvcompSuccess or a decompressed size other than
+/// expected_bytes (the room plan_chunks gave it); before decompression, with `statuses` null,
+/// an uncompressed size that the chunk's own header announces (nvCOMP's GetDecompressSize)
+/// other than expected, which says the chunk is not one nvCOMP wrote for this frame.
+/// chunk_frame: each chunk's frame. Frames already refused are left as they are.
 void check_chunks(const std::uint64_t* chunk_frame, std::size_t chunks, const nvcompStatus_t* statuses,
                   const std::size_t* actual_bytes, const std::size_t* expected_bytes, frame_status* status,
                   cudaStream_t stream);
 
-/// Points every chunk of a frame whose status is not ok at `dummy_in` (compressed size 0) and
-/// `dummy_out`, as plan_chunks does for frames refused by their table: run after the checks
-/// that refuse frames before decompression, so that no chunk of a refused frame reaches nVIDIA
-/// nvCOMP's decompressors, several of which validate their input only in part.
+/// Parks every chunk of a frame whose status is not ok, as plan_chunks does for the frames it
+/// refuses: run after the checks that refuse frames before decompression (check_chunks with
+/// no statuses), so that no chunk of a refused frame reaches nVIDIA nvCOMP's decompressors.
 void park_refused_chunks(const std::uint64_t* chunk_frame, std::size_t chunks, const frame_status* status,
-                         const void** comp_ptrs, std::size_t* comp_bytes, void** out_ptrs, const std::byte* dummy_in,
-                         std::byte* dummy_out, cudaStream_t stream);
+                         const chunk_arguments& args, const parking_chunk& parking, cudaStream_t stream);
 
 }  // namespace zs::nvcomp

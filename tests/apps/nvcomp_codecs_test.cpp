@@ -139,6 +139,82 @@ TEST(NvcompChunkTable, RefusesEveryTableThatDoesNotDescribeTheBody) {
   EXPECT_FALSE(nv::valid_chunk_table(huge.data(), huge.size(), huge_raw));
 }
 
+// The nvCOMP arguments of `chunks` chunks in host arrays, and a parking chunk whose addresses
+// are nowhere near any body or output of the tests (they are only compared).
+struct host_chunk_arguments {
+  explicit host_chunk_arguments(std::size_t chunks)
+      : in(chunks, nullptr), in_bytes(chunks, 0), out(chunks, nullptr), out_bytes(chunks, 0) {}
+  nv::chunk_arguments view() { return {in.data(), in_bytes.data(), out.data(), out_bytes.data()}; }
+  std::vector<const void*> in;
+  std::vector<std::size_t> in_bytes;
+  std::vector<void*> out;
+  std::vector<std::size_t> out_bytes;
+};
+
+std::vector<std::byte> parking_storage(4096);
+nv::parking_chunk const parking{parking_storage.data(), 24, 64, parking_storage.data() + 1024, 64};
+
+// Whether entry c of `args` is the parking chunk with its own output slot.
+bool parked(host_chunk_arguments& args, std::size_t c) {
+  return args.in[c] == parking.in && args.in_bytes[c] == parking.in_bytes &&
+         args.out[c] == parking.out + c * parking.out_slot_bytes && args.out_bytes[c] == parking.raw_bytes;
+}
+
+TEST(NvcompChunkPlan, AimsAGoodTablesChunksAtTheBodyAndTileTheFramesOutputExactly) {
+  std::uint64_t const raw = 2 * nv::chunk_bytes + 100;
+  auto const body = body_of(raw, {1000, 17, 40});
+  std::vector<std::byte> target(raw);
+  host_chunk_arguments args(5);
+  ASSERT_TRUE(nv::plan_frame_chunks(body.data(), body.size(), raw, true, target.data(), 2, args.view(), parking));
+  std::uint64_t const first = nv::chunks_begin(3);
+  std::vector<std::uint64_t> const offsets{first, first + 1008, first + 1008 + 32}, sizes{1000, 17, 40};
+  std::uint64_t covered = 0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(args.in[2 + k], body.data() + offsets[k]) << "chunk " << k;
+    EXPECT_EQ(args.in_bytes[2 + k], sizes[k]) << "chunk " << k;
+    // The chunk's room begins where the previous one's ends and holds at most a chunk.
+    EXPECT_EQ(args.out[2 + k], target.data() + covered) << "chunk " << k;
+    EXPECT_LE(args.out_bytes[2 + k], nv::chunk_bytes) << "chunk " << k;
+    covered += args.out_bytes[2 + k];
+  }
+  EXPECT_EQ(covered, raw) << "the rooms are the frame's output, exactly";
+  for (std::size_t const c : {0, 1}) EXPECT_EQ(args.in[c], nullptr) << "entry " << c << " is another frame's";
+}
+
+TEST(NvcompChunkPlan, ParksEveryChunkOfARefusedFrameAndNoOtherEntry) {
+  std::uint64_t const raw = nv::chunk_bytes + 1;
+  auto const good = body_of(raw, {300, 1});
+  std::vector<std::byte> target(raw);
+  std::vector<std::pair<std::string, std::vector<std::byte>>> bad;
+  auto with = [&](const std::string& what, std::size_t at, std::uint64_t value, int bytes) {
+    auto b = good;
+    zs::detail::store_le(b.data() + at, value, bytes);
+    bad.emplace_back(what, b);
+  };
+  with("a chunk count for other raw bytes", 0, 7, 8);
+  with("a chunk count whose table needs more than 2^64 bytes", 0, UINT64_MAX, 8);
+  with("another chunk size", 8, 4096, 8);
+  with("a chunk of no bytes", 16, 0, 4);
+  with("a chunk past the end", 16, 0xffffffffU, 4);
+  with("the last chunk past the end", 16, 300 + 16, 4);
+  with("bytes after the last chunk", 16, 300 - 16, 4);
+  for (auto const& [what, body] : bad) {
+    host_chunk_arguments args(4);
+    EXPECT_FALSE(nv::plan_frame_chunks(body.data(), body.size(), raw, true, target.data(), 1, args.view(), parking))
+        << what;
+    EXPECT_TRUE(parked(args, 1) && parked(args, 2)) << what << ": a chunk of the frame aimed elsewhere";
+    EXPECT_TRUE(args.in[0] == nullptr && args.in[3] == nullptr) << what << ": another frame's entry written";
+  }
+  // A frame refused before (its header or checksum): parked without a byte of it read.
+  host_chunk_arguments args(2);
+  EXPECT_FALSE(nv::plan_frame_chunks(nullptr, 0, raw, false, target.data(), 0, args.view(), parking));
+  EXPECT_TRUE(parked(args, 0) && parked(args, 1));
+  // An empty frame has no entries: a table of no chunks is planned (and checked) all the same.
+  auto const empty = body_of(0, {});
+  EXPECT_TRUE(nv::plan_frame_chunks(empty.data(), empty.size(), 0, true, nullptr, 0, args.view(), parking));
+  EXPECT_FALSE(nv::plan_frame_chunks(good.data(), good.size(), 0, true, nullptr, 0, args.view(), parking));
+}
+
 // --- on the GPU -----------------------------------------------------------------------------
 
 // Bytes of `count` values of `type` for an input shape: a stand-in for any type's values.
@@ -240,49 +316,138 @@ TEST(NvcompCodecsGpu, RoundTripAdversarialInputsAtEveryAlignment) {
   }
 }
 
+// Decoding frames that were damaged, for each codec: a batch of two frames of the same values
+// (3 chunks each, the last one short), of which the first is damaged and the second intact.
+// The first must be refused with the status expected and the second must decode whole beside it.
+class damaged_frames {
+ public:
+  damaged_frames(const zs::codec& c, zs::cuda_stream& stream)
+      : codec_(c), stream_(stream), input_(shaped(value_type::uint32, 2 * nv::chunk_bytes / 4 + 3, "small", 3)),
+        count_(input_.size() / 4), in_(input_.size(), stream), out_(2 * input_.size(), stream) {
+    zs::copy_async(in_.data(), input_.data(), input_.size(), stream);
+    sources_ = {{value_type::uint32, count_, in_.data()}, {value_type::uint32, count_, in_.data()}};
+    targets_ = {{value_type::uint32, count_, out_.as<std::byte>()},
+                {value_type::uint32, count_, out_.as<std::byte>() + input_.size()}};
+    offsets_ = zs::layout_frames(c, sources_);
+    frames_ = zs::device_buffer(offsets_.back(), stream);
+    zs::device_buffer sizes(16, stream);
+    zs::device_buffer encode_temp(c.encode_temp_bytes(sources_), stream);
+    c.encode_async({sources_, frames_.as<std::byte>(), offsets_, sizes.as<std::uint64_t>()}, encode_temp.data(),
+                   encode_temp.size(), stream);
+    good_.resize(offsets_.back());
+    zs::copy_async(good_.data(), frames_.data(), good_.size(), stream);
+    stream.synchronize();
+  }
+
+  /// The first frame's payload bytes, as encoded.
+  std::uint64_t payload_bytes() const { return zs::load_header(good_.data()).payload_bytes; }
+
+  /// Applies `damage` to the first frame's body (payload_bytes() bytes), makes its payload
+  /// checksum right again where `fix_checksum`, decodes both frames and checks the first
+  /// refused with `expected`, its target untouched where `untouched`, and the second decoded;
+  /// where `whole_batch_may_fail`, the second may instead be refused with the first (nvCOMP
+  /// may refuse a batch as a whole when its decompressor meets the damage).
+  template <typename Damage>
+  void expect(const std::string& what, Damage damage, bool fix_checksum, zs::frame_status expected,
+              bool untouched, bool whole_batch_may_fail = false) {
+    SCOPED_TRACE(std::string(codec_.name()) + ": " + what);
+    std::vector<std::byte> bad = good_;
+    std::byte* body = bad.data() + offsets_[0] + zs::frame_header_bytes;
+    damage(body);
+    if (fix_checksum) {
+      zs::frame_header fixed = zs::load_header(bad.data() + offsets_[0]);
+      fixed.payload_checksum = zs::hash::checksum(body, fixed.payload_bytes);
+      zs::store_header(fixed, bad.data() + offsets_[0]);
+    }
+    zs::copy_async(frames_.data(), bad.data(), bad.size(), stream_);
+    // A pattern in the first target: a refused frame's chunks must not be written there.
+    std::vector<std::byte> const pattern(input_.size(), std::byte{0x5c});
+    zs::copy_async(out_.data(), pattern.data(), pattern.size(), stream_);
+    zs::device_buffer status(2 * sizeof(zs::frame_status), stream_);
+    zs::device_buffer decode_temp(codec_.decode_temp_bytes(targets_), stream_);
+    codec_.decode_async({frames_.as<std::byte>(), offsets_, targets_, status.as<zs::frame_status>()},
+                        decode_temp.data(), decode_temp.size(), stream_);
+    std::vector<zs::frame_status> got(2);
+    zs::copy_async(got.data(), status.data(), status.size(), stream_);
+    std::vector<std::byte> back(out_.size());
+    zs::copy_async(back.data(), out_.data(), back.size(), stream_);
+    stream_.synchronize();
+    EXPECT_EQ(got[0], expected) << zs::to_string(got[0]);
+    if (untouched) {
+      EXPECT_EQ(0, std::memcmp(back.data(), pattern.data(), pattern.size()))
+          << "the refused frame's target was written";
+    }
+    if (whole_batch_may_fail && got[1] == zs::frame_status::corrupt_payload) return;
+    EXPECT_EQ(got[1], zs::frame_status::ok) << "the intact frame: " << zs::to_string(got[1]);
+    EXPECT_EQ(0, std::memcmp(back.data() + input_.size(), input_.data(), input_.size())) << "the intact frame's values";
+  }
+
+ private:
+  const zs::codec& codec_;
+  zs::cuda_stream& stream_;
+  std::vector<std::byte> input_;
+  std::uint64_t count_;
+  zs::device_buffer in_, out_, frames_;
+  std::vector<zs::encode_source> sources_;
+  std::vector<zs::decode_target> targets_;
+  std::vector<std::uint64_t> offsets_;
+  std::vector<std::byte> good_;
+};
+
+// The chunk sizes of the table at `body`, entry k changed by `delta`.
+auto resize_chunk(std::size_t k, std::int64_t delta) {
+  return [=](std::byte* body) {
+    std::byte* entry = body + nv::body_prefix_bytes + 4 * k;
+    auto const size = static_cast<std::int64_t>(zs::detail::load_le(entry, 4));
+    zs::detail::store_le(entry, static_cast<std::uint64_t>(size + delta), 4);
+  };
+}
+
 TEST(NvcompCodecsGpu, ACorruptChunkTableThatPassesTheChecksumIsRefused) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;
-  auto const input = shaped(value_type::uint32, 2 * nv::chunk_bytes / 4 + 3, "small", 3);
-  std::uint64_t const count = input.size() / 4;
-  zs::device_buffer in(input.size(), stream), out(input.size(), stream);
-  zs::copy_async(in.data(), input.data(), input.size(), stream);
   for (const zs::codec* c : nv::nvcomp_codecs()) {
-    SCOPED_TRACE(std::string(c->name()));
-    std::vector<zs::encode_source> const sources{{value_type::uint32, count, in.data()}};
-    std::vector<zs::decode_target> const targets{{value_type::uint32, count, out.data()}};
-    auto const offsets = zs::layout_frames(*c, sources);
-    zs::device_buffer frame(offsets.back(), stream), size(8, stream), status(4, stream);
-    zs::device_buffer encode_temp(c->encode_temp_bytes(sources), stream);
-    c->encode_async({sources, frame.as<std::byte>(), offsets, size.as<std::uint64_t>()}, encode_temp.data(),
-                    encode_temp.size(), stream);
-    std::vector<std::byte> good(offsets.back());
-    zs::copy_async(good.data(), frame.data(), good.size(), stream);
-    stream.synchronize();
-
-    // Each corruption, with the checksums made right again so that only the table is wrong.
-    auto refused = [&](const std::string& what, auto corrupt) {
-      std::vector<std::byte> bad = good;
-      std::byte* body = bad.data() + zs::frame_header_bytes;
-      corrupt(body);
-      zs::frame_header fixed = zs::load_header(bad.data());
-      fixed.payload_checksum = zs::hash::checksum(body, fixed.payload_bytes);
-      zs::store_header(fixed, bad.data());
-      zs::copy_async(frame.data(), bad.data(), bad.size(), stream);
-      zs::device_buffer decode_temp(c->decode_temp_bytes(targets), stream);
-      c->decode_async({frame.as<std::byte>(), offsets, targets, status.as<zs::frame_status>()}, decode_temp.data(),
-                      decode_temp.size(), stream);
-      zs::frame_status got = zs::frame_status::ok;
-      zs::copy_async(&got, status.data(), sizeof got, stream);
-      stream.synchronize();
-      EXPECT_EQ(got, zs::frame_status::corrupt_payload) << what << ": " << zs::to_string(got);
+    damaged_frames frames(*c, stream);
+    // Each is refused before nvCOMP reads a chunk of the frame, and nothing of it is written.
+    auto refused = [&](const std::string& what, auto damage) {
+      frames.expect(what, damage, true, zs::frame_status::corrupt_payload, true);
     };
     refused("chunk count", [](std::byte* body) { zs::detail::store_le(body, 7, 8); });
+    refused("a chunk count whose table needs more than 2^64 bytes",
+            [](std::byte* body) { zs::detail::store_le(body, UINT64_MAX, 8); });
     refused("chunk size", [](std::byte* body) { zs::detail::store_le(body + 8, 4096, 8); });
+    refused("chunk size 0", [](std::byte* body) { zs::detail::store_le(body + 8, 0, 8); });
     refused("a chunk past the end", [](std::byte* body) { zs::detail::store_le(body + 16, 0x7fffffffU, 4); });
+    refused("a chunk of 2^32 - 1 bytes", [](std::byte* body) { zs::detail::store_le(body + 16, 0xffffffffU, 4); });
     refused("an empty chunk", [](std::byte* body) { zs::detail::store_le(body + 20, 0, 4); });
-    // Garbage in the chunks behind a valid table is not tested: nvCOMP's decompressors are not
-    // held to untrusted input (nvcomp_codecs.hpp, "Trust").
+    refused("the last chunk past the end", resize_chunk(0, 16));
+    refused("bytes after the last chunk", resize_chunk(0, -16));
+  }
+}
+
+TEST(NvcompCodecsGpu, GarbageChunksAreRefusedByTheChecksumOrByNvcompWhereItValidates) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  for (const zs::codec* c : nv::nvcomp_codecs()) {
+    damaged_frames frames(*c, stream);
+    std::uint64_t const payload = frames.payload_bytes();
+    auto garbage = [payload](std::byte* body) {
+      for (std::uint64_t i = nv::chunks_begin(3); i < payload; ++i) body[i] = std::byte{0xa5};
+    };
+    auto one_byte = [payload](std::byte* body) { body[(nv::chunks_begin(3) + payload) / 2] ^= std::byte{0x10}; };
+    // Damage by accident: the checksum catches it before nvCOMP reads a chunk, for every codec.
+    frames.expect("the chunks' bytes", garbage, false, zs::frame_status::bad_payload_checksum, true);
+    frames.expect("one byte in a chunk", one_byte, false, zs::frame_status::bad_payload_checksum, true);
+    // Garbage behind a valid table with a checksum made to match: refused by nvCOMP where it
+    // documents that it checks, the sizes chunks announce (Cascaded, Bitcomp, ANS: before any
+    // decompressor reads the frame) or the chunks themselves (LZ4). Zstd documents neither:
+    // there only the checksum stands (nvcomp_codecs.hpp, "Trust").
+    if (c->name() == "nvcomp:lz4") {
+      frames.expect("the chunks' bytes, checksum matching", garbage, true, zs::frame_status::corrupt_payload, false,
+                    true);
+    } else if (c->name() != "nvcomp:zstd") {
+      frames.expect("the chunks' bytes, checksum matching", garbage, true, zs::frame_status::corrupt_payload, true);
+    }
   }
 }
 
