@@ -7,6 +7,7 @@
 
 #include "common/launch.hpp"
 #include "common/work_map.hpp"
+#include "fsst/fsst_dict_format.hpp"
 #include "fsst/fsst_dict_kernels.hpp"
 #include "fsst/fsst_format.hpp"
 #include "zs/error.hpp"
@@ -16,8 +17,9 @@
 namespace zs::kernels::fsst_dict {
 namespace {
 
-// The fsst_dict body's first bytes: Lc, Cd, Ld, zero (docs/FORMAT.md).
-constexpr std::uint64_t dict_header_bytes = 32;
+// The fsst_dict body's format (fsst_dict_format.hpp); this namespace's own name is the kernels'.
+namespace format = ::zs::fsst_dict;
+using format::dict_header_bytes;
 
 using hash::mix64;
 
@@ -141,6 +143,119 @@ __global__ void assemble_kernel(device_encode_batch batch, std::uint64_t body_of
   }
 }
 
+// ---- decoding ----
+
+using format::dictionary_section;
+
+__global__ void check_frames_kernel(device_decode_batch batch, decode_scratch s) {
+  for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
+    dictionary_section section{};
+    if (batch.status[f] == frame_status::ok && !format::read_body(batch.frames + batch.frame_offsets[f], section)) {
+      batch.status[f] = frame_status::corrupt_payload;
+    }
+    s.sections[f] = section;
+  }
+}
+
+// Per frame: the header of its dictionary's fsst frame, and the copies of its table and section
+// (none for a frame not decoded, which has no dictionary frame).
+__global__ void dictionary_frames_kernel(device_decode_batch batch, decode_scratch s) {
+  for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
+    dictionary_section const section = s.sections[f];
+    std::byte* dict_frame = s.dict_frames + s.dict_frame_at[f];
+    const std::byte* frame = batch.frames + batch.frame_offsets[f];
+    if (section.ok != 0) format::store_dictionary_frame_header(dict_frame, section);
+    std::uint64_t const table_at = frame_header_bytes + params_prefix_bytes;
+    s.copy_src[2 * f] = frame + table_at;
+    s.copy_dst[2 * f] = dict_frame + table_at;
+    s.copy_size[2 * f] = section.ok != 0 ? fsst::table_bytes : 0;
+    s.copy_src[2 * f + 1] = frame + section.section_at;
+    s.copy_dst[2 * f + 1] = dict_frame + frame_header_bytes + format::body_at;
+    s.copy_size[2 * f + 1] = section.ok != 0 ? section.section_bytes : 0;
+  }
+}
+
+// Per frame: the embedded decoders' verdicts, and a frame without rows must have no characters
+// (its rows' lengths add up to 0).
+__global__ void decoded_parts_kernel(device_decode_batch batch, decode_scratch s) {
+  for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
+    if (batch.status[f] != frame_status::ok) continue;
+    decode_target const& t = batch.targets[f];
+    if (s.sections[f].ok == 0 || s.dict_status[f] != frame_status::ok || s.codes_status[f] != frame_status::ok ||
+        (t.count == 0 && t.chars_bytes != 0)) {
+      batch.status[f] = frame_status::corrupt_payload;
+    }
+  }
+}
+
+// Per row: its code checked against its frame's dictionary, and its length (its entry's); the
+// last slot 0, for the scan.
+__global__ void row_lengths_kernel(device_decode_batch batch, decode_scratch s) {
+  for (std::uint64_t j = first_item(); j <= s.num_rows; j += item_stride()) {
+    if (j == s.num_rows) {
+      s.lengths[j] = 0;
+      continue;
+    }
+    std::size_t const f = frame_of_chunk(s.string_begin, batch.num_frames, j);
+    std::uint64_t length = 0;
+    if (batch.status[f] == frame_status::ok) {
+      std::uint64_t const code = s.codes[j];
+      if (code < s.sections[f].entries) {
+        const std::int64_t* entries = s.entry_offsets + s.entry_offsets_at[f];
+        length = static_cast<std::uint64_t>(entries[code + 1] - entries[code]);
+      } else {
+        batch.status[f] = frame_status::corrupt_payload;
+      }
+    }
+    s.lengths[j] = length;
+  }
+}
+
+// Per row: its offset, with the check that the running sum of its frame's lengths never wraps
+// and ends at the frame's characters; then, one thread per frame, the closing offset. Only
+// differences of the scan count, so earlier frames' lengths (wrapped or not) change nothing.
+__global__ void row_offsets_kernel(device_decode_batch batch, decode_scratch s) {
+  for (std::uint64_t j = first_item(); j < s.num_rows + batch.num_frames; j += item_stride()) {
+    if (j >= s.num_rows) {
+      std::size_t const f = j - s.num_rows;
+      if (batch.status[f] != frame_status::ok) continue;
+      decode_target const& t = batch.targets[f];
+      t.offsets[t.count] = static_cast<std::int64_t>(t.chars_begin + t.chars_bytes);
+      continue;
+    }
+    std::size_t const f = frame_of_chunk(s.string_begin, batch.num_frames, j);
+    if (batch.status[f] != frame_status::ok) continue;
+    decode_target const& t = batch.targets[f];
+    std::uint64_t const first = s.string_begin[f];
+    std::uint64_t const base = s.prefix[first];
+    std::uint64_t const before = s.prefix[j] - base, after = s.prefix[j + 1] - base;
+    bool const last = j + 1 == s.string_begin[f + 1];
+    if (after < before || (last && after != t.chars_bytes)) {
+      batch.status[f] = frame_status::corrupt_payload;
+      continue;
+    }
+    t.offsets[j - first] = static_cast<std::int64_t>(t.chars_begin + before);
+  }
+}
+
+// Per unit (an aligned window of a target, fsst_dict_format.hpp): its characters, for frames
+// still ok after every check.
+__global__ void gather_kernel(device_decode_batch batch, decode_scratch s) {
+  for (std::uint64_t u = first_item(); u < s.num_units; u += item_stride()) {
+    std::size_t const f = frame_of_chunk(s.unit_begin, batch.num_frames, u);
+    if (batch.status[f] != frame_status::ok) continue;
+    decode_target const& t = batch.targets[f];
+    std::uint64_t const first = s.string_begin[f];
+    format::gather_rows const rows{s.prefix + first,
+                                      s.codes + first,
+                                      s.entry_offsets + s.entry_offsets_at[f],
+                                      s.entry_chars + s.entry_chars_at[f],
+                                      t.count,
+                                      t.chars_bytes};
+    format::gather_unit(static_cast<std::uint8_t*>(t.values) + t.chars_begin, rows, u - s.unit_begin[f]);
+  }
+}
+
 template <class Kernel, class... Args>
 void launch_items(Kernel kernel, std::uint64_t items, cudaStream_t stream, Args... args) {
   if (items == 0) return;
@@ -202,6 +317,42 @@ void assemble_frames(const device_encode_batch& batch, std::uint64_t body_offset
   std::size_t bytes = cub_bytes;
   ZS_CUDA_TRY(cub::DeviceMemcpy::Batched(cub_temp, bytes, s.copy_src, s.copy_dst, s.copy_size,
                                          static_cast<std::int64_t>(batch.num_frames), stream));
+}
+
+std::size_t decode_cub_temp_bytes(std::uint64_t num_rows, std::size_t num_frames) {
+  std::size_t scan = 0, copies = 0;
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const std::uint64_t*>(nullptr),
+                                            static_cast<std::uint64_t*>(nullptr),
+                                            static_cast<std::int64_t>(num_rows + 1)));
+  ZS_CUDA_TRY(cub::DeviceMemcpy::Batched(nullptr, copies, static_cast<const void**>(nullptr),
+                                         static_cast<void**>(nullptr), static_cast<std::uint64_t*>(nullptr),
+                                         std::max<std::int64_t>(2 * static_cast<std::int64_t>(num_frames), 1)));
+  return std::max({scan, copies, std::size_t{1}});
+}
+
+void check_frames(const device_decode_batch& batch, const decode_scratch& s, cudaStream_t stream) {
+  launch_items(check_frames_kernel, batch.num_frames, stream, batch, s);
+}
+
+void build_dictionary_frames(const device_decode_batch& batch, const decode_scratch& s, void* cub_temp,
+                             std::size_t cub_bytes, cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_items(dictionary_frames_kernel, batch.num_frames, stream, batch, s);
+  std::size_t bytes = cub_bytes;
+  ZS_CUDA_TRY(cub::DeviceMemcpy::Batched(cub_temp, bytes, s.copy_src, s.copy_dst, s.copy_size,
+                                         static_cast<std::int64_t>(2 * batch.num_frames), stream));
+}
+
+void decode_rows(const device_decode_batch& batch, const decode_scratch& s, void* cub_temp, std::size_t cub_bytes,
+                 cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_items(decoded_parts_kernel, batch.num_frames, stream, batch, s);
+  launch_items(row_lengths_kernel, s.num_rows + 1, stream, batch, s);
+  std::size_t bytes = cub_bytes;
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, bytes, s.lengths, s.prefix,
+                                            static_cast<std::int64_t>(s.num_rows + 1), stream));
+  launch_items(row_offsets_kernel, s.num_rows + batch.num_frames, stream, batch, s);
+  launch_items(gather_kernel, s.num_units, stream, batch, s);
 }
 
 }  // namespace zs::kernels::fsst_dict

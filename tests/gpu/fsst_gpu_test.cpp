@@ -2,16 +2,20 @@
 // GPU encodes are the CPU's byte for byte (many frames, a 100 MB string), and frames that break
 // the fsst rules get the CPU's statuses without their targets being written. The same for the
 // fsst_dict codec's encoder (distinct values found on the GPU): its frames are the CPU's byte for
-// byte on real columns and on inputs chosen to break it. Round trips of the
+// byte on real columns and on inputs chosen to break it; its decoder's steps, run on the CPU and on
+// the GPU, give the CPU reference's strings and statuses. Round trips of the
 // adversarial inputs, cross decoding, truncation and bit flips are in the codec conformance suite.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "fsst/fsst_dict_format.hpp"
 #include "zs/codec.hpp"
 #include "zs/device.hpp"
 #include "zs/tuning.hpp"
@@ -267,4 +271,384 @@ TEST(FsstDictGpu, AdversarialColumnsEncodeAsOnTheCpu) {
   // More frames than rows: empty frames among the others.
   expect_gpu_as_cpu(zs::column::from_strings(std::vector<std::string>{"a", "b", "a"}), 8, false, stream.get(),
                     fsst_dict());
+}
+
+// --- fsst_dict decoding ----------------------------------------------------------------------
+//
+// The GPU decoder's steps are fsst_dict_format.hpp's functions run by kernels; the first tests
+// run the same functions on the CPU (they need no GPU), in the order the kernels do, and compare
+// with the CPU reference: the index math of the recast dictionaries, the codes' places and the
+// gathered windows is checked on every machine. The GPU tests then compare the kernels with the
+// CPU reference on the same inputs.
+
+namespace {
+
+namespace dict = zs::fsst_dict;
+
+const zs::codec& packer() { return zs::get_codec(zs::codec_id::bitpack_for); }
+
+zs::column strings_column(const std::vector<std::string>& values) { return zs::column::from_strings(values); }
+
+// The columns the decoder is tested on: low cardinality, empty, all empty strings, one value,
+// zero and 0xFF bytes, invalid UTF-8, long strings repeated among short ones.
+std::vector<std::pair<std::string, zs::column>> decode_cases() {
+  std::mt19937_64 rng(23);
+  std::vector<std::pair<std::string, zs::column>> cases;
+  cases.emplace_back("empty column", strings_column({}));
+  cases.emplace_back("all empty strings", strings_column(std::vector<std::string>(5000, "")));
+  cases.emplace_back("one value repeated", strings_column(std::vector<std::string>(7000, "one value, every row")));
+  std::vector<std::string> bytes, invalid, low, long_rows;
+  for (int i = 0; i < 9000; ++i) {
+    std::string v(static_cast<std::size_t>(rng() % 9), '\0');
+    for (auto& ch : v) ch = rng() % 2 == 0 ? '\0' : '\xff';
+    bytes.push_back(v);
+  }
+  cases.emplace_back("0x00 and 0xFF bytes", strings_column(bytes));
+  // Lone continuation bytes, truncated sequences, overlong forms and surrogates.
+  std::vector<std::string> const broken = {"\x80", "\xc3", "\xe2\x82", "\xc0\xaf", "\xed\xa0\x80", "ok\xfe\xff", "\xf8\x88\x80\x80\x80"};
+  for (int i = 0; i < 8000; ++i) invalid.push_back(broken[rng() % broken.size()] + std::to_string(rng() % 40));
+  cases.emplace_back("invalid UTF-8", strings_column(invalid));
+  for (int i = 0; i < 20000; ++i) low.push_back(i % 7 == 0 ? std::string() : "name " + std::to_string(rng() % 150) + " <x@y.org>");
+  cases.emplace_back("low cardinality with empty rows", strings_column(low));
+  std::string one_mb(1u << 20, 'q');
+  for (std::size_t i = 0; i < one_mb.size(); i += 3) one_mb[i] = static_cast<char>(rng());
+  for (int i = 0; i < 24; ++i) long_rows.push_back(i % 3 == 1 ? std::string("short") : one_mb);
+  cases.emplace_back("a 1 MB string repeated", strings_column(long_rows));
+  return cases;
+}
+
+// The frames of `e` with frame f's bytes replaced by `bytes` (each frame at a frame_alignment
+// multiple, its room its bytes rounded up).
+frames_of with_frame(const frames_of& e, std::size_t f, const std::vector<std::byte>& bytes) {
+  frames_of r;
+  r.params = e.params;
+  r.offsets.push_back(0);
+  for (std::size_t k = 0; k + 1 < e.offsets.size(); ++k) {
+    const std::byte* from = k == f ? bytes.data() : e.frames.data() + e.offsets[k];
+    std::uint64_t const size = k == f ? bytes.size() : e.sizes[k];
+    r.frames.resize(r.offsets.back() + zs::align_frame(size), std::byte{0});
+    if (size != 0) std::memcpy(r.frames.data() + r.offsets.back(), from, size);
+    r.offsets.push_back(r.frames.size());
+    r.sizes.push_back(size);
+  }
+  return r;
+}
+
+// Frame f with its codes changed by `change` and packed again, checksums valid: the frame an
+// encoder would write for rows with those codes, whatever they are.
+template <typename Change>
+frames_of with_codes(const frames_of& e, std::size_t f, Change change) {
+  const std::byte* frame = e.frames.data() + e.offsets[f];
+  zs::frame_header h = zs::load_header(frame);
+  const std::byte* body = frame + zs::frame_header_bytes + dict::body_at;
+  std::uint64_t const codes_bytes = zs::detail::load_le(body, 8);
+  std::uint64_t const section_at = zs::align_frame(dict::dict_header_bytes + codes_bytes);
+  std::uint64_t const section_bytes = h.payload_bytes - dict::body_at - section_at;
+  std::vector<std::uint64_t> codes(h.value_count + 1);
+  zs::decode_target const unpacked{zs::value_type::uint64, h.value_count, codes.data()};
+  std::uint64_t const room[2] = {0, codes_bytes};
+  zs::frame_status status = zs::frame_status::not_decoded;
+  packer().decode_host({body + dict::dict_header_bytes, room, std::span(&unpacked, 1), &status, true});
+  EXPECT_EQ(status, zs::frame_status::ok);
+  codes.resize(h.value_count);
+  change(codes);
+  zs::encode_source const source{zs::value_type::uint64, h.value_count, codes.data()};
+  std::uint64_t const most = packer().max_frame_bytes(source);
+  std::vector<std::byte> packed(most);
+  std::uint64_t const packed_room[2] = {0, most};
+  std::uint64_t packed_bytes = 0;
+  packer().encode_host({std::span(&source, 1), packed.data(), packed_room, &packed_bytes, true});
+  std::uint64_t const new_section_at = zs::align_frame(dict::dict_header_bytes + packed_bytes);
+  std::uint64_t const body_bytes = new_section_at + section_bytes;
+  std::vector<std::byte> out(zs::frame_header_bytes + dict::body_at + body_bytes, std::byte{0});
+  std::memcpy(out.data(), frame, zs::frame_header_bytes + dict::body_at);
+  std::byte* new_body = out.data() + zs::frame_header_bytes + dict::body_at;
+  std::memcpy(new_body, body, dict::dict_header_bytes);
+  zs::detail::store_le(new_body, packed_bytes, 8);
+  std::memcpy(new_body + dict::dict_header_bytes, packed.data(), packed_bytes);
+  std::memcpy(new_body + new_section_at, body + section_at, section_bytes);
+  h.payload_bytes = dict::body_at + body_bytes;
+  zs::store_params_prefix(out.data() + zs::frame_header_bytes, zs::fsst::table_bytes, body_bytes);
+  h.payload_checksum = zs::hash::checksum(out.data() + zs::frame_header_bytes, h.payload_bytes);
+  zs::store_header(h, out.data());
+  return with_frame(e, f, out);
+}
+
+// Frame f edited in place by `change(header, payload)`, its checksums made valid again.
+template <typename Change>
+void edit_frame(frames_of& e, std::size_t f, Change change) {
+  std::byte* frame = e.frames.data() + e.offsets[f];
+  zs::frame_header h = zs::load_header(frame);
+  change(h, frame + zs::frame_header_bytes);
+  h.payload_checksum = zs::hash::checksum(frame + zs::frame_header_bytes, h.payload_bytes);
+  zs::store_header(h, frame);
+}
+
+// Frames of a low-cardinality column, each broken in its own way (frames 0 and last intact):
+// what the decoders must refuse, with the CPU reference's statuses.
+struct broken_batch {
+  zs::column column;
+  std::size_t parts;
+  frames_of frames;
+};
+
+broken_batch broken_frames() {
+  std::vector<std::string> values;
+  for (int i = 0; i < 12000; ++i) values.push_back("maintainer " + std::to_string((i * 37) % 211) + " <m@example.org>");
+  broken_batch b{strings_column(values), 12, {}};
+  frames_of e = encode_on_cpu(b.column, b.parts, false, fsst_dict());
+  std::uint64_t const body = dict::body_at;
+  // 1: a code past the dictionary (d, the first value not an entry).
+  e = with_codes(e, 1, [&](std::vector<std::uint64_t>& codes) {
+    std::uint64_t const d = *std::max_element(codes.begin(), codes.end()) + 1;
+    codes[codes.size() / 2] = d;
+  });
+  // 2: the codes frame claims a byte more than Lc.
+  edit_frame(e, 2, [&](zs::frame_header&, std::byte* payload) {
+    std::byte* codes = payload + body + dict::dict_header_bytes;
+    zs::frame_header inner = zs::load_header(codes);
+    inner.payload_bytes += 1;
+    zs::store_header(inner, codes);
+  });
+  // 3: a nonzero word at body offset 24.
+  edit_frame(e, 3, [&](zs::frame_header&, std::byte* payload) { payload[body + 24] = std::byte{1}; });
+  // 4: Lc past the body.
+  edit_frame(e, 4, [&](zs::frame_header& h, std::byte* payload) {
+    zs::detail::store_le(payload + body, h.payload_bytes, 8);
+  });
+  // 5: one entry fewer in the header than in the dictionary section.
+  edit_frame(e, 5, [&](zs::frame_header& h, std::byte*) {
+    zs::detail::store_le(h.params.data() + 8, zs::detail::load_le(h.params.data() + 8, 8) - 1, 8);
+  });
+  // 6: the dictionary's last split offset one past its data.
+  edit_frame(e, 6, [&](zs::frame_header&, std::byte* payload) {
+    std::byte* b = payload + body;
+    std::uint64_t const section_at = zs::align_frame(dict::dict_header_bytes + zs::detail::load_le(b, 8));
+    std::uint64_t const lengths = zs::detail::load_le(b + 16, 8);
+    std::uint64_t const splits = zs::fsst::split_count(zs::detail::load_le(b + 8, 8), zs::fsst::default_split_bytes);
+    std::byte* last = b + section_at + zs::align_frame(lengths) + 8 * splits;
+    zs::detail::store_le(last, zs::detail::load_le(last, 8) + 1, 8);
+  });
+  // 7: the dictionary's characters one more than its entries hold.
+  edit_frame(e, 7, [&](zs::frame_header&, std::byte* payload) {
+    std::byte* b = payload + body;
+    zs::detail::store_le(b + 8, zs::detail::load_le(b + 8, 8) + 1, 8);
+  });
+  // 8: a damaged header (its checksum no longer matches).
+  e.frames[e.offsets[8] + 9] ^= std::byte{0x40};
+  // 9: a payload byte changed behind the checksum.
+  e.frames[e.offsets[9] + zs::frame_header_bytes + body + 40] ^= std::byte{0x01};
+  // 10: truncated: the frame's room ends before its payload does.
+  std::vector<std::byte> cut(e.frames.begin() + static_cast<std::ptrdiff_t>(e.offsets[10]),
+                             e.frames.begin() + static_cast<std::ptrdiff_t>(e.offsets[10] + e.sizes[10] / 2));
+  b.frames = with_frame(e, 10, cut);
+  return b;
+}
+
+// The statuses and column of the CPU reference's decode of `e` (characters start as 0x5A).
+std::pair<std::vector<zs::frame_status>, zs::column> decode_on_cpu(const frames_of& e, const zs::column& c,
+                                                                   std::size_t parts) {
+  zs::column out = zs::test::empty_like(c, zs::memory_kind::host);
+  auto mv = out.mutable_view();
+  if (c.data_bytes() != 0) std::memset(mv.data, 0x5A, c.data_bytes());
+  auto const targets = partition_targets(partition_sources(c.view(), c.view(), parts), mv);
+  std::vector<zs::frame_status> statuses(parts, zs::frame_status::not_decoded);
+  fsst_dict().decode_host({e.frames.data(), e.offsets, targets, statuses.data()});
+  return {std::move(statuses), std::move(out)};
+}
+
+// One frame decoded by the GPU decoder's steps, run on the CPU: the framework's checks,
+// read_body, the dictionary recast as an fsst frame and decoded by the fsst codec, the codes
+// unpacked from their place, every code checked, the rows' offsets, then every gather unit.
+zs::frame_status decode_frame_as_the_gpu(const frames_of& e, std::size_t f, const zs::decode_target& t) {
+  const std::byte* frame = e.frames.data() + e.offsets[f];
+  std::uint64_t const room = e.offsets[f + 1] - e.offsets[f];
+  zs::frame_expectation const expected{fsst_dict().decodes(), zs::value_type::string, t.count, t.chars_bytes,
+                                       fsst_dict().params_bytes(zs::value_type::string)};
+  zs::frame_status const checked = zs::validate_frame_host(frame, room, expected);
+  if (checked != zs::frame_status::ok) return checked;
+  dict::dictionary_section s{};
+  if (!dict::read_body(frame, s)) return zs::frame_status::corrupt_payload;
+  EXPECT_EQ(s.ok, 1U);
+
+  std::vector<std::byte> recast(dict::dictionary_frame_bytes(s.section_bytes), std::byte{0});
+  dict::store_dictionary_frame_header(recast.data(), s);
+  std::uint64_t const table_at = zs::frame_header_bytes + zs::params_prefix_bytes;
+  std::memcpy(recast.data() + table_at, frame + table_at, zs::fsst::table_bytes);
+  std::memcpy(recast.data() + zs::frame_header_bytes + dict::body_at, frame + s.section_at, s.section_bytes);
+  std::vector<std::int64_t> entry_offsets(s.entries + 1);
+  std::vector<std::uint8_t> entry_chars(std::max<std::uint64_t>(s.chars, 1));
+  zs::decode_target const entries{zs::value_type::string, s.entries, entry_chars.data(), entry_offsets.data(), 0, s.chars};
+  std::uint64_t const recast_offsets[2] = {0, recast.size()};
+  zs::frame_status dict_status = zs::frame_status::not_decoded;
+  fsst().decode_host({recast.data(), recast_offsets, std::span(&entries, 1), &dict_status, true});
+
+  std::vector<std::uint64_t> codes(t.count + 1);
+  zs::decode_target const unpacked{zs::value_type::uint64, t.count, codes.data()};
+  std::uint64_t const codes_room[2] = {0, room - dict::codes_frame_at};
+  zs::frame_status codes_status = zs::frame_status::not_decoded;
+  packer().decode_host({frame + dict::codes_frame_at, codes_room, std::span(&unpacked, 1), &codes_status, true});
+  if (dict_status != zs::frame_status::ok || codes_status != zs::frame_status::ok ||
+      (t.count == 0 && t.chars_bytes != 0)) {
+    return zs::frame_status::corrupt_payload;
+  }
+
+  std::vector<std::uint64_t> prefix(t.count + 1, 0);
+  for (std::uint64_t r = 0; r < t.count; ++r) {
+    if (codes[r] >= s.entries) return zs::frame_status::corrupt_payload;
+    auto const length = static_cast<std::uint64_t>(entry_offsets[codes[r] + 1] - entry_offsets[codes[r]]);
+    prefix[r + 1] = prefix[r] + length;
+    if (prefix[r + 1] < prefix[r]) return zs::frame_status::corrupt_payload;
+  }
+  if (prefix[t.count] != t.chars_bytes) return zs::frame_status::corrupt_payload;
+  for (std::uint64_t r = 0; r <= t.count; ++r) t.offsets[r] = static_cast<std::int64_t>(t.chars_begin + prefix[r]);
+  auto* out = static_cast<std::uint8_t*>(t.values) + t.chars_begin;
+  dict::gather_rows const rows{prefix.data(), codes.data(), entry_offsets.data(), entry_chars.data(), t.count, t.chars_bytes};
+  for (std::uint64_t u = 0; u < dict::gather_units(out, t.chars_bytes); ++u) dict::gather_unit(out, rows, u);
+  return zs::frame_status::ok;
+}
+
+// decode_frame_as_the_gpu over every frame, into a column shaped like `c` (characters at 0x5A).
+std::pair<std::vector<zs::frame_status>, zs::column> decode_as_the_gpu_on_cpu(const frames_of& e, const zs::column& c,
+                                                                              std::size_t parts) {
+  zs::column out = zs::test::empty_like(c, zs::memory_kind::host);
+  auto mv = out.mutable_view();
+  if (c.data_bytes() != 0) std::memset(mv.data, 0x5A, c.data_bytes());
+  auto const targets = partition_targets(partition_sources(c.view(), c.view(), parts), mv);
+  std::vector<zs::frame_status> statuses;
+  for (std::size_t f = 0; f < parts; ++f) statuses.push_back(decode_frame_as_the_gpu(e, f, targets[f]));
+  return {std::move(statuses), std::move(out)};
+}
+
+}  // namespace
+
+// The gather's windows on the CPU: every start skew of the target, rows short and long, empty
+// rows between them, whole and partial windows; the bytes and only they are written.
+TEST(FsstDictDecodeSteps, GatherWritesEveryRowAndNothingElse) {
+  std::vector<std::string> entries = {"", "a", "bc", std::string(200, 'L'), "0123456789abcdef", std::string(63, 'x'), "\xff"};
+  std::vector<std::int64_t> entry_offsets = {0};
+  std::string entry_chars;
+  for (auto const& v : entries) {
+    entry_chars += v;
+    entry_offsets.push_back(static_cast<std::int64_t>(entry_chars.size()));
+  }
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::uint64_t const rows = 1 + rng() % 40;
+    std::vector<std::uint64_t> codes(rows), prefix(rows + 1, 0);
+    std::string expected;
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      codes[r] = rng() % entries.size();
+      expected += entries[codes[r]];
+      prefix[r + 1] = expected.size();
+    }
+    std::uint64_t const skew = rng() % 64, chars = expected.size();
+    std::vector<std::uint8_t> buffer(chars + 256, 0xA5);
+    // A target that starts `skew` bytes past a 64-byte boundary.
+    std::uint8_t* base = buffer.data() + (64 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 64) % 64 + 64;
+    std::uint8_t* out = base + skew;
+    dict::gather_rows const g{prefix.data(), codes.data(), entry_offsets.data(),
+                              reinterpret_cast<const std::uint8_t*>(entry_chars.data()), rows, chars};
+    std::uint64_t const units = dict::gather_units(out, chars);
+    EXPECT_EQ(units, chars == 0 ? 0 : (skew + chars + 63) / 64);
+    for (std::uint64_t u = 0; u < units; ++u) dict::gather_unit(out, g, u);
+    ASSERT_EQ(std::string(reinterpret_cast<const char*>(out), chars), expected) << "trial " << trial;
+    for (std::uint8_t* p = buffer.data(); p < out; ++p) ASSERT_EQ(*p, 0xA5) << "before the target";
+    for (std::uint8_t* p = out + chars; p < buffer.data() + buffer.size(); ++p) ASSERT_EQ(*p, 0xA5) << "after it";
+  }
+}
+
+// The decoder's steps on the CPU give the CPU reference's strings on real and adversarial columns,
+// in one frame and in many (empty frames among them).
+TEST(FsstDictDecodeSteps, DecodeRealAndAdversarialColumnsAsTheReference) {
+  auto cases = decode_cases();
+  cases.emplace_back("deb_maintainers.txt", zs::test::data_column("deb_maintainers.txt"));
+  for (auto const& [what, c] : cases) {
+    SCOPED_TRACE(what);
+    for (std::size_t parts : {std::size_t{1}, std::size_t{7}, std::size_t{40}}) {
+      auto const e = encode_on_cpu(c, parts, false, fsst_dict());
+      auto const [statuses, out] = decode_as_the_gpu_on_cpu(e, c, parts);
+      for (auto s : statuses) ASSERT_EQ(s, zs::frame_status::ok);
+      zs::test::expect_same_column(out, c);
+    }
+  }
+}
+
+// Broken frames: the decoder's steps on the CPU refuse each with the reference's status, and
+// decode the intact ones.
+TEST(FsstDictDecodeSteps, RefuseBrokenFramesAsTheReference) {
+  auto const b = broken_frames();
+  auto const [expected, reference] = decode_on_cpu(b.frames, b.column, b.parts);
+  EXPECT_EQ(expected[0], zs::frame_status::ok);
+  for (std::size_t f = 1; f <= 7; ++f) EXPECT_EQ(expected[f], zs::frame_status::corrupt_payload) << "frame " << f;
+  EXPECT_EQ(expected[8], zs::frame_status::bad_header_checksum);
+  EXPECT_EQ(expected[9], zs::frame_status::bad_payload_checksum);
+  EXPECT_EQ(expected[10], zs::frame_status::truncated);
+  EXPECT_EQ(expected[11], zs::frame_status::ok);
+  auto const [statuses, out] = decode_as_the_gpu_on_cpu(b.frames, b.column, b.parts);
+  EXPECT_EQ(statuses, expected);
+  auto const sources = partition_sources(b.column.view(), b.column.view(), b.parts);
+  for (std::size_t f : {std::size_t{0}, b.parts - 1}) {
+    auto const begin = static_cast<std::uint64_t>(sources[f].offsets[0]);
+    EXPECT_EQ(std::memcmp(static_cast<const std::byte*>(out.view().data) + begin,
+                          static_cast<const std::byte*>(b.column.view().data) + begin, sources[f].chars_bytes),
+              0)
+        << "frame " << f;
+  }
+}
+
+// The GPU decoder against the CPU reference: the same strings on real and adversarial columns, in
+// one frame, in several, and in many frames per batch.
+TEST(FsstDictGpu, DecodesRealAndAdversarialColumnsAsTheCpu) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  auto cases = decode_cases();
+  cases.emplace_back("deb_maintainers.txt", zs::test::data_column("deb_maintainers.txt"));
+  cases.emplace_back("deb_paths.txt", zs::test::data_column("deb_paths.txt"));
+  for (auto const& [what, c] : cases) {
+    SCOPED_TRACE(what);
+    for (std::size_t parts : {std::size_t{1}, std::size_t{7}, std::size_t{500}}) {
+      SCOPED_TRACE(parts);
+      auto const e = encode_on_cpu(c, parts, parts == 7, fsst_dict());
+      auto const [expected, reference] = decode_on_cpu(e, c, parts);
+      for (auto s : expected) ASSERT_EQ(s, zs::frame_status::ok);
+      auto const [statuses, out] = decode_on_gpu(e, c, parts, stream.get(), fsst_dict());
+      EXPECT_EQ(statuses, expected);
+      zs::test::expect_same_column(out, reference);
+      zs::test::expect_same_column(out, c);
+    }
+  }
+}
+
+// Frames the GPU encoded decode on the GPU to the original strings (both directions of the
+// cross decoding are in the conformance suite; this one runs many frames per batch).
+TEST(FsstDictGpu, GpuFramesDecodeOnTheGpu) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  auto const c = zs::test::data_column("deb_maintainers.txt");
+  for (std::size_t parts : {std::size_t{3}, std::size_t{333}}) {
+    auto const e = encode_on_gpu(c, parts, false, stream.get(), fsst_dict());
+    auto const [statuses, out] = decode_on_gpu(e, c, parts, stream.get(), fsst_dict());
+    for (auto s : statuses) ASSERT_EQ(s, zs::frame_status::ok);
+    EXPECT_EQ(out.strings(), c.strings());
+  }
+}
+
+// Broken frames on the GPU: the CPU reference's statuses, and the intact frames decoded.
+TEST(FsstDictGpu, RefusesBrokenFramesAsTheCpu) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  auto const b = broken_frames();
+  auto const [expected, reference] = decode_on_cpu(b.frames, b.column, b.parts);
+  auto const [statuses, out] = decode_on_gpu(b.frames, b.column, b.parts, stream.get(), fsst_dict());
+  EXPECT_EQ(statuses, expected);
+  auto const sources = partition_sources(b.column.view(), b.column.view(), b.parts);
+  for (std::size_t f = 0; f < b.parts; ++f) {
+    if (expected[f] != zs::frame_status::ok) continue;
+    auto const begin = static_cast<std::uint64_t>(sources[f].offsets[0]);
+    EXPECT_EQ(std::memcmp(static_cast<const std::byte*>(out.view().data) + begin,
+                          static_cast<const std::byte*>(b.column.view().data) + begin, sources[f].chars_bytes),
+              0)
+        << "frame " << f;
+  }
 }

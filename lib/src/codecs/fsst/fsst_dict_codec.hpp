@@ -10,7 +10,11 @@
 //
 // On the GPU the encoder finds the distinct values and codes on the device and codes the
 // dictionaries and codes with the fsst and bitpack kernels (fsst_dict_codec_gpu.cpp): the CPU
-// reference's bytes. The GPU decoder still runs the CPU reference through host memory.
+// reference's bytes. The GPU decoder decodes on the device, batched over many frames: each
+// dictionary recast as an fsst frame and decoded by the fsst kernels, the codes by the bitpack
+// kernels, then the rows gathered from the dictionaries (kernels/fsst/fsst_dict_kernels.hpp); the
+// CPU reference's statuses and bytes, after one small copy to the host per batch (where each
+// dictionary lies and its sizes, to plan their decoding).
 #pragma once
 
 #include "zs/codec.hpp"
@@ -39,6 +43,7 @@ class fsst_dict_codec final : public codec {
                              cudaStream_t stream) const override;
   void encode_payload_host(const encode_source& source, std::byte* frame, std::uint64_t capacity) const override;
 
+  std::size_t decode_payloads_temp_bytes(std::span<const decode_target> targets) const override;
   void decode_payloads_async(const device_decode_batch& batch, const decode_batch& host, void* temp,
                              std::size_t temp_bytes, detail::upload_image& uploads,
                              cudaStream_t stream) const override;

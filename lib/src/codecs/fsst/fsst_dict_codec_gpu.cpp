@@ -6,19 +6,28 @@
 // the codes straight into place; a last pass moves each dictionary section behind its codes and
 // writes the body's fields. The same bytes as the CPU reference.
 //
-// Decoding still runs the CPU reference on a copy of the batch in host memory (the same checks
-// and bytes on either side).
+// Decoding runs on the device too, over every frame of a batch at once (the steps are in
+// kernels/fsst/fsst_dict_kernels.hpp): the bodies' fields are checked, and one copy of what they
+// say about each dictionary (its place and sizes) comes down so that the host can plan the
+// dictionaries' decoding; each dictionary section is recast as an fsst frame in scratch and
+// decoded (and checked by fsst's rules) by the fsst codec's kernels, the codes by the bitpack
+// codec's kernels in place; then every code is checked against its dictionary, the rows' offsets
+// come from a scan of their lengths, and the characters are gathered into the targets. The same
+// statuses and bytes as the CPU reference.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "codecs/fsst/fsst_codec.hpp"
 #include "codecs/fsst/fsst_dict_codec.hpp"
 #include "codecs/fsst/fsst_strings.hpp"
+#include "fsst/fsst_dict_format.hpp"
 #include "fsst/fsst_dict_kernels.hpp"
 #include "fsst/fsst_format.hpp"
 #include "temp_layout.hpp"
 #include "zs/error.hpp"
 #include "zs/memory.hpp"
+#include "zs/overflow.hpp"
 
 namespace zs::codecs {
 
@@ -187,46 +196,245 @@ void fsst_dict_codec::encode_payloads_async(const device_encode_batch& batch, co
   kd::assemble_frames(batch, fsst_detail::body_offset(), c.a, c.cub_temp, c.cub_bytes, stream);
 }
 
-void fsst_dict_codec::decode_payloads_async(const device_decode_batch& batch, const decode_batch& host, void*,
-                                            std::size_t, detail::upload_image& uploads, cudaStream_t stream) const {
+namespace {
+
+// The decoder's plan of a batch from what the host knows before it reads a frame: per frame its
+// rows and gather units, as prefixes over the batch.
+struct decode_plan {
+  std::vector<std::uint64_t> string_begin;  // F + 1
+  std::vector<std::uint64_t> unit_begin;    // F + 1
+  std::vector<decode_target> codes;         // n uint64 codes per frame (pointers set at run time)
+};
+
+decode_plan plan_decode(std::span<const decode_target> targets) {
+  decode_plan p;
+  p.string_begin.assign(targets.size() + 1, 0);
+  p.unit_begin.assign(targets.size() + 1, 0);
+  for (std::size_t f = 0; f < targets.size(); ++f) {
+    auto const& t = targets[f];
+    p.string_begin[f + 1] = p.string_begin[f] + t.count;
+    auto const* out = static_cast<const std::byte*>(t.values) + t.chars_begin;
+    p.unit_begin[f + 1] = p.unit_begin[f] + fsst_dict::gather_units(out, t.chars_bytes);
+    p.codes.push_back({value_type::uint64, t.count, nullptr});
+  }
+  return p;
+}
+
+// What the dictionaries take, known once the sections are read: the fsst frames they are
+// recast as, their characters, and the fsst decoder's scratch.
+struct dictionary_sizes {
+  std::uint64_t frames_bytes = 0;
+  std::uint64_t chars_bytes = 0;
+  std::vector<decode_target> targets;  // pointers set once the area is placed
+};
+
+struct dictionary_area {
+  std::byte* frames;
+  std::uint8_t* chars;
+  void* fsst_temp;
+  std::size_t fsst_bytes;
+};
+
+dictionary_area carve_dictionaries(detail::temp_layout& layout, const dictionary_sizes& sizes) {
+  dictionary_area a{};
+  a.frames = layout.take<std::byte>(sizes.frames_bytes);
+  a.chars = layout.take<std::uint8_t>(sizes.chars_bytes);
+  a.fsst_bytes = get_codec(codec_id::fsst).decode_temp_bytes(sizes.targets);
+  a.fsst_temp = layout.take<std::byte>(a.fsst_bytes);
+  return a;
+}
+
+// The largest dictionaries an encoder writes for these targets: every row an entry, every
+// character in them, a section of the most bytes such a dictionary takes. The scratch holds
+// them; a crafted frame whose dictionary is larger still decodes, in memory of its own.
+// Saturates at UINT64_MAX: sizes that large are never reserved.
+dictionary_sizes largest_dictionaries(std::span<const decode_target> targets) {
+  dictionary_sizes d;
+  for (auto const& t : targets) {
+    std::uint64_t const section = fsst_strings::max_section_bytes(t.count, t.chars_bytes);
+    std::uint64_t const frame = section == UINT64_MAX || add_overflows(section, frame_header_bytes + fsst_dict::body_at +
+                                                                                    frame_alignment)
+                                    ? UINT64_MAX
+                                    : fsst_dict::dictionary_frame_bytes(section);
+    d.frames_bytes = frame == UINT64_MAX || add_overflows(d.frames_bytes, frame) ? UINT64_MAX : d.frames_bytes + frame;
+    std::uint64_t const chars = add_overflows(t.chars_bytes, frame_alignment) ? UINT64_MAX : align_frame(t.chars_bytes);
+    d.chars_bytes = chars == UINT64_MAX || add_overflows(d.chars_bytes, chars) ? UINT64_MAX : d.chars_bytes + chars;
+    d.targets.push_back({value_type::string, t.count, nullptr, nullptr, 0, t.chars_bytes});
+  }
+  return d;
+}
+
+// Bytes to reserve for the dictionaries in the batch's scratch: the largest an encoder writes,
+// or none when those do not fit in 64 bits (the decoder then allocates what the frames need).
+std::size_t reserved_dictionary_bytes(std::span<const decode_target> targets) {
+  dictionary_sizes const largest = largest_dictionaries(targets);
+  if (largest.frames_bytes == UINT64_MAX || largest.chars_bytes == UINT64_MAX) return 0;
+  detail::temp_layout sizing;
+  carve_dictionaries(sizing, largest);
+  return sizing.bytes();
+}
+
+struct decode_carve {
+  kd::decode_scratch s{};
+  std::uint64_t* string_begin;
+  std::uint64_t* unit_begin;
+  std::uint64_t* dict_frame_at;
+  std::uint64_t* entry_offsets_at;
+  std::uint64_t* entry_chars_at;
+  std::uint64_t* codes;
+  frame_status* codes_status;
+  frame_status* dict_status;
+  std::int64_t* entry_offsets;
+  void* cub_temp;
+  std::size_t cub_bytes;
+  void* codes_temp;
+  std::size_t codes_temp_bytes;
+  void* reserved;  // the dictionaries' area, when they fit
+  std::size_t reserved_bytes;
+};
+
+decode_carve carve_decode(detail::temp_layout& layout, std::span<const decode_target> targets, const decode_plan& p) {
+  std::size_t const frames = targets.size();
+  std::uint64_t const rows = p.string_begin.back();
+  decode_carve c{};
+  // What the host uploads lies together, at the start: each send copies one range.
+  c.string_begin = layout.take<std::uint64_t>(frames + 1);
+  c.unit_begin = layout.take<std::uint64_t>(frames + 1);
+  c.dict_frame_at = layout.take<std::uint64_t>(frames);
+  c.entry_offsets_at = layout.take<std::uint64_t>(frames);
+  c.entry_chars_at = layout.take<std::uint64_t>(frames);
+  auto& s = c.s;
+  s.string_begin = c.string_begin;
+  s.num_rows = rows;
+  s.unit_begin = c.unit_begin;
+  s.num_units = p.unit_begin.back();
+  s.sections = layout.take<fsst_dict::dictionary_section>(frames);
+  s.dict_frame_at = c.dict_frame_at;
+  s.entry_offsets_at = c.entry_offsets_at;
+  s.entry_chars_at = c.entry_chars_at;
+  // A dictionary has at most as many entries as its frame has rows (read_body checks d <= n).
+  c.entry_offsets = layout.take<std::int64_t>(rows + frames);
+  s.entry_offsets = c.entry_offsets;
+  c.dict_status = layout.take<frame_status>(frames);
+  s.dict_status = c.dict_status;
+  s.copy_src = layout.take<const void*>(2 * frames);
+  s.copy_dst = layout.take<void*>(2 * frames);
+  s.copy_size = layout.take<std::uint64_t>(2 * frames);
+  c.codes = layout.take<std::uint64_t>(rows + 1);
+  s.codes = c.codes;
+  c.codes_status = layout.take<frame_status>(frames);
+  s.codes_status = c.codes_status;
+  s.lengths = layout.take<std::uint64_t>(rows + 1);
+  s.prefix = layout.take<std::uint64_t>(rows + 1);
+  c.cub_bytes = kd::decode_cub_temp_bytes(rows, frames);
+  c.cub_temp = layout.take<std::byte>(c.cub_bytes);
+  c.codes_temp_bytes = fsst_strings::integer_codec().decode_temp_bytes(p.codes);
+  c.codes_temp = layout.take<std::byte>(c.codes_temp_bytes);
+  c.reserved_bytes = reserved_dictionary_bytes(targets);
+  c.reserved = layout.take<std::byte>(c.reserved_bytes);
+  return c;
+}
+
+}  // namespace
+
+std::size_t fsst_dict_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
+  detail::temp_layout layout;
+  carve_decode(layout, targets, plan_decode(targets));
+  return layout.bytes();
+}
+
+void fsst_dict_codec::decode_payloads_async(const device_decode_batch& batch, const decode_batch& host, void* temp,
+                                            std::size_t temp_bytes, detail::upload_image& uploads,
+                                            cudaStream_t stream) const {
+  std::size_t const frames = host.targets.size();
+  decode_plan p = plan_decode(host.targets);
+  detail::temp_layout layout(temp, temp_bytes);
+  decode_carve c = carve_decode(layout, host.targets, p);
+  uploads.put<std::uint64_t>(c.string_begin, p.string_begin);
+  uploads.put<std::uint64_t>(c.unit_begin, p.unit_begin);
   uploads.send(stream);
-  std::size_t const n = host.targets.size();
-  std::vector<frame_status> status(n);
-  if (n != 0) copy_async(status.data(), batch.status, n * sizeof(frame_status), stream);
-  std::vector<std::byte> headers(n * frame_header_bytes);
+  if (frames == 0) return;
+
+  // 1. The bodies' fields, before any section is read; what they say comes down to the host,
+  // which plans the dictionaries from it (one copy, as the encoder's of its dictionaries' sizes).
+  kd::check_frames(batch, c.s, stream);
+  std::vector<fsst_dict::dictionary_section> sections(frames);
+  copy_async(sections.data(), c.s.sections, frames * sizeof(sections[0]), stream);
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  for (std::size_t f = 0; f < n; ++f) {
-    if (status[f] != frame_status::ok) continue;
-    copy_async(headers.data() + f * frame_header_bytes, host.frames + host.frame_offsets[f], frame_header_bytes, stream);
+
+  // 2. The codes, unpacked by the bitpack codec from their place at body offset 32 into scratch.
+  // Each codes frame's room ends where the next begins (read_body checked that a frame still ok
+  // holds its codes frame exactly; the codes of the others are ignored). A frame too short to
+  // reach its codes frame gets the last aligned byte it has, and its codes are refused.
+  std::vector<std::uint64_t> codes_offsets(frames + 1);
+  for (std::size_t f = 0; f < frames; ++f) {
+    std::uint64_t const room_end = host.frame_offsets[f + 1] / frame_alignment * frame_alignment;
+    codes_offsets[f] =
+        std::min(host.frame_offsets[f] + fsst_dict::codes_frame_at, std::max(room_end, host.frame_offsets[f]));
+    p.codes[f].values = c.codes + p.string_begin[f];
   }
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  // Frames that passed validation: their payloads lie inside their rooms.
-  std::vector<std::vector<std::byte>> payloads(n);
-  for (std::size_t f = 0; f < n; ++f) {
-    if (status[f] != frame_status::ok) continue;
-    payloads[f].resize(load_header(headers.data() + f * frame_header_bytes).payload_bytes);
-    copy_async(payloads[f].data(), host.frames + host.frame_offsets[f] + frame_header_bytes, payloads[f].size(), stream);
+  codes_offsets[frames] = host.frame_offsets[frames];
+  fsst_strings::integer_codec().decode_async({host.frames, codes_offsets, p.codes, c.codes_status, true}, c.codes_temp,
+                                             c.codes_temp_bytes, stream);
+
+  // 3. The dictionaries: each section that read_body accepted becomes an fsst frame of d strings
+  // and Cd characters, decoded (and checked by fsst's rules) by the fsst codec as embedded frames.
+  // A frame not decoded gets an empty place, which the fsst decoder refuses as truncated.
+  dictionary_sizes sizes;
+  std::vector<std::uint64_t> dict_frame_at(frames + 1, 0), entry_offsets_at(frames, 0), entry_chars_at(frames, 0);
+  std::uint64_t entries = 0;
+  for (std::size_t f = 0; f < frames; ++f) {
+    auto const& section = sections[f];
+    ZS_EXPECTS(section.ok == 0 || section.entries <= host.targets[f].count,
+               "a dictionary of no more entries than its frame's rows (fsst_dict frame " + std::to_string(f) + ")");
+    dict_frame_at[f] = sizes.frames_bytes;
+    entry_offsets_at[f] = entries;
+    entry_chars_at[f] = sizes.chars_bytes;
+    entries += section.entries + 1;
+    if (section.ok != 0) {
+      // The section lies in a payload of the batch, and Cd is at most 8 bytes per section byte:
+      // these sums stay far below 2^64 for any buffer that exists.
+      std::uint64_t const frame = fsst_dict::dictionary_frame_bytes(section.section_bytes);
+      ZS_EXPECTS(!add_overflows(sizes.frames_bytes, frame) && !add_overflows(section.chars, frame_alignment) &&
+                     !add_overflows(sizes.chars_bytes, align_frame(section.chars)),
+                 "dictionaries whose sizes fit in 64 bits");
+      sizes.frames_bytes += frame;
+      sizes.chars_bytes += align_frame(section.chars);
+    }
+    sizes.targets.push_back({value_type::string, section.entries, nullptr, nullptr, 0, section.chars});
   }
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  std::vector<std::vector<std::int64_t>> offsets(n);
-  std::vector<std::vector<std::byte>> chars(n);
-  for (std::size_t f = 0; f < n; ++f) {
-    if (status[f] != frame_status::ok) continue;
-    decode_target const& t = host.targets[f];
-    offsets[f].resize(t.count + 1);
-    chars[f].resize(t.chars_bytes);
-    decode_target local = t;
-    local.values = chars[f].data();
-    local.offsets = offsets[f].data();
-    local.chars_begin = 0;
-    status[f] = decode_payload_host(load_header(headers.data() + f * frame_header_bytes), payloads[f].data(), local);
-    if (status[f] != frame_status::ok) continue;
-    for (auto& o : offsets[f]) o += static_cast<std::int64_t>(t.chars_begin);
-    copy_async(t.offsets, offsets[f].data(), offsets[f].size() * sizeof(std::int64_t), stream);
-    copy_async(static_cast<std::byte*>(t.values) + t.chars_begin, chars[f].data(), chars[f].size(), stream);
+  dict_frame_at[frames] = sizes.frames_bytes;
+
+  // The area: in the reserved scratch when the dictionaries fit there (every frame an encoder
+  // writes), else in memory of its own, freed on the stream after the batch's work.
+  detail::temp_layout sizing;
+  carve_dictionaries(sizing, sizes);
+  device_buffer own;
+  dictionary_area area{};
+  if (sizing.bytes() <= c.reserved_bytes) {
+    detail::temp_layout in(c.reserved, c.reserved_bytes);
+    area = carve_dictionaries(in, sizes);
+  } else {
+    own = device_buffer(sizing.bytes(), stream);
+    detail::temp_layout in(own.data(), own.size());
+    area = carve_dictionaries(in, sizes);
   }
-  if (n != 0) copy_async(batch.status, status.data(), n * sizeof(frame_status), stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  for (std::size_t f = 0; f < frames; ++f) {
+    sizes.targets[f].values = area.chars + entry_chars_at[f];
+    sizes.targets[f].offsets = c.entry_offsets + entry_offsets_at[f];
+  }
+  c.s.dict_frames = area.frames;
+  c.s.entry_chars = area.chars;
+  uploads.put<std::uint64_t>(c.dict_frame_at, std::span<const std::uint64_t>(dict_frame_at.data(), frames));
+  uploads.put<std::uint64_t>(c.entry_offsets_at, entry_offsets_at);
+  uploads.put<std::uint64_t>(c.entry_chars_at, entry_chars_at);
+  uploads.send(stream);
+  kd::build_dictionary_frames(batch, c.s, c.cub_temp, c.cub_bytes, stream);
+  get_codec(codec_id::fsst).decode_async({area.frames, dict_frame_at, sizes.targets, c.dict_status, true},
+                                         area.fsst_temp, area.fsst_bytes, stream);
+
+  // 4. Every code against its dictionary, the rows' offsets, their characters.
+  kd::decode_rows(batch, c.s, c.cub_temp, c.cub_bytes, stream);
 }
 
 }  // namespace zs::codecs
