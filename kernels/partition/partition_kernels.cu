@@ -137,6 +137,7 @@ void hash_key_column(const column_view& key, std::uint32_t seed, bool combine, s
     case value_type::uint64: launch(hash_key_kernel<value_type::uint64>); break;
     case value_type::float32: launch(hash_key_kernel<value_type::float32>); break;
     case value_type::float64: launch(hash_key_kernel<value_type::float64>); break;
+    case value_type::int128: launch(hash_key_kernel<value_type::int128>); break;
     case value_type::string: launch(hash_key_kernel<value_type::string>); break;
     default: ZS_FAIL(error_code::unsupported, "hash_key_column: not a key type");
   }
@@ -167,6 +168,7 @@ void range_partition_ids(const column_view& key, const column_view& splits, std:
     case value_type::uint64: fixed(static_cast<std::uint64_t*>(nullptr)); break;
     case value_type::float32: fixed(static_cast<float*>(nullptr)); break;
     case value_type::float64: fixed(static_cast<double*>(nullptr)); break;
+    case value_type::int128: fixed(static_cast<int128_value*>(nullptr)); break;
     case value_type::string:
       launch_rows(string_range_kernel, key.type, key.count, bytes, stream, static_cast<const char*>(key.data),
                   key.offsets, key.null_mask, key.count, static_cast<const char*>(splits.data), splits.offsets,
@@ -237,6 +239,9 @@ void gather_fixed_width(const void* values, std::size_t width, const std::uint64
   } else if (width == 8) {
     launch_rows(gather_kernel<std::uint64_t>, std::nullopt, count, count * 8, stream,
                 static_cast<const std::uint64_t*>(values), rows, count, static_cast<std::uint64_t*>(out));
+  } else if (width == 16) {
+    launch_rows(gather_kernel<int128_value>, std::nullopt, count, count * 16, stream,
+                static_cast<const int128_value*>(values), rows, count, static_cast<int128_value*>(out));
   } else {
     ZS_FAIL(error_code::internal, "gather_fixed_width: values of " + std::to_string(width) + " bytes");
   }

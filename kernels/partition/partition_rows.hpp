@@ -47,6 +47,8 @@ ZS_HD inline std::uint32_t key_hash(const void* data, const std::int64_t* offset
     return hash_key(static_cast<const float*>(data)[row], seed);
   } else if constexpr (Type == value_type::float64) {
     return hash_key(static_cast<const double*>(data)[row], seed);
+  } else if constexpr (Type == value_type::int128) {
+    return hash_key(static_cast<const int128_value*>(data)[row], seed);
   } else {
     string_ref const s = string_at(static_cast<const char*>(data), offsets, row);
     return murmur3_x86_32(s.bytes, s.size, seed);

@@ -22,7 +22,7 @@ namespace {
 constexpr const char* supported_formats =
     "c, C, s, S, i, I, l, L (integers), f, g (floats), b (bool), u (utf8), U (large_utf8), tdD, tdm (dates), "
     "ts{s,m,u,n}:[zone] (timestamps), tD{s,m,u,n} (durations), tt{s,m,u,n} (times of day), "
-    "d:P,S,32 and d:P,S,64 (decimals)";
+    "d:P,S,32, d:P,S,64 and d:P,S or d:P,S,128 (decimals)";
 
 char unit_letter(time_unit unit) {
   switch (unit) {
@@ -56,8 +56,13 @@ std::string arrow_format(value_type type, const logical_type& logical) {
     case logical_kind::time64: return std::string("tt") + unit_letter(logical.unit);
     case logical_kind::decimal32:
     case logical_kind::decimal64:
-      return "d:" + std::to_string(logical.precision) + "," + std::to_string(logical.scale) +
-             (logical.kind == logical_kind::decimal32 ? ",32" : ",64");
+    case logical_kind::decimal128: {
+      // 128 bits is Arrow's default width, which the format string leaves out.
+      std::string_view const width = logical.kind == logical_kind::decimal32   ? ",32"
+                                     : logical.kind == logical_kind::decimal64 ? ",64"
+                                                                               : "";
+      return "d:" + std::to_string(logical.precision) + "," + std::to_string(logical.scale) + std::string(width);
+    }
   }
   switch (type) {
     case value_type::int8: return "c";
@@ -72,6 +77,7 @@ std::string arrow_format(value_type type, const logical_type& logical) {
     case value_type::float64: return "g";
     case value_type::bool8: return "b";
     case value_type::string: return "U";
+    case value_type::int128: break;  // Arrow has no 128-bit integer: only decimal128 over it
   }
   ZS_FAIL(error_code::internal, "no Arrow format for value type " + std::to_string(static_cast<int>(type)));
 }
@@ -167,6 +173,12 @@ std::uint64_t checked_row_count(const table& t) {
     }
     if (t.columns[i].size() > static_cast<std::uint64_t>(INT64_MAX)) {
       fail_argument("cannot export to Arrow: " + column_label(name, i) + " has more than 2^63 - 1 rows");
+    }
+    if (t.columns[i].type() == value_type::int128 && t.columns[i].logical().is_none()) {
+      ZS_FAIL(error_code::unsupported, "cannot export to Arrow: " + column_label(name, i) +
+                                           " is int128 without a logical type, and Arrow has no 128-bit integer "
+                                           "type; give it one (logical_type::decimal128(38, 0)) to export it as "
+                                           "decimal128");
     }
   }
   return rows;
@@ -420,20 +432,23 @@ import_format fixed(value_type type, logical_type logical = {}) {
   return {type, arrow_column_format::fixed_width, std::move(logical)};
 }
 
-// "d:P,S" (128 bits), "d:P,S,W": decimal32 and decimal64 map onto int32 and int64; 128 and
-// 256 bits have no zshuffle storage type.
+// "d:P,S" (128 bits), "d:P,S,W": decimal32, decimal64 and decimal128 map onto int32, int64 and
+// int128; 256 bits have no zshuffle storage type.
 import_format parse_decimal(std::string_view format, const std::string& what) {
   std::optional<std::vector<int>> const parts = parse_integers(format.substr(2));
   if (!parts || parts->size() < 2 || parts->size() > 3) fail_format(what, format, "which is no decimal format");
   int const precision = (*parts)[0], scale = (*parts)[1];
   int const bits = parts->size() == 3 ? (*parts)[2] : 128;
-  if (bits != 32 && bits != 64) {
+  if (bits != 32 && bits != 64 && bits != 128) {
     fail_format(what, format, "a " + std::to_string(bits) + "-bit decimal, which zshuffle cannot hold: it stores "
-                                  "decimals of 32 and 64 bits (cast to decimal64, precision up to 18, first)");
+                                  "decimals of 32, 64 and 128 bits (cast to decimal128, precision up to 38, first)");
   }
   try {
-    return bits == 32 ? fixed(value_type::int32, logical_type::decimal32(precision, scale))
-                      : fixed(value_type::int64, logical_type::decimal64(precision, scale));
+    switch (bits) {
+      case 32: return fixed(value_type::int32, logical_type::decimal32(precision, scale));
+      case 64: return fixed(value_type::int64, logical_type::decimal64(precision, scale));
+      default: return fixed(value_type::int128, logical_type::decimal128(precision, scale));
+    }
   } catch (const error& e) {
     ZS_FAIL(error_code::invalid_argument, what + " has Arrow format '" + std::string(format) + "': " + e.message());
   }

@@ -20,6 +20,7 @@ std::optional<value_type> type_of_file(const std::filesystem::path& path) {
   if (ext == ".u32") return value_type::uint32;
   if (ext == ".i64") return value_type::int64;
   if (ext == ".u64") return value_type::uint64;
+  if (ext == ".i128") return value_type::int128;
   if (ext == ".f32") return value_type::float32;
   if (ext == ".f64") return value_type::float64;
   return std::nullopt;

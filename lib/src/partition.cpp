@@ -81,6 +81,7 @@ decltype(auto) with_type(value_type type, F&& f) {
     case value_type::uint64: return f(std::integral_constant<value_type, value_type::uint64>{});
     case value_type::float32: return f(std::integral_constant<value_type, value_type::float32>{});
     case value_type::float64: return f(std::integral_constant<value_type, value_type::float64>{});
+    case value_type::int128: return f(std::integral_constant<value_type, value_type::int128>{});
     case value_type::string: return f(std::integral_constant<value_type, value_type::string>{});
   }
   ZS_FAIL(error_code::unsupported, "value type " + std::to_string(static_cast<int>(type)) + " is not a column type");
@@ -97,6 +98,7 @@ template <> struct cpp_type_of<value_type::int64> { using type = std::int64_t; }
 template <> struct cpp_type_of<value_type::uint64> { using type = std::uint64_t; };
 template <> struct cpp_type_of<value_type::float32> { using type = float; };
 template <> struct cpp_type_of<value_type::float64> { using type = double; };
+template <> struct cpp_type_of<value_type::int128> { using type = int128_value; };
 
 // --- split points ------------------------------------------------------------------------------
 
@@ -134,6 +136,8 @@ std::string describe_value(T value) {
     char text[64];
     std::snprintf(text, sizeof text, "%.17g", static_cast<double>(value));
     return text;
+  } else if constexpr (std::is_same_v<T, int128_value>) {
+    return to_string(value);
   } else {
     return std::to_string(value);
   }
@@ -230,7 +234,9 @@ column gather_values_host(const column& in, const std::vector<std::uint64_t>& or
     case 1: gather(static_cast<std::uint8_t*>(nullptr)); break;
     case 2: gather(static_cast<std::uint16_t*>(nullptr)); break;
     case 4: gather(static_cast<std::uint32_t*>(nullptr)); break;
-    default: gather(static_cast<std::uint64_t*>(nullptr)); break;
+    case 8: gather(static_cast<std::uint64_t*>(nullptr)); break;
+    case 16: gather(static_cast<int128_value*>(nullptr)); break;
+    default: ZS_FAIL(error_code::internal, "gather: values of " + std::to_string(value_width(v.type)) + " bytes");
   }
   return out;
 }

@@ -21,6 +21,7 @@ std::string_view to_string(value_type type) noexcept {
     case value_type::uint8: return "uint8";
     case value_type::uint16: return "uint16";
     case value_type::bool8: return "bool8";
+    case value_type::int128: return "int128";
   }
   return "invalid";
 }
@@ -32,6 +33,34 @@ value_type parse_value_type(std::string_view name) {
     if (to_string(type) == name) return type;
   }
   ZS_FAIL(error_code::unsupported, "unknown value type '" + std::string(name) + "'");
+}
+
+std::string to_string(int128_value value) {
+  // The magnitude as an unsigned 128-bit number in four 32-bit limbs, most significant first,
+  // divided by 10 until it is zero. Negating in unsigned arithmetic gives int128_min's
+  // magnitude 2^127 too.
+  std::uint64_t low = value.low, high = static_cast<std::uint64_t>(value.high);
+  if (value.is_negative()) {
+    low = ~low + 1;
+    high = ~high + (low == 0 ? 1 : 0);
+  }
+  std::uint32_t limbs[4] = {static_cast<std::uint32_t>(high >> 32), static_cast<std::uint32_t>(high),
+                            static_cast<std::uint32_t>(low >> 32), static_cast<std::uint32_t>(low)};
+  std::string digits;
+  bool zero = false;
+  while (!zero) {
+    std::uint64_t remainder = 0;
+    zero = true;
+    for (std::uint32_t& limb : limbs) {
+      std::uint64_t const current = (remainder << 32) | limb;
+      limb = static_cast<std::uint32_t>(current / 10);
+      remainder = current % 10;
+      zero = zero && limb == 0;
+    }
+    digits.push_back(static_cast<char>('0' + remainder));
+  }
+  if (value.is_negative()) digits.push_back('-');
+  return {digits.rbegin(), digits.rend()};
 }
 
 // --- logical types ---------------------------------------------------------------------------
@@ -46,7 +75,17 @@ bool is_time_kind(logical_kind kind) noexcept {
 }
 
 bool is_decimal_kind(logical_kind kind) noexcept {
-  return kind == logical_kind::decimal32 || kind == logical_kind::decimal64;
+  return kind == logical_kind::decimal32 || kind == logical_kind::decimal64 || kind == logical_kind::decimal128;
+}
+
+// The most significant digits a decimal of `kind` holds: those of its storage type's maximum.
+int max_decimal_precision(logical_kind kind) noexcept {
+  switch (kind) {
+    case logical_kind::decimal32: return 9;
+    case logical_kind::decimal64: return 18;
+    case logical_kind::decimal128: return 38;
+    default: return 0;
+  }
 }
 
 std::string_view kind_name(logical_kind kind) noexcept {
@@ -60,6 +99,7 @@ std::string_view kind_name(logical_kind kind) noexcept {
     case logical_kind::time64: return "time64";
     case logical_kind::decimal32: return "decimal32";
     case logical_kind::decimal64: return "decimal64";
+    case logical_kind::decimal128: return "decimal128";
   }
   return "invalid";
 }
@@ -106,18 +146,27 @@ logical_type logical_type::time_of_day(time_unit unit) {
   return checked(make(wide ? logical_kind::time64 : logical_kind::time32, unit));
 }
 
-logical_type logical_type::decimal32(int precision, int scale) {
-  if (precision < 1 || precision > 9) {
-    fail_logical("decimal32 takes a precision of 1 to 9 digits, not " + std::to_string(precision));
+namespace {
+
+logical_type decimal(logical_kind kind, int precision, int scale) {
+  int const most = max_decimal_precision(kind);
+  if (precision < 1 || precision > most) {
+    fail_logical(std::string(kind_name(kind)) + " takes a precision of 1 to " + std::to_string(most) +
+                 " digits, not " + std::to_string(precision));
   }
-  return checked(make(logical_kind::decimal32, time_unit::second, precision, scale));
+  return checked(make(kind, time_unit::second, precision, scale));
 }
 
+}  // namespace
+
+logical_type logical_type::decimal32(int precision, int scale) {
+  return decimal(logical_kind::decimal32, precision, scale);
+}
 logical_type logical_type::decimal64(int precision, int scale) {
-  if (precision < 1 || precision > 18) {
-    fail_logical("decimal64 takes a precision of 1 to 18 digits, not " + std::to_string(precision));
-  }
-  return checked(make(logical_kind::decimal64, time_unit::second, precision, scale));
+  return decimal(logical_kind::decimal64, precision, scale);
+}
+logical_type logical_type::decimal128(int precision, int scale) {
+  return decimal(logical_kind::decimal128, precision, scale);
 }
 
 value_type storage_type(logical_kind kind) {
@@ -130,6 +179,7 @@ value_type storage_type(logical_kind kind) {
     case logical_kind::duration:
     case logical_kind::time64:
     case logical_kind::decimal64: return value_type::int64;
+    case logical_kind::decimal128: return value_type::int128;
     case logical_kind::none: break;
   }
   ZS_FAIL(error_code::invalid_argument, "the logical kind " + std::string(kind_name(kind)) + " has no storage type");
@@ -175,11 +225,9 @@ void check_logical_type(const logical_type& type, value_type storage) {
   if (!type.timezone.empty() && type.kind != logical_kind::timestamp) {
     fail_logical("only timestamps carry a time zone, not " + name);
   }
-  if (type.kind == logical_kind::decimal32 && (type.precision < 1 || type.precision > 9)) {
-    fail_logical("the logical type " + name + " needs a precision of 1 to 9 digits");
-  }
-  if (type.kind == logical_kind::decimal64 && (type.precision < 1 || type.precision > 18)) {
-    fail_logical("the logical type " + name + " needs a precision of 1 to 18 digits");
+  if (is_decimal_kind(type.kind) && (type.precision < 1 || type.precision > max_decimal_precision(type.kind))) {
+    fail_logical("the logical type " + name + " needs a precision of 1 to " +
+                 std::to_string(max_decimal_precision(type.kind)) + " digits");
   }
   if (!is_decimal_kind(type.kind) && (type.precision != 0 || type.scale != 0)) {
     fail_logical("only decimals carry a precision and a scale, not " + name);

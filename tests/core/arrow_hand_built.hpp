@@ -228,6 +228,21 @@ inline table every_value_and_logical_type_table() {
   add("dec32", typed_column(sequence(std::int32_t{-999999999}, std::int32_t{150000000}), logical_type::decimal32(9, 2)));
   add("dec64", typed_column(sequence(std::int64_t{-5}, std::int64_t{77777777777}), logical_type::decimal64(18, -3),
                             some_nulls));
+  // 128-bit decimals: the extremes, small values of both signs (high words all ones or zero),
+  // and high words of both signs under arbitrary low words.
+  std::vector<int128_value> const wide{int128_min,           int128_max,
+                                       int128_value::of(-1), int128_value::of(0),
+                                       int128_value::of(1),  int128_value::of(INT64_MIN),
+                                       int128_value{0, 1},   int128_value{0x0123456789abcdefULL, -2},
+                                       int128_value{~std::uint64_t{0}, 0x7fffffff},
+                                       int128_value{42, -0x7fffffff},
+                                       int128_value::of(-99999), int128_value{1, INT64_MIN},
+                                       int128_value{~std::uint64_t{0} - 1, INT64_MAX - 1}};
+  static_assert(rows == 13, "one decimal128 value per row");
+  add("dec128", typed_column(wide, logical_type::decimal128(38, 10), some_nulls));
+  std::vector<int128_value> small;  // within 5 digits, as decimal128(5, -2) promises
+  for (std::int64_t const v : sequence(std::int64_t{-99999}, std::int64_t{15384})) small.push_back(int128_value::of(v));
+  add("dec128_small", typed_column(small, logical_type::decimal128(5, -2)));
   return t;
 }
 
@@ -235,7 +250,7 @@ inline table every_value_and_logical_type_table() {
 inline std::vector<std::string> every_value_and_logical_type_formats() {
   return {"c",        "s",      "C",    "S",   "i",   "l",   "I",   "L",          "f",   "g",    "b",   "b",
           "U",        "U",      "tdD",  "tdm", "tss:UTC", "tDs", "tsm:", "tDm", "tsu:Europe/Paris", "tDu",
-          "tsn:+07:00", "tDn", "tts", "ttm", "ttu", "ttn", "d:9,2,32", "d:18,-3,64"};
+          "tsn:+07:00", "tDn", "tts", "ttm", "ttu", "ttn", "d:9,2,32", "d:18,-3,64", "d:38,10", "d:5,-2"};
 }
 
 /// Host columns alike: type, logical type, values (null rows included), string offsets, and

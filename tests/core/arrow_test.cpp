@@ -496,12 +496,82 @@ TEST(Arrow, EveryTimeUnitAndZoneOfTheFormatsIsRead) {
   }
 }
 
+// ---- decimal128 --------------------------------------------------------------------------
+
+// Both spellings of a 128-bit decimal ("d:P,S", Arrow's default width, and "d:P,S,128") import
+// as int128 + decimal128(P, S), byte for byte, honouring the child's offset and its validity.
+TEST(Arrow, Decimal128ImportsInBothSpellingsAsInt128WithItsNulls) {
+  using zs::int128_value;
+  std::vector<int128_value> const values{int128_value::of(7),        zs::int128_min,
+                                         zs::int128_max,             int128_value::of(-1),
+                                         int128_value{0, 1},         int128_value{0xfedcba9876543210ULL, -3},
+                                         int128_value::of(INT64_MIN), int128_value{5, 0x40000000}};
+  for (const char* format : {"d:38,4", "d:38,4,128"}) {
+    SCOPED_TRACE(format);
+    hand_built built;
+    ArrowArray& child = built.add("price", format, 7, {built.bitmap("11011101"), built.keep(values)});
+    child.offset = 1;
+    child.null_count = 2;
+    built.finish(7);
+    zs::table const t = zs::import_from_arrow(&built.schema, &built.array);
+    built.expect_released_once();
+    ASSERT_EQ(t.columns.size(), 1u);
+    zs::column const& c = t.columns[0];
+    ASSERT_EQ(c.type(), value_type::int128);
+    EXPECT_EQ(c.logical(), zs::logical_type::decimal128(38, 4));
+    ASSERT_EQ(c.size(), 7u);
+    EXPECT_EQ(c.validity(), (std::vector<bool>{1, 0, 1, 1, 1, 0, 1}));
+    auto const* got = c.view().values<int128_value>();
+    for (std::size_t i = 0; i < 7; ++i) {
+      EXPECT_EQ(got[i], values[i + 1]) << "row " << i << ": " << zs::to_string(got[i]);
+    }
+  }
+}
+
+// A decimal128 column exports zero-copy as "d:P,S" and comes back alike, nulls, extremes and
+// high words of both signs included; an int128 column without a logical type has no Arrow type.
+TEST(Arrow, Decimal128RoundTripsZeroCopyAndBareInt128IsRefused) {
+  using zs::int128_value;
+  std::vector<int128_value> const values{zs::int128_min, zs::int128_max,  int128_value::of(-12345),
+                                         int128_value{~std::uint64_t{0}, 0}, int128_value{0, -1},
+                                         int128_value::of(0), int128_value{3, INT64_MIN + 1}, int128_value::of(99),
+                                         int128_value{1ULL << 63, 1}};
+  zs::table t;
+  t.names = {"amount"};
+  t.columns.push_back(zs::test::typed_column(values, zs::logical_type::decimal128(38, 10), "101101110"));
+  zs::table const expected = copy_table(t);
+  const void* data = t.columns[0].view().data;
+  const void* mask = t.columns[0].view().null_mask;
+  ArrowSchema schema;
+  ArrowArray array;
+  zs::export_to_arrow(std::move(t), &schema, &array);
+  ASSERT_EQ(schema.n_children, 1);
+  EXPECT_STREQ(schema.children[0]->format, "d:38,10");
+  EXPECT_EQ(array.children[0]->buffers[1], data) << "the values are the column's own buffer";
+  EXPECT_EQ(array.children[0]->buffers[0], mask);
+  EXPECT_EQ(array.children[0]->null_count, 3);
+  zs::table const back = zs::import_from_arrow(&schema, &array);
+  zs::test::expect_same_table_and_nulls(back, expected);
+
+  zs::table bare;
+  bare.columns.push_back(col<int128_value>(values));
+  ArrowSchema refused_schema{};
+  ArrowArray refused_array{};
+  auto const e = zs::test::thrown_error([&] { zs::export_to_arrow(std::move(bare), &refused_schema, &refused_array); });
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code(), zs::error_code::unsupported) << e->what();
+  EXPECT_NE(std::string(e->what()).find("int128"), std::string::npos) << e->what();
+  EXPECT_NE(std::string(e->what()).find("decimal128"), std::string::npos) << e->what();
+  EXPECT_EQ(bare.columns.size(), 1u) << "a refused export leaves the table whole";
+  EXPECT_EQ(refused_array.release, nullptr);
+}
+
 // ---- errors --------------------------------------------------------------------------------
 
 TEST(ArrowErrors, UnsupportedFormatsNameTheColumnAndTheFormatAndListTheSupportedOnes) {
-  // Half floats, 128- and 256-bit decimals, binary, views, nested types, the null type,
-  // intervals, unknown units and garbage.
-  for (const char* format : {"e", "w:16", "d:10,2", "d:10,2,128", "d:40,2,256", "z", "Z", "vu", "vz", "+l", "+L",
+  // Half floats, 256-bit decimals and decimals of no Arrow width, binary, views, nested types,
+  // the null type, intervals, unknown units and garbage.
+  for (const char* format : {"e", "w:16", "d:40,2,256", "d:10,2,16", "z", "Z", "vu", "vz", "+l", "+L",
                              "+s", "+m", "+ud:0", "n", "tiM", "tdx", "tsx:", "ttx", "tDx", "d:x,2,64", "?", ""}) {
     SCOPED_TRACE(format);
     hand_built built;
@@ -513,18 +583,18 @@ TEST(ArrowErrors, UnsupportedFormatsNameTheColumnAndTheFormatAndListTheSupported
   }
 }
 
-TEST(ArrowErrors, Decimal128NamesItsWidthAndTheWayOut) {
+TEST(ArrowErrors, Decimal256NamesItsWidthAndTheWayOut) {
   hand_built built;
-  built.add("price", "d:38,4", 1, {nullptr, built.keep<std::int64_t>({1, 0})});
+  built.add("price", "d:60,4,256", 1, {nullptr, built.keep<std::int64_t>({1, 0, 0, 0})});
   built.finish(1);
-  expect_import_error(built, zs::error_code::unsupported, {"column 'price'", "128-bit decimal", "decimal64"});
+  expect_import_error(built, zs::error_code::unsupported, {"column 'price'", "256-bit decimal", "decimal128"});
 }
 
 TEST(ArrowErrors, DecimalPrecisionsBeyondTheirWidthAreRefused) {
-  for (const char* format : {"d:10,2,32", "d:19,0,64", "d:0,0,64"}) {
+  for (const char* format : {"d:10,2,32", "d:19,0,64", "d:0,0,64", "d:39,0", "d:39,2,128", "d:0,0"}) {
     SCOPED_TRACE(format);
     hand_built built;
-    built.add("amount", format, 1, {nullptr, built.keep<std::int64_t>({1})});
+    built.add("amount", format, 1, {nullptr, built.keep<std::int64_t>({1, 0})});
     built.finish(1);
     expect_import_error(built, zs::error_code::invalid_argument, {"column 'amount'", format, "precision"});
   }

@@ -141,11 +141,11 @@ TEST(Types, ParseAndNameEveryValueType) {
   for (auto t : {zs::value_type::int32, zs::value_type::int64, zs::value_type::uint32,
                  zs::value_type::uint64, zs::value_type::float32, zs::value_type::float64,
                  zs::value_type::string, zs::value_type::int8, zs::value_type::int16,
-                 zs::value_type::uint8, zs::value_type::uint16, zs::value_type::bool8}) {
+                 zs::value_type::uint8, zs::value_type::uint16, zs::value_type::bool8, zs::value_type::int128}) {
     EXPECT_EQ(zs::parse_value_type(zs::to_string(t)), t);
   }
   EXPECT_EQ(zs::parse_value_type("bool"), zs::value_type::bool8);
-  EXPECT_THROW(zs::parse_value_type("int128"), zs::error);
+  EXPECT_THROW(zs::parse_value_type("int256"), zs::error);
 }
 
 // The narrow integers: their wire ids (appended, never renumbered), widths and kinds.
@@ -172,7 +172,6 @@ TEST(Types, NarrowIntegersHaveTheirIdsWidthsAndKinds) {
 // bool8: wire id 12, a byte per value, taken as a uint8 wherever integers go.
 TEST(Types, Bool8IsOneByteWithId12AndCountsAsAnUnsignedInteger) {
   EXPECT_EQ(static_cast<int>(zs::value_type::bool8), 12);
-  EXPECT_EQ(zs::last_value_type_id, 12);
   EXPECT_EQ(zs::to_string(zs::value_type::bool8), "bool8");
   EXPECT_EQ(zs::value_width(zs::value_type::bool8), 1u);
   EXPECT_TRUE(zs::is_valid(zs::value_type::bool8));
@@ -186,6 +185,74 @@ TEST(Types, Bool8IsOneByteWithId12AndCountsAsAnUnsignedInteger) {
   EXPECT_EQ(c.type(), zs::value_type::bool8);
   EXPECT_EQ(c.data_bytes(), 3u);
   EXPECT_EQ(std::vector<char>(c.view().values<char>(), c.view().values<char>() + 3), flags);
+}
+
+// int128: wire id 13 (the last), 16 bytes a value, not an integer of the integer codecs.
+TEST(Types, Int128IsSixteenBytesWithId13AndNoIntegerOfTheCodecs) {
+  EXPECT_EQ(static_cast<int>(zs::value_type::int128), 13);
+  EXPECT_EQ(zs::last_value_type_id, 13);
+  EXPECT_EQ(zs::to_string(zs::value_type::int128), "int128");
+  EXPECT_EQ(zs::parse_value_type("int128"), zs::value_type::int128);
+  EXPECT_EQ(zs::value_width(zs::value_type::int128), 16u);
+  EXPECT_TRUE(zs::is_valid(zs::value_type::int128));
+  EXPECT_FALSE(zs::is_integer(zs::value_type::int128));
+  EXPECT_FALSE(zs::is_signed_integer(zs::value_type::int128));
+  EXPECT_FALSE(zs::is_float(zs::value_type::int128));
+  EXPECT_TRUE(zs::count_fits(zs::value_type::int128, UINT64_MAX / 16));
+  EXPECT_FALSE(zs::count_fits(zs::value_type::int128, UINT64_MAX / 16 + 1));
+  EXPECT_EQ(zs::value_type_of<zs::int128_value>::value, zs::value_type::int128);
+  zs::int128_value const values[] = {zs::int128_value::of(-1), zs::int128_max};
+  auto c = zs::column::from_values<zs::int128_value>(values);
+  EXPECT_EQ(c.type(), zs::value_type::int128);
+  EXPECT_EQ(c.data_bytes(), 32u);
+  // Little-endian two's complement, low word first: -1 is sixteen 0xff bytes.
+  auto const* bytes = c.view().values<unsigned char>();
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(bytes[i], 0xffu) << i;
+  EXPECT_EQ(bytes[16 + 15], 0x7fu);
+}
+
+TEST(Types, Int128ValuesCompareAsSignedIntegersAndPrintInDecimal) {
+  using zs::int128_value;
+  EXPECT_LT(int128_value::of(-1), int128_value::of(0));
+  EXPECT_LT(zs::int128_min, int128_value::of(INT64_MIN));
+  EXPECT_LT(int128_value::of(INT64_MAX), (int128_value{0, 1}));  // 2^64 above every int64
+  EXPECT_LT((int128_value{~std::uint64_t{0}, 0}), (int128_value{0, 1}));  // the low word is unsigned
+  EXPECT_LT((int128_value{0, -1}), (int128_value{~std::uint64_t{0}, -1}));
+  EXPECT_LT(int128_value::of(5), zs::int128_max);
+  EXPECT_EQ(int128_value::of(-7), (int128_value{~std::uint64_t{0} - 6, -1}));
+  EXPECT_EQ(zs::to_string(int128_value::of(0)), "0");
+  EXPECT_EQ(zs::to_string(int128_value::of(-42)), "-42");
+  EXPECT_EQ(zs::to_string(int128_value::of(INT64_MIN)), "-9223372036854775808");
+  EXPECT_EQ(zs::to_string(int128_value{0, 1}), "18446744073709551616");
+  EXPECT_EQ(zs::to_string(zs::int128_max), "170141183460469231731687303715884105727");
+  EXPECT_EQ(zs::to_string(zs::int128_min), "-170141183460469231731687303715884105728");
+}
+
+TEST(LogicalTypes, Decimal128LiesOverInt128WithUpTo38Digits) {
+  using zs::logical_kind;
+  using zs::logical_type;
+  logical_type const d = logical_type::decimal128(38, 10);
+  EXPECT_EQ(d.kind, logical_kind::decimal128);
+  EXPECT_EQ(d.precision, 38);
+  EXPECT_EQ(d.scale, 10);
+  EXPECT_EQ(zs::storage_type(logical_kind::decimal128), zs::value_type::int128);
+  EXPECT_EQ(zs::to_string(d), "decimal128(38, 10)");
+  EXPECT_EQ(zs::to_string(logical_type::decimal128(1, -3)), "decimal128(1, -3)");
+  EXPECT_NO_THROW(zs::check_logical_type(d, zs::value_type::int128));
+  EXPECT_THROW(zs::check_logical_type(d, zs::value_type::int64), zs::error);
+  EXPECT_THROW(zs::check_logical_type(logical_type::decimal64(18, 0), zs::value_type::int128), zs::error);
+  auto const e = zs::test::thrown_error([] { (void)logical_type::decimal128(39, 0); });
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code(), zs::error_code::invalid_argument);
+  EXPECT_NE(std::string(e->what()).find("1 to 38"), std::string::npos) << e->what();
+  EXPECT_THROW((void)logical_type::decimal128(0, 0), zs::error);
+  logical_type too_precise = d;
+  too_precise.precision = 39;
+  EXPECT_THROW(zs::check_logical_type(too_precise, zs::value_type::int128), zs::error);
+  zs::int128_value const values[] = {zs::int128_value::of(12345)};
+  auto c = zs::column::from_values<zs::int128_value>(values);
+  c.set_logical(d);
+  EXPECT_EQ(c.logical(), d);
 }
 
 TEST(LogicalTypes, NamedConstructorsPickTheirKindAndStorage) {
@@ -292,6 +359,7 @@ TEST_F(ColumnFiles, ReadsNarrowIntegers) {
   EXPECT_EQ(zs::io::type_of_file("x.i16"), zs::value_type::int16);
   EXPECT_EQ(zs::io::type_of_file("x.u8"), zs::value_type::uint8);
   EXPECT_EQ(zs::io::type_of_file("x.b8"), zs::value_type::bool8);
+  EXPECT_EQ(zs::io::type_of_file("x.i128"), zs::value_type::int128);
   write("odd.i16", "abc");  // 3 bytes: not a whole int16
   EXPECT_THROW(zs::io::read_column(dir_ / "odd.i16"), zs::error);
 }

@@ -743,4 +743,118 @@ TEST(HashPartition, RealColumnNullWhereItHoldsItsFillValue) {
   expect_hash_partitioned(t, {1, 0}, 7);
 }
 
+// --- int128 (decimal128) ----------------------------------------------------------------------
+
+// The reference's own 128-bit arithmetic: the compiler's __int128, not zs::int128_value.
+__extension__ using wide_int = __int128;
+__extension__ using wide_uint = unsigned __int128;
+wide_int as_wide(zs::int128_value v) {
+  return static_cast<wide_int>(static_cast<wide_uint>(static_cast<std::uint64_t>(v.high)) << 64 | v.low);
+}
+
+// Values whose high words are negative, zero and positive, the extremes, and keys that repeat.
+std::vector<zs::int128_value> int128_keys(std::uint64_t rows, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<zs::int128_value> keys(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    switch (rng() % 5) {
+      case 0: keys[i] = zs::int128_value::of(static_cast<std::int64_t>(rng() % 41) - 20); break;
+      case 1: keys[i] = zs::int128_value{rng() % 3, -static_cast<std::int64_t>(rng() % 3) - 1}; break;
+      case 2: keys[i] = zs::int128_value{rng() % 3, static_cast<std::int64_t>(rng() % 3) + 1}; break;
+      case 3: keys[i] = i % 2 == 0 ? zs::int128_min : zs::int128_max; break;
+      default: keys[i] = zs::int128_value{rng(), static_cast<std::int64_t>(rng())}; break;
+    }
+  }
+  return keys;
+}
+
+TEST(PartitionHash, Int128KeysHashTheir16LittleEndianBytes) {
+  std::mt19937_64 rng(128);
+  for (int i = 0; i < 1000; ++i) {
+    zs::int128_value const v{rng(), static_cast<std::int64_t>(rng())};
+    auto const seed = static_cast<std::uint32_t>(rng());
+    unsigned char bytes[16];
+    for (int b = 0; b < 8; ++b) {
+      bytes[b] = static_cast<unsigned char>(v.low >> (8 * b));
+      bytes[8 + b] = static_cast<unsigned char>(static_cast<std::uint64_t>(v.high) >> (8 * b));
+    }
+    EXPECT_EQ(zs::hash_key(v, seed), zs::murmur3_x86_32(bytes, 16, seed));
+  }
+  // Sixteen 0xff bytes: -1 is all ones, above bit 63 too.
+  EXPECT_EQ(zs::hash_key(zs::int128_value::of(-1)), zs::murmur3_x86_32(std::string(16, '\xff').data(), 16, 0));
+}
+
+// Whole rows travel with an int128 key (nullable) and an int128 value column, by the reference
+// hash over the key's 16 bytes; the result is the same on every call.
+TEST(HashPartition, Int128KeysAndColumnsGatherWholeRows) {
+  std::uint64_t const rows = 2000;
+  auto const keys = int128_keys(rows, 11);
+  auto const values = int128_keys(rows, 12);
+  std::vector<std::int32_t> ids(rows);
+  std::vector<std::string> names(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    ids[i] = static_cast<std::int32_t>(i);
+    names[i] = "row " + std::to_string(i);
+  }
+  auto t = make_table({"amount", "id", "value", "name"}, col(keys), col(ids), col(values), strings(names));
+  t.columns[0].set_logical(zs::logical_type::decimal128(38, 6));
+  set_validity(t.columns[0], every_nth_null(rows, 9, 4));
+  set_validity(t.columns[2], every_nth_null(rows, 7, 0));
+  for (std::uint32_t partitions : {1u, 2u, 13u, 300u}) {
+    SCOPED_TRACE(std::to_string(partitions) + " partitions");
+    expect_hash_partitioned(t, {0}, partitions);
+  }
+  expect_hash_partitioned(t, {1, 0}, 17);
+  expect_hash_partitioned(t, {2, 3}, 5);
+  auto const once = zs::hash_partition(t, {0}, 64);
+  auto const again = zs::hash_partition(t, {0}, 64);
+  EXPECT_EQ(once.partition_offsets, again.partition_offsets);
+  for (std::size_t c = 0; c < t.columns.size(); ++c) zs::test::expect_same_column(once.rows.columns[c], again.rows.columns[c]);
+  EXPECT_EQ(once.rows.columns[0].logical(), zs::logical_type::decimal128(38, 6));
+  // Rows of one key value stay together: every copy of int128_min lands in one partition.
+  std::uint32_t const min_home = zs::hash_key(zs::int128_min) % 64;
+  auto const* out = once.rows.columns[0].view().values<zs::int128_value>();
+  auto const valid = once.rows.columns[0].validity();
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    if (!valid[r] || out[r] != zs::int128_min) continue;
+    EXPECT_GE(r, once.partition_offsets[min_home]);
+    EXPECT_LT(r, once.partition_offsets[min_home + 1]);
+  }
+}
+
+// int128 keys compare as signed 128-bit integers: a negative high word sorts below every
+// non-negative one, and the low word compares unsigned.
+TEST(RangePartition, Int128KeysCompareAsSigned128BitIntegers) {
+  std::uint64_t const rows = 1500;
+  auto const keys = int128_keys(rows, 21);
+  std::vector<zs::int128_value> const splits{zs::int128_min,
+                                             zs::int128_value{0, -2},
+                                             zs::int128_value::of(-3),
+                                             zs::int128_value::of(0),
+                                             zs::int128_value::of(0),
+                                             zs::int128_value{~std::uint64_t{0}, 0},
+                                             zs::int128_value{1, 2},
+                                             zs::int128_max};
+  auto const t = make_table({"k", "n"}, col(keys), strings(std::vector<std::string>(rows, "x")));
+  std::vector<std::uint32_t> ids;
+  for (auto const& k : keys) {
+    std::uint32_t p = 0;
+    while (p < splits.size() && !(as_wide(k) < as_wide(splits[p]))) ++p;
+    ids.push_back(p);
+  }
+  expect_partitioned_as(t, ids, 9, zs::range_partition(t, 0, col(splits).view()));
+}
+
+TEST(PartitionErrors, UnsortedInt128SplitPointsAreNamedInDecimal) {
+  auto const t = make_table({"amount"}, col(std::vector<zs::int128_value>{zs::int128_value::of(1)}));
+  expect_invalid(zs::test::thrown_error([&] {
+                   zs::range_partition(t, 0, col(std::vector<zs::int128_value>{zs::int128_value{0, 1},
+                                                                               zs::int128_value::of(-5)})
+                                                 .view());
+                 }),
+                 "split point 1 of key column 0 ('amount') (-5) is below split point 0 (18446744073709551616)");
+  expect_invalid(zs::test::thrown_error([&] { zs::range_partition(t, 0, col<std::int64_t>({1}).view()); }),
+                 "the split points are int64, but key column 0 ('amount') is int128");
+}
+
 }  // namespace

@@ -20,9 +20,10 @@
 //   int64 + time64[us or ns]            "ttu", "ttn"             time64
 //   int32 + decimal32(P, S)             "d:P,S,32"               decimal32
 //   int64 + decimal64(P, S)             "d:P,S,64"               decimal64
+//   int128 + decimal128(P, S)           "d:P,S" ("d:P,S,128" too) decimal128 (Arrow's default width)
 //
-// Refused on import with error_code::unsupported naming the column and its format: 128- and
-// 256-bit decimals ("d:P,S", "d:P,S,128", "d:P,S,256": no zshuffle storage type), nested types
+// Refused on import with error_code::unsupported naming the column and its format: 256-bit
+// decimals ("d:P,S,256": no zshuffle storage type), nested types
 // (lists, structs, maps, unions: "+..."), dictionary-encoded columns, views ("vu", "vz"),
 // binary, half floats, intervals and the null type.
 //
@@ -75,7 +76,9 @@ namespace zs {
 ///
 /// Throws zs::error (invalid_argument) and leaves `t` untouched when schema or array is null,
 /// t.names is neither empty nor one name per column, the columns have different lengths, or a
-/// column lives in device memory (use export_to_arrow_device).
+/// column lives in device memory (use export_to_arrow_device); unsupported, leaving `t`
+/// untouched too, for an int128 column without a logical type (Arrow has no 128-bit integer:
+/// give it decimal128(38, 0) to export it as a decimal128).
 void export_to_arrow(table&& t, ArrowSchema* schema, ArrowArray* array);
 
 /// Moves `t` (device columns only, all on one GPU) into `schema` and `device_array`: as
@@ -115,7 +118,8 @@ void export_to_arrow_device(table&& t, ArrowSchema* schema, ArrowDeviceArray* de
 ///   fixed-width and bool columns, 3 for strings), negative lengths or offsets, a null_count
 ///   below -1 or above 0 without a validity buffer, a child shorter than the struct's offset +
 ///   length, a missing buffer, string offsets that decrease or start below zero, or a decimal
-///   whose precision its width cannot hold (decimal32 above 9 digits, decimal64 above 18).
+///   whose precision its width cannot hold (decimal32 above 9 digits, decimal64 above 18,
+///   decimal128 above 38).
 /// - unsupported: a top level that is not a struct ("+s"), a format other than those above
 ///   (the message names the format and lists the supported ones), a dictionary-encoded column,
 ///   nulls in the top-level struct.

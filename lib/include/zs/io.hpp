@@ -1,6 +1,6 @@
 // Reading the column files of a data directory (the layout of shared/data, decompressed):
 //   NAME.txt   one UTF-8 string per line, newline-terminated       -> string column
-//   NAME.i8 / .u8 / .i16 / .u16 / .i32 / .u32 / .i64 / .u64 / .f32 / .f64 / .b8 (bool8)
+//   NAME.i8 / .u8 / .i16 / .u16 / .i32 / .u32 / .i64 / .u64 / .i128 / .f32 / .f64 / .b8 (bool8)
 //              raw little-endian values                          -> fixed-width column
 #pragma once
 

@@ -24,7 +24,8 @@
 // The hash (hash_partition): each key value is hashed with MurmurHash3_x86_32 (seed
 // partition_hash_seed) over its bytes:
 //   - int32, uint32, float32: the 4 little-endian bytes of the value; int64, uint64, float64:
-//     the 8 little-endian bytes;
+//     the 8 little-endian bytes; int128 (decimal128): its 16 little-endian bytes, as cuDF
+//     hashes decimal128 (so an int128 5 does not hash as an int64 5);
 //   - int8, int16: as their int32 widening (sign-extended), and uint8, uint16 as their uint32
 //     widening (zero-extended): so a key hashes alike in every integer type of at most 32 bits
 //     that holds it (an int8 -3 as an int16 or int32 -3, a uint8 200 as a uint16, uint32 or
@@ -43,7 +44,8 @@
 // point goes to the partition that split begins (ties go up); equal split points leave the
 // partitions between them empty. Floats compare as numbers (-0.0 equals 0.0), and NaN keys go
 // to the last partition (NaN sorts after every number). Strings compare byte by byte as unsigned
-// bytes (for UTF-8: code point order), a prefix before the longer string.
+// bytes (for UTF-8: code point order), a prefix before the longer string. int128 keys compare as
+// signed 128-bit integers (for decimal128, the unscaled values: split points of the key's scale).
 //
 // Nulls: every column's null mask (zs/column.hpp) is gathered with its rows, so an output column
 // is nullable exactly where its input column is, with the same rows null. A null key does not
@@ -181,6 +183,16 @@ ZS_HD constexpr std::uint32_t murmur3_x86_32_word(std::uint64_t word, std::uint3
   return murmur3_detail::finish(h, 8);
 }
 
+/// MurmurHash3_x86_32 of the 16 little-endian bytes of an int128 value (low word first).
+ZS_HD constexpr std::uint32_t murmur3_x86_32_word(int128_value word, std::uint32_t seed) noexcept {
+  auto const high = static_cast<std::uint64_t>(word.high);
+  std::uint32_t h = murmur3_detail::mix_block(seed, static_cast<std::uint32_t>(word.low));
+  h = murmur3_detail::mix_block(h, static_cast<std::uint32_t>(word.low >> 32));
+  h = murmur3_detail::mix_block(h, static_cast<std::uint32_t>(high));
+  h = murmur3_detail::mix_block(h, static_cast<std::uint32_t>(high >> 32));
+  return murmur3_detail::finish(h, 16);
+}
+
 /// Combines a row's hash so far with the next key's hash (the 32-bit hash_combine of Boost and
 /// cuDF): order matters, so keys (a, b) and (b, a) land apart.
 ZS_HD constexpr std::uint32_t hash_combine(std::uint32_t row_hash, std::uint32_t key_hash) noexcept {
@@ -234,6 +246,9 @@ ZS_HD inline std::uint32_t hash_key(float value, std::uint32_t seed = partition_
 }
 ZS_HD inline std::uint32_t hash_key(double value, std::uint32_t seed = partition_hash_seed) noexcept {
   return murmur3_x86_32_word(normalized_key_bits(value), seed);
+}
+ZS_HD constexpr std::uint32_t hash_key(int128_value value, std::uint32_t seed = partition_hash_seed) noexcept {
+  return murmur3_x86_32_word(value, seed);
 }
 inline std::uint32_t hash_key(std::string_view value, std::uint32_t seed = partition_hash_seed) noexcept {
   return murmur3_x86_32(value.data(), value.size(), seed);
