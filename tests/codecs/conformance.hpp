@@ -57,7 +57,7 @@ struct suite_case {
 inline constexpr value_type every_value_type[] = {
     value_type::int8,    value_type::int16,   value_type::uint8,   value_type::uint16, value_type::int32,
     value_type::int64,   value_type::uint32,  value_type::uint64,  value_type::float32, value_type::float64,
-    value_type::string,  value_type::bool8};
+    value_type::string,  value_type::bool8,   value_type::int128};
 
 /// Every registered codec, on each side, for each type it supports().
 inline std::vector<suite_case> all_cases() {
@@ -667,6 +667,15 @@ column wrapped(const column& c) {
   return widened<From, To>(c);  // the same C++ conversion: it wraps where To is narrower
 }
 
+/// An int128 column of the values of a signed integer host column, sign-extended.
+template <typename From>
+column widened_to_int128(const column& c) {
+  std::vector<int128_value> out(c.size());
+  auto const* in = c.view().values<From>();
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = int128_value::of(in[i]);
+  return column::from_values<int128_value>(std::span<const int128_value>(out));
+}
+
 /// A bool8 column of the low bit of each value of a 32-bit host column.
 inline column low_bits_as_bool8(const column& c) {
   column out = column::allocate(value_type::bool8, c.size(), memory_kind::host);
@@ -680,7 +689,7 @@ inline column low_bits_as_bool8(const column& c) {
 /// int32 and uint32 columns stand in, widened, so every type meets real value distributions. Nor
 /// has it a narrow integer column: for int8, int16, uint8 and uint16 the int32 and uint32 columns
 /// stand in, wrapped to the narrow type (their low bits: the values a narrowing cast gives); for
-/// bool8, their lowest bit.
+/// bool8, their lowest bit; for int128, the int32 columns sign-extended.
 struct typed_real_column {
   std::string name;
   const real_column* source;
@@ -719,6 +728,9 @@ inline std::vector<typed_real_column> real_columns(const std::filesystem::path& 
         case value_type::uint8: to(std::uint8_t{}); break;
         default: to(std::uint16_t{}); break;
       }
+    } else if (type == value_type::int128 && r.head.type() == value_type::int32) {
+      out.push_back({r.name + " widened to int128", &r, widened_to_int128<std::int32_t>(r.head),
+                     widened_to_int128<std::int32_t>(r.middle)});
     } else if (type == value_type::float64 && r.head.type() == value_type::float32) {
       out.push_back({r.name + " widened to float64", &r, widened<float, double>(r.head),
                      widened<float, double>(r.middle)});

@@ -170,6 +170,34 @@ std::vector<std::pair<std::string, std::vector<std::string>>> string_inputs() {
   return inputs;
 }
 
+/// 128-bit integers whose 16 bytes a codec must keep: the extremes, high words of every sign
+/// (small negatives are all ones above bit 63), int64 values sign-extended, random bit patterns.
+std::vector<std::pair<std::string, std::vector<zs::int128_value>>> int128_inputs() {
+  using zs::int128_value;
+  std::mt19937_64 rng(128);
+  std::vector<std::pair<std::string, std::vector<int128_value>>> inputs;
+  inputs.emplace_back("empty", std::vector<int128_value>{});
+  inputs.emplace_back("one value", std::vector<int128_value>{int128_value::of(42)});
+  inputs.emplace_back("extremes", std::vector<int128_value>{zs::int128_min, zs::int128_max, int128_value::of(-1),
+                                                             int128_value::of(0), int128_value{0, 1}});
+  for (std::size_t n : {31, 33, 513, 4097}) {
+    std::vector<int128_value> alternating(n), small(n), random(n), mixed_signs(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      alternating[i] = i % 2 == 0 ? zs::int128_min : zs::int128_max;
+      small[i] = int128_value::of(static_cast<std::int64_t>(rng() % 2001) - 1000);
+      random[i] = int128_value{rng(), static_cast<std::int64_t>(rng())};
+      mixed_signs[i] = int128_value{rng(), i % 3 == 0 ? -static_cast<std::int64_t>(i) : static_cast<std::int64_t>(i)};
+    }
+    std::string const rows = " (" + std::to_string(n) + " values)";
+    inputs.emplace_back("min and max alternating" + rows, alternating);
+    inputs.emplace_back("small integers of both signs" + rows, small);
+    inputs.emplace_back("random bit patterns" + rows, random);
+    inputs.emplace_back("high words negative and positive" + rows, mixed_signs);
+    inputs.emplace_back("all equal" + rows, std::vector<int128_value>(n, int128_value{7, -7}));
+  }
+  return inputs;
+}
+
 /// Every adversarial input of `type`, each as a column in one frame and as one in three frames of
 /// uneven sizes.
 std::vector<test_column> adversarial_columns(zs::value_type type) {
@@ -211,6 +239,9 @@ std::vector<test_column> adversarial_columns(zs::value_type type) {
     case zs::value_type::string:
       for (auto const& [name, v] : string_inputs()) add(name, zs::column::from_strings(v));
       break;
+    case zs::value_type::int128:
+      for (auto const& [name, v] : int128_inputs()) add(name, column_of(v));
+      break;
   }
   return out;
 }
@@ -239,6 +270,11 @@ zs::column pattern_column(zs::value_type type) {
     case zs::value_type::uint64: return as(std::uint64_t{});
     case zs::value_type::float32: return as(float{});
     case zs::value_type::float64: return as(double{});
+    case zs::value_type::int128: {
+      std::vector<zs::int128_value> v;
+      for (auto b : base) v.push_back(zs::int128_value::of(b));
+      return column_of(v);
+    }
     case zs::value_type::string: break;
   }
   std::vector<std::string> s;

@@ -142,6 +142,58 @@ TEST(ShuffleTable, LogicalTypesComeBackOnTheirColumns) {
   }
 }
 
+// A decimal128 key and column: int128 storage, which no compressing codec takes, travels raw
+// whether the planner decides or compression is asked for; rows stay whole (each key is a
+// function of its row's origin), reach the owner of their key's hash, and keep the logical type.
+TEST(ShuffleTable, Decimal128KeysTravelRawWithTheirRows) {
+  zs::mpi_communicator comm;
+  int const me = comm.rank(), ranks = comm.size();
+  auto const key_of = [](std::int32_t origin) {  // repeats, and high words of both signs
+    auto const k = static_cast<std::int64_t>(origin % 97) - 48;
+    return zs::int128_value{static_cast<std::uint64_t>(k) * 0x9e3779b97f4a7c15ULL, k};
+  };
+  auto const input_of = [&](int rank) {
+    std::vector<zs::int128_value> keys;
+    std::vector<std::int32_t> origins;
+    for (auto const& r : rows_of(rank)) {
+      origins.push_back(r.origin);
+      keys.push_back(key_of(r.origin));
+    }
+    zs::table t;
+    t.names = {"amount", "origin"};
+    t.columns.push_back(zs::column::from_values<zs::int128_value>(keys));
+    t.columns[0].set_logical(zs::logical_type::decimal128(38, 4));
+    t.columns.push_back(zs::column::from_values<std::int32_t>(origins));
+    return t;
+  };
+  std::vector<std::int32_t> expected;  // by source rank, then in input order
+  for (int source = 0; source < ranks; ++source) {
+    for (auto const& r : rows_of(source)) {
+      if (zs::hash_key(key_of(r.origin)) % static_cast<std::uint32_t>(ranks) == static_cast<std::uint32_t>(me)) {
+        expected.push_back(r.origin);
+      }
+    }
+  }
+  for (bool compress : {false, true}) {
+    SCOPED_TRACE(compress ? "compressed" : "planned");
+    zs::table_shuffle_options options;
+    options.shuffle.round_bytes = 4096;  // several rounds
+    if (compress) options.shuffle.plan = zs::shuffle_options::planning::compress;
+    std::size_t const keys[] = {0};
+    auto const out = zs::shuffle_table(comm, input_of(me), keys, options);
+    ASSERT_EQ(out.rows.columns.size(), 2u);
+    ASSERT_EQ(out.rows.columns[0].type(), zs::value_type::int128);
+    EXPECT_EQ(out.rows.columns[0].logical(), zs::logical_type::decimal128(38, 4));
+    zs::column const amounts = out.rows.columns[0].copy_to(zs::memory_kind::host, nullptr);
+    zs::column const origins = out.rows.columns[1].copy_to(zs::memory_kind::host, nullptr);
+    auto const* got = origins.view().values<std::int32_t>();
+    EXPECT_EQ(std::vector<std::int32_t>(got, got + origins.size()), expected);
+    for (std::uint64_t i = 0; i < amounts.size(); ++i) {
+      ASSERT_EQ(amounts.view().values<zs::int128_value>()[i], key_of(got[i])) << "row " << i << " was torn apart";
+    }
+  }
+}
+
 TEST(ShuffleTable, ABadKeyOnOneRankIsEveryRanksError) {
   zs::mpi_communicator comm;
   std::size_t const good[] = {0}, bad[] = {7};

@@ -307,6 +307,54 @@ TEST_F(ArrowGpu, DeviceImportShiftsValidityAndExpandsBoolsAtAnyOffset) {
   }
 }
 
+// A CUDA decimal128 child, in both spellings, lands in device memory as int128 +
+// decimal128(P, S): its 16-byte values as they are, from the child's and the struct's offsets,
+// and its validity shifted on the GPU; exported again it is "d:P,S" over the same buffer.
+TEST_F(ArrowGpu, Decimal128ImportsToTheDeviceAndExportsBackZeroCopy) {
+  using zs::int128_value;
+  std::string const validity = "1101100111011110101";  // 19 rows
+  std::vector<int128_value> values(19);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    auto const k = static_cast<std::int64_t>(i);
+    values[i] = i % 4 == 0 ? int128_value::of(-k * 1000003) : int128_value{~std::uint64_t{0} - i, (k % 3 - 1) * (std::int64_t{1} << 40)};
+  }
+  values[5] = zs::int128_min;
+  values[6] = zs::int128_max;
+  for (const char* format : {"d:38,2", "d:38,2,128"}) {
+    SCOPED_TRACE(format);
+    hand_built built(memory_kind::device);
+    ArrowArray& child = built.add("amount", format, 16, {built.bitmap(validity), built.keep(values)});
+    child.offset = 3;
+    child.null_count = -1;
+    built.finish(14);
+    built.array.offset = 2;  // rows 5 .. 18 of the buffers
+    ArrowDeviceArray device_array = built.move_to_device_array(ARROW_DEVICE_CUDA, device_);
+    zs::table imported = zs::import_from_arrow_device(&built.schema, &device_array, stream());
+    built.expect_released_once();
+    ASSERT_EQ(imported.columns.size(), 1u);
+    EXPECT_EQ(imported.columns[0].memory(), memory_kind::device);
+    EXPECT_EQ(imported.columns[0].logical(), zs::logical_type::decimal128(38, 2));
+    zs::table const host = to_host(imported, stream());
+    ASSERT_EQ(host.columns[0].type(), value_type::int128);
+    ASSERT_EQ(host.columns[0].size(), 14u);
+    std::vector<bool> const valid = host.columns[0].validity();
+    auto const* got = host.columns[0].view().values<int128_value>();
+    for (std::size_t i = 0; i < 14; ++i) {
+      EXPECT_EQ(valid[i], validity[i + 5] == '1') << "row " << i;
+      EXPECT_EQ(got[i], values[i + 5]) << "row " << i << ": " << zs::to_string(got[i]);
+    }
+
+    const void* data = imported.columns[0].view().data;
+    ArrowSchema schema;
+    ArrowDeviceArray exported;
+    zs::export_to_arrow_device(std::move(imported), &schema, &exported, stream());
+    EXPECT_STREQ(schema.children[0]->format, "d:38,2");
+    EXPECT_EQ(exported.array.children[0]->buffers[1], data) << "the values are the column's own buffer";
+    zs::table const again = zs::import_from_arrow_device(&schema, &exported, stream());
+    zs::test::expect_same_table_and_nulls(to_host(again, stream()), host);
+  }
+}
+
 TEST_F(ArrowGpu, ArraysOnAnotherDeviceAreRefused) {
   hand_built built(memory_kind::device);
   built.add("v", "i", 1, {nullptr, built.keep<std::int32_t>({1})});

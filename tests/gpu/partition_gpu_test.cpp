@@ -339,6 +339,43 @@ TEST_F(PartitionGpu, RealColumnNullWhereItHoldsItsFillValue) {
   expect_range(t, 0, col<float>({0.0f, 10.0f, 20.0f}));
 }
 
+// int128 (decimal128) key and value columns: 16-byte gathers, keys hashed over their 16 bytes
+// and ranged as signed 128-bit integers, nulls in both, at an odd row count.
+TEST_F(PartitionGpu, Int128KeysAndColumns) {
+  ZS_REQUIRE_GPU();
+  std::mt19937_64 rng(128);
+  std::uint64_t const rows = 100003;
+  std::vector<zs::int128_value> keys(rows), values(rows);
+  std::vector<std::int32_t> ids(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    switch (rng() % 4) {
+      case 0: keys[i] = zs::int128_value::of(static_cast<std::int64_t>(rng() % 101) - 50); break;
+      case 1: keys[i] = zs::int128_value{rng() % 5, -static_cast<std::int64_t>(rng() % 4) - 1}; break;
+      case 2: keys[i] = i % 2 == 0 ? zs::int128_min : zs::int128_max; break;
+      default: keys[i] = zs::int128_value{rng(), static_cast<std::int64_t>(rng())}; break;
+    }
+    values[i] = zs::int128_value{rng(), static_cast<std::int64_t>(rng())};
+    ids[i] = static_cast<std::int32_t>(i);
+  }
+  auto t = make_table({"amount", "value", "id"}, col(keys), col(values), col(ids));
+  t.columns[0].set_logical(zs::logical_type::decimal128(38, 2));
+  std::vector<bool> key_valid(rows), value_valid(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    key_valid[i] = i % 11 != 3;
+    value_valid[i] = rng() % 4 != 0;
+  }
+  set_validity(t.columns[0], key_valid);
+  set_validity(t.columns[1], value_valid);
+  for (std::uint32_t p : {1u, 61u, 1000u}) expect_hash(t, {0}, p);
+  expect_hash(t, {2, 0}, 17);
+  expect_hash(t, {1}, 7);
+  expect_range(t, 0, col(std::vector<zs::int128_value>{zs::int128_min, zs::int128_value{0, -2}, zs::int128_value::of(-1),
+                                                       zs::int128_value::of(0), zs::int128_value::of(0),
+                                                       zs::int128_value{~std::uint64_t{0}, 0}, zs::int128_max}));
+  auto const device = zs::hash_partition(copy_table(t, zs::memory_kind::device, *stream_), {0}, 61, *stream_);
+  EXPECT_EQ(device.rows.columns[0].logical(), zs::logical_type::decimal128(38, 2));
+}
+
 TEST_F(PartitionGpu, DefaultStreamAndErrors) {
   ZS_REQUIRE_GPU();
   auto const host = mixed_table(1000, 7);
