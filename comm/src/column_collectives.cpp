@@ -13,6 +13,7 @@
 
 #include "codec_groups.hpp"
 #include "collective_engines.hpp"
+#include "null_columns.hpp"
 #include "shuffle_manifest.hpp"
 #include "zs/error.hpp"
 #include "zs/fault.hpp"
@@ -467,66 +468,37 @@ class column_collective {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Null masks, as in the shuffle (shuffle.cpp): a nullable column's validity travels as one more
-// column of uint8 0/1 values after the caller's, with bitpack (raw when options.codec is raw),
-// and is packed into the output column's mask on arrival.
+// Null masks, as in the shuffle (shuffle.cpp): a validity column of uint8 0/1 values after the
+// caller's for each column with both valid and null rows, with bitpack (raw when options.codec
+// is raw), packed into the output column's mask on arrival; columns all valid or all null send
+// none (null_columns.hpp).
 
 struct columns_with_validity {
   std::vector<column_view> columns;  // the caller's (masks stripped), then the validity columns
   std::vector<column> validity;      // the validity columns' bytes (contributors only)
   std::vector<std::size_t> of;       // the caller's column of each validity column
+  std::vector<detail::nulls_kind> nulls;  // per caller's column; empty when no column has a mask
   std::vector<std::optional<codec_id>> codecs;
 };
-
-// Which columns are nullable as every rank sees it: on some rank (all-gather) or at the root
-// (broadcast, whose other ranks pass types only): one allgather of the column count and root,
-// then one of a word per 64 columns. Empty when the ranks pass different column counts or roots,
-// or a root that is not a rank, which the collective's own checks then report; every rank
-// decides alike from the same words, so all take the same steps after.
-std::vector<bool> nullable_columns(communicator& comm, std::span<const column_view> columns, std::optional<int> root) {
-  std::uint64_t const call = (std::uint64_t{columns.size()} << 32) | static_cast<std::uint32_t>(root.value_or(-1));
-  auto const calls = comm.allgather(call);
-  if (std::any_of(calls.begin(), calls.end(), [&](std::uint64_t word) { return word != call; })) return {};
-  if (root && (*root < 0 || *root >= comm.size())) return {};
-  std::vector<bool> out(columns.size(), false);
-  for (std::size_t first = 0; first < columns.size(); first += 64) {
-    std::size_t const last = std::min(columns.size(), first + 64);
-    std::uint64_t mine = 0;
-    for (std::size_t c = first; c < last; ++c) {
-      if (columns[c].null_mask != nullptr) mine |= std::uint64_t{1} << (c - first);
-    }
-    auto const all = comm.allgather(mine);
-    std::uint64_t any = 0;
-    if (root) {
-      any = all[static_cast<std::size_t>(*root)];
-    } else {
-      for (std::uint64_t word : all) any |= word;
-    }
-    for (std::size_t c = first; c < last; ++c) out[c] = ((any >> (c - first)) & 1) != 0;
-  }
-  return out;
-}
 
 columns_with_validity add_validity(communicator& comm, std::string_view name, std::span<const column_view> columns,
                                    const shuffle_options& options, std::optional<int> root, memory_kind memory,
                                    cudaStream_t stream) {
   columns_with_validity out;
-  auto const nullable = nullable_columns(comm, columns, root);
-  if (std::find(nullable.begin(), nullable.end(), true) == nullable.end()) return out;
+  out.nulls = detail::column_nulls(comm, name, columns, root, memory, stream);
+  if (std::all_of(out.nulls.begin(), out.nulls.end(), [](auto k) { return k == detail::nulls_kind::none; })) {
+    out.nulls.clear();
+    return out;
+  }
   bool const reads_data = !root || *root == comm.rank();
-  agree_on(comm, name, "checking the arguments", [&] {
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      if (nullable[c] && reads_data) detail::check_column(c, columns[c], memory);
-    }
-  });
   agree_on(comm, name, "expanding the null masks", [&] {
     out.codecs.assign(columns.size(), options.codec);
     for (auto v : columns) {
-      v.null_mask = nullptr;  // travels as its validity column
+      v.null_mask = nullptr;  // travels as its validity column, or not at all
       out.columns.push_back(v);
     }
     for (std::size_t c = 0; c < columns.size(); ++c) {
-      if (!nullable[c]) continue;
+      if (out.nulls[c] != detail::nulls_kind::mixed) continue;
       if (reads_data) {
         auto const& v = columns[c];
         column valid = column::allocate(value_type::uint8, v.count, memory, stream);
@@ -544,7 +516,7 @@ columns_with_validity add_validity(communicator& comm, std::string_view name, st
 }
 
 // Runs `run` (the protocol over columns and codecs) with the validity columns added, where there
-// are any, and packs what arrived into the outputs' masks.
+// are any, and gives the outputs their masks.
 template <typename Run>
 std::vector<column> collective_with_nulls(communicator& comm, std::string_view name,
                                           std::span<const column_view> columns, const shuffle_options& options,
@@ -553,7 +525,7 @@ std::vector<column> collective_with_nulls(communicator& comm, std::string_view n
   auto const start = clock_type::now();
   detail::call_timeout const timeout(comm, options.timeout);
   auto sent = add_validity(comm, name, columns, options, root, memory, stream);
-  if (sent.of.empty()) return run(columns, std::vector<std::optional<codec_id>>{});
+  if (sent.nulls.empty()) return run(columns, std::vector<std::optional<codec_id>>{});
   auto outputs = run(std::span<const column_view>(sent.columns), sent.codecs);
   std::size_t const C = columns.size();
   agree_on(comm, name, "packing the null masks", [&] {
@@ -561,6 +533,12 @@ std::vector<column> collective_with_nulls(communicator& comm, std::string_view n
       column const& valid = outputs[C + j];
       pack_null_mask(valid.view().values<std::uint8_t>(), valid.size(), outputs[sent.of[j]].add_null_mask(stream),
                      memory, stream);
+    }
+    for (std::size_t c = 0; c < C; ++c) {
+      auto const kind = sent.nulls[c];
+      if (kind == detail::nulls_kind::all_valid || kind == detail::nulls_kind::all_null) {
+        detail::add_uniform_null_mask(outputs[c], kind, stream);
+      }
     }
     // The outputs are ready when the call returns, masks included.
     if (memory == memory_kind::device) ZS_CUDA_TRY(cudaStreamSynchronize(stream));

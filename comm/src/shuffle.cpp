@@ -24,6 +24,7 @@
 #include "collective_engines.hpp"
 #include "common/batch_ops.hpp"
 #include "link_bandwidth.hpp"
+#include "null_columns.hpp"
 #include "shuffle_manifest.hpp"
 #include "shuffle_plan.hpp"
 #include "zs/error.hpp"
@@ -1113,51 +1114,39 @@ class shuffle_driver {
 // per row, so the protocol slices it by rows like any fixed-width column), after the caller's
 // columns. It is compressed by bitpack (a byte of 0 or 1 packs to a bit, and runs of equal
 // values to a few words per 512 rows) unless the caller sends its column raw. On arrival it is
-// packed back into the output column's null mask.
+// packed back into the output column's null mask. A column whose rows are all valid, or all
+// null, on every rank sends no validity at all (null_columns.hpp).
 
 constexpr std::string_view shuffle_name = "shuffle";
 
 // The caller's columns with their validity columns, and the options that send them.
 struct columns_with_validity {
-  std::vector<shuffle_column> columns;  // the caller's, then one validity column per nullable one
+  std::vector<shuffle_column> columns;  // the caller's, then one validity column per mixed one
   std::vector<column> validity;         // the validity columns' bytes
   std::vector<std::size_t> of;          // the caller's column of each validity column
+  std::vector<detail::nulls_kind> nulls;  // per caller's column; empty when no column has a mask
   shuffle_options options;
+
+  bool sends_validity() const { return !of.empty(); }
 };
 
-// Which columns are nullable on some rank, as every rank sees it: one allgather of a word per 64
-// columns. Empty when the ranks pass different column counts (one allgather tells), which the
-// shuffle's own shape check then reports as it does for any column.
-std::vector<bool> nullable_anywhere(communicator& comm, std::span<const shuffle_column> columns) {
-  auto const counts = comm.allgather(columns.size());
-  if (std::any_of(counts.begin(), counts.end(), [&](std::uint64_t n) { return n != columns.size(); })) return {};
-  std::vector<bool> out(columns.size(), false);
-  for (std::size_t first = 0; first < columns.size(); first += 64) {
-    std::uint64_t mine = 0;
-    for (std::size_t c = first; c < std::min(columns.size(), first + 64); ++c) {
-      if (columns[c].column.null_mask != nullptr) mine |= std::uint64_t{1} << (c - first);
-    }
-    std::uint64_t any = 0;
-    for (std::uint64_t word : comm.allgather(mine)) any |= word;
-    for (std::size_t c = first; c < std::min(columns.size(), first + 64); ++c) out[c] = ((any >> (c - first)) & 1) != 0;
-  }
-  return out;
-}
-
-// The validity column of every column nullable on some rank (all 1 where this rank's column has
-// no mask), or nothing when no column is. Collective; a failure on one rank is every rank's.
+// The validity column of every column with both valid and null rows (all 1 where this rank's
+// column has no mask), and what the others' masks will be. Collective; a failure on one rank is
+// every rank's.
 columns_with_validity add_validity(communicator& comm, std::span<const shuffle_column> columns,
                                    const shuffle_options& options, memory_kind memory, cudaStream_t stream) {
   columns_with_validity out;
-  auto const nullable = nullable_anywhere(comm, columns);
-  if (std::find(nullable.begin(), nullable.end(), true) == nullable.end()) return out;
+  std::vector<column_view> views;
+  for (auto const& c : columns) views.push_back(c.column);
+  out.nulls = detail::column_nulls(comm, shuffle_name, views, std::nullopt, memory, stream);
+  if (std::all_of(out.nulls.begin(), out.nulls.end(), [](auto k) { return k == detail::nulls_kind::none; })) {
+    out.nulls.clear();
+    return out;
+  }
   agree_on(comm, shuffle_name, "checking the arguments", [&] {
     if (!options.column_codecs.empty() && options.column_codecs.size() != columns.size()) {
       ZS_FAIL(error_code::invalid_argument, "options.column_codecs has " + std::to_string(options.column_codecs.size()) +
                                                 " entries for " + std::to_string(columns.size()) + " columns");
-    }
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      if (nullable[c]) detail::check_column(c, columns[c].column, memory);
     }
   });
   agree_on(comm, shuffle_name, "expanding the null masks", [&] {
@@ -1165,7 +1154,7 @@ columns_with_validity add_validity(communicator& comm, std::span<const shuffle_c
     if (!options.codec && !options.column_codecs.empty()) codecs = options.column_codecs;
     out.columns.assign(columns.begin(), columns.end());
     for (std::size_t c = 0; c < columns.size(); ++c) {
-      if (!nullable[c]) continue;
+      if (out.nulls[c] != detail::nulls_kind::mixed) continue;
       auto const& v = columns[c].column;
       column valid = column::allocate(value_type::uint8, v.count, memory, stream);
       expand_null_mask(v.null_mask, v.count, valid.mutable_view().values<std::uint8_t>(), memory, stream);
@@ -1182,7 +1171,7 @@ columns_with_validity add_validity(communicator& comm, std::span<const shuffle_c
 }
 
 // The received validity columns packed into their columns' null masks, and their bytes counted
-// in their columns' stats.
+// in their columns' stats; the uniform masks written.
 void restore_null_masks(communicator& comm, columns_with_validity& sent, std::vector<column>& outputs,
                         memory_kind memory, cudaStream_t stream, shuffle_stats* stats) {
   std::size_t const C = outputs.size() - sent.of.size();
@@ -1191,6 +1180,12 @@ void restore_null_masks(communicator& comm, columns_with_validity& sent, std::ve
       column& target = outputs[sent.of[j]];
       column const& valid = outputs[C + j];
       pack_null_mask(valid.view().values<std::uint8_t>(), valid.size(), target.add_null_mask(stream), memory, stream);
+    }
+    for (std::size_t c = 0; c < C; ++c) {
+      auto const kind = sent.nulls[c];
+      if (kind == detail::nulls_kind::all_valid || kind == detail::nulls_kind::all_null) {
+        detail::add_uniform_null_mask(outputs[c], kind, stream);
+      }
     }
   });
   outputs.resize(C);  // device memory goes back on the stream the packing ran on
@@ -1220,7 +1215,7 @@ std::vector<column> shuffle_with_nulls(communicator& comm, std::span<const shuff
     detail::call_timeout const timeout(comm, options.timeout);
     sent = add_validity(comm, columns, options, memory, stream);
   }
-  if (sent.of.empty()) {
+  if (sent.nulls.empty()) {
     auto outputs = move(columns, options, stats);
     if (stats != nullptr) {
       stats->column_null_raw_bytes.assign(outputs.size(), 0);
@@ -1228,7 +1223,8 @@ std::vector<column> shuffle_with_nulls(communicator& comm, std::span<const shuff
     }
     return outputs;
   }
-  auto outputs = move(std::span<const shuffle_column>(sent.columns), sent.options, stats);
+  auto outputs = sent.sends_validity() ? move(std::span<const shuffle_column>(sent.columns), sent.options, stats)
+                                       : move(columns, options, stats);
   detail::call_timeout const timeout(comm, options.timeout);
   restore_null_masks(comm, sent, outputs, memory, stream, stats);
   if (stats != nullptr) stats->seconds = std::chrono::duration<double>(clock_type::now() - start).count();

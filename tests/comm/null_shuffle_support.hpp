@@ -57,6 +57,18 @@ inline bool nullable_somewhere(std::size_t c, int ranks) {
   return false;
 }
 
+/// Whether column c's rows are all valid, or all null, on every rank of `ranks` (a rank without
+/// a mask counts as all valid): then no validity travels, and each receiver writes the mask.
+inline bool uniform_somewhere_nullable(std::size_t c, int ranks) {
+  bool all_valid = true, all_null = true;
+  for (int r = 0; r < ranks; ++r) {
+    auto const kind = null_kind_of(r, c);
+    all_valid = all_valid && (kind == null_kind::none || kind == null_kind::all_valid);
+    all_null = all_null && kind == null_kind::all_null;
+  }
+  return nullable_somewhere(c, ranks) && (all_valid || all_null);
+}
+
 /// Checks the null masks of what rank `me` received (host columns) when every rank s sent its
 /// columns_of(s, scale) with add_null_masks, partitioned by partition_of.
 inline void expect_received_nulls(const std::vector<column>& got, int me, int ranks, std::uint64_t scale,
@@ -75,10 +87,11 @@ inline void expect_received_nulls(const std::vector<column>& got, int me, int ra
   }
 }
 
-/// Checks the validity's share of this rank's stats: a byte per row sent of every column
-/// nullable somewhere, included in the column's totals; on the wire, raw where `raw_columns`
-/// says so, otherwise at most 2 bits a row (bitpack's for: a bit a row and its block headers),
-/// and at most a quarter of a bit a row for a mask of one value (rfor's runs).
+/// Checks the validity's share of this rank's stats: a byte per row sent of every column with
+/// both valid and null rows, included in the column's totals; nothing for columns without masks
+/// or with masks of one value everywhere (uniform_somewhere_nullable); on the wire, raw where
+/// `raw_columns` says so, otherwise at most 2 bits a row (bitpack's for: a bit a row and its
+/// block headers).
 inline void expect_null_stats(const shuffle_stats& stats, const std::vector<column>& sent, int ranks,
                               const std::vector<bool>& raw_columns, const std::string& what) {
   ASSERT_EQ(stats.column_null_raw_bytes.size(), sent.size()) << what;
@@ -86,9 +99,9 @@ inline void expect_null_stats(const shuffle_stats& stats, const std::vector<colu
   std::uint64_t const frames = static_cast<std::uint64_t>(ranks) * stats.rounds;  // per column
   for (std::size_t c = 0; c < sent.size(); ++c) {
     std::string const where = what + ", column " + std::to_string(c);
-    if (!nullable_somewhere(c, ranks)) {
-      EXPECT_EQ(stats.column_null_raw_bytes[c], 0u) << where;
-      EXPECT_EQ(stats.column_null_wire_bytes[c], 0u) << where;
+    if (!nullable_somewhere(c, ranks) || uniform_somewhere_nullable(c, ranks)) {
+      EXPECT_EQ(stats.column_null_raw_bytes[c], 0u) << where << ": no validity sent";
+      EXPECT_EQ(stats.column_null_wire_bytes[c], 0u) << where << ": no validity sent";
       continue;
     }
     std::uint64_t const rows = sent[c].size();
@@ -101,14 +114,8 @@ inline void expect_null_stats(const shuffle_stats& stats, const std::vector<colu
     }
     // Frame headers and alignment: at most 128 bytes a frame (FORMAT.md: a 64-byte header).
     std::uint64_t const overhead = 128 * frames;
-    bool const one_value = null_kind_of(0, c) == null_kind::all_valid || null_kind_of(0, c) == null_kind::all_null;
-    if (one_value) {
-      EXPECT_LE(stats.column_null_wire_bytes[c], overhead + rows / 32)
-          << where << ": a mask of one value is little more than headers (" << rows << " rows)";
-    } else {
-      EXPECT_LE(stats.column_null_wire_bytes[c], overhead + rows / 4)
-          << where << ": about 1.5 bits a row (" << rows << " rows)";
-    }
+    EXPECT_LE(stats.column_null_wire_bytes[c], overhead + rows / 4)
+        << where << ": about 1.5 bits a row (" << rows << " rows)";
   }
 }
 
