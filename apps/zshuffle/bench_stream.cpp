@@ -29,6 +29,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "zs/codec.hpp"
 #include "zs/comm/context.hpp"
 #include "zs/comm/shuffle_table.hpp"
 #include "zs/comm/streaming_shuffle.hpp"
@@ -255,7 +256,20 @@ int run_bench_stream(int argc, char** argv) {
     std::printf("%-28s %12s\n", "within budget", within_budget ? "yes" : "NO");
     std::printf("%-28s %12llu\n", "exchanges", static_cast<unsigned long long>(stats.exchanges));
     std::printf("%-28s %12llu\n", "pieces spilled (all ranks)", static_cast<unsigned long long>(spills));
+    std::printf("%-28s %12.2f\n", "rank 0: produce ms", produce_ms);
+    std::printf("%-28s %12.2f\n", "  exchanges ms", stats.exchange_seconds * 1e3);
+    std::printf("%-28s %12.2f\n", "    in zs::shuffle ms", stats.shuffle_seconds * 1e3);
+    std::printf("%-28s %12.2f\n", "    storing ms", stats.store_seconds * 1e3);
+    std::printf("%-28s %12.2f\n", "      spilling ms", stats.store.spill_seconds * 1e3);
+    std::printf("%-28s %12.2f\n", "rank 0: extract ms", stats.extract_seconds * 1e3);
+    std::printf("%-28s %12.2f\n", "  restoring ms", stats.store.restore_seconds * 1e3);
     std::printf("%-28s %12.2f\n", "received GiB (all ranks)", static_cast<double>(received) / (1 << 30));
+    std::printf("rank 0 spills with:");
+    for (std::size_t c = 0; c < names.size(); ++c) {
+      auto const codec = s.spill_codec(c);
+      std::printf(" %s %s;", names[c].c_str(), codec ? std::string(zs::get_codec(*codec).name()).c_str() : "-");
+    }
+    std::printf("\n");
     if (json) {
       json->write_json({{"benchmark", "stream"},
                         {"ranks", ranks},
@@ -276,6 +290,13 @@ int run_bench_stream(int argc, char** argv) {
                         {"within_budget", within_budget},
                         {"exchanges", stats.exchanges},
                         {"spilled_pieces", spills},
+                        {"rank0_produce_ms", produce_ms},
+                        {"rank0_exchange_ms", stats.exchange_seconds * 1e3},
+                        {"rank0_shuffle_ms", stats.shuffle_seconds * 1e3},
+                        {"rank0_store_ms", stats.store_seconds * 1e3},
+                        {"rank0_spill_ms", stats.store.spill_seconds * 1e3},
+                        {"rank0_extract_ms", stats.extract_seconds * 1e3},
+                        {"rank0_restore_ms", stats.store.restore_seconds * 1e3},
                         {"received_bytes", received}});
     }
   }

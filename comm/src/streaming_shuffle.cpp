@@ -24,6 +24,10 @@ constexpr std::string_view operation = "streaming_shuffle";
 
 using clock_type = std::chrono::steady_clock;
 
+double seconds_between(clock_type::time_point from, clock_type::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
 // The first and one-past-last character offsets of rows [first, first + rows) of a string view.
 std::pair<std::int64_t, std::int64_t> char_range(const column_view& v, std::uint64_t first, std::uint64_t rows,
                                                  cudaStream_t stream) {
@@ -181,7 +185,14 @@ struct streaming_shuffle::impl {
   std::map<std::uint32_t, std::vector<table>> buffer;  // send side, by partition
   std::uint64_t buffered_bytes = 0, buffered_rows = 0;
   partition_store store;
-  std::map<std::uint32_t, std::vector<int>> piece_sources;  // source rank of each stored piece, in store order
+  // Each stored piece holds one exchange's rows of its partition, source by source: the rows
+  // from each source rank, in store order (a piece per partition per exchange, so that the store
+  // moves few large pieces rather than one per source).
+  struct source_rows {
+    int source = 0;
+    std::uint64_t rows = 0;
+  };
+  std::map<std::uint32_t, std::vector<std::vector<source_rows>>> piece_sources;
   std::vector<bool> extracted;                               // by owned partition index
   bool is_finished = false;
   bool broken = false;
@@ -325,6 +336,7 @@ struct streaming_shuffle::impl {
     std::vector<shuffle_column> in(C);
     for (std::size_t c = 0; c < C; ++c) in[c] = {send_columns[c].view(), row_offsets};
     shuffle_stats moved;
+    auto const shuffle_start = clock_type::now();
     std::vector<column> received = device != nullptr ? shuffle(*device, in, options.shuffle, stream, &moved)
                                                      : shuffle(*host, in, options.shuffle, &moved);
     // The buffer has left; from here a failure may lose received rows.
@@ -333,8 +345,11 @@ struct streaming_shuffle::impl {
     send_columns.clear();
     ++stats.exchanges;
     stats.sent_wire_bytes += moved.wire_bytes;
-    // 4. Local: one piece per (source, partition) into the store.
+    auto const store_start = clock_type::now();
+    stats.shuffle_seconds += seconds_between(shuffle_start, store_start);
+    // 4. Local: one piece per partition into the store, the sources' rows one after another.
     std::optional<rank_failure> failure = attempt([&] {
+      std::map<std::uint32_t, std::vector<std::pair<row_range, int>>> arrived;  // by partition: rows, source
       std::uint64_t row = 0;
       std::size_t word = 0;
       for (std::size_t s = 0; s < R; ++s) {
@@ -347,18 +362,24 @@ struct streaming_shuffle::impl {
                                               " announced rows of partition " + std::to_string(p) +
                                               " that do not fit what arrived");
           }
-          table piece;
-          piece.names = names;
-          for (std::size_t c = 0; c < C; ++c) {
-            row_range const r{received[c].view(), row, rows};
-            piece.columns.push_back(concatenate(types[c], std::span<const row_range>(&r, 1), memory, stream));
-          }
-          std::uint64_t const bytes = partition_store::bytes_of(piece);
-          store.insert(p, std::move(piece), stream);
-          piece_sources[static_cast<std::uint32_t>(p)].push_back(static_cast<int>(s));
-          stats.received_bytes += bytes;
+          arrived[static_cast<std::uint32_t>(p)].push_back({row_range{{}, row, rows}, static_cast<int>(s)});
           row += rows;
         }
+      }
+      for (auto const& [p, runs] : arrived) {
+        table piece;
+        piece.names = names;
+        for (std::size_t c = 0; c < C; ++c) {
+          std::vector<row_range> ranges;
+          for (auto const& [r, source] : runs) ranges.push_back({received[c].view(), r.first, r.rows});
+          piece.columns.push_back(concatenate(types[c], ranges, memory, stream));
+        }
+        std::vector<source_rows> from;
+        for (auto const& [r, source] : runs) from.push_back({source, r.rows});
+        std::uint64_t const bytes = partition_store::bytes_of(piece);
+        store.insert(p, std::move(piece), stream);
+        piece_sources[p].push_back(std::move(from));
+        stats.received_bytes += bytes;
       }
     });
     if (failure) broken = true;
@@ -369,7 +390,8 @@ struct streaming_shuffle::impl {
       throw;
     }
     stats.buffered_bytes = 0;
-    stats.exchange_seconds += std::chrono::duration<double>(clock_type::now() - start).count();
+    stats.store_seconds += seconds_between(store_start, clock_type::now());
+    stats.exchange_seconds += seconds_between(start, clock_type::now());
   }
 
   table extract(std::uint32_t p) {
@@ -392,25 +414,39 @@ struct streaming_shuffle::impl {
       ZS_FAIL(error_code::invalid_argument,
               "streaming_shuffle: partition " + std::to_string(p) + " was extracted already");
     }
+    auto const start = clock_type::now();
     std::vector<table> pieces;
-    std::vector<int> sources;
+    std::vector<std::vector<source_rows>> sources;
     if (store.contains(p)) {
       pieces = store.extract(p, stream);  // throws before anything leaves the store
       sources = std::move(piece_sources[p]);
       piece_sources.erase(p);
     }
-    // By source rank, each source's pieces in the order they came (the order it inserted them).
-    std::vector<std::size_t> order(pieces.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sources[a] < sources[b]; });
+    // By source rank, each source's rows in the order they came (the order it inserted them).
+    struct span_of_rows {
+      int source;
+      std::size_t piece;
+      std::uint64_t first, rows;
+    };
+    std::vector<span_of_rows> spans;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      std::uint64_t first = 0;
+      for (auto const& [source, rows] : sources[i]) {
+        spans.push_back({source, i, first, rows});
+        first += rows;
+      }
+    }
+    std::stable_sort(spans.begin(), spans.end(),
+                     [](const span_of_rows& a, const span_of_rows& b) { return a.source < b.source; });
     table out;
     out.names = names;
     for (std::size_t c = 0; c < types.size(); ++c) {
       std::vector<row_range> ranges;
-      for (std::size_t i : order) ranges.push_back({pieces[i].columns[c].view(), 0, pieces[i].columns[c].size()});
+      for (auto const& sp : spans) ranges.push_back({pieces[sp.piece].columns[c].view(), sp.first, sp.rows});
       out.columns.push_back(concatenate(types[c], ranges, memory, stream));
     }
     extracted[index] = true;
+    stats.extract_seconds += seconds_between(start, clock_type::now());
     return out;
   }
 };
@@ -506,6 +542,14 @@ table streaming_shuffle::extract(std::uint32_t partition) { return impl_->extrac
 const streaming_shuffle_stats& streaming_shuffle::stats() const {
   impl_->stats.store = impl_->store.stats();
   return impl_->stats;
+}
+
+std::optional<codec_id> streaming_shuffle::spill_codec(std::size_t column) const {
+  if (column >= impl_->types.size()) {
+    ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: column " + std::to_string(column) + " of " +
+                                              std::to_string(impl_->types.size()));
+  }
+  return impl_->store.chosen_codec(column, impl_->types[column]);
 }
 
 }  // namespace zs

@@ -1,6 +1,7 @@
 #include "zs/partition_store.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -9,6 +10,12 @@
 namespace zs {
 
 namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
 
 // Host memory a spilled column takes: its values' frames and its null mask's.
 std::uint64_t frame_bytes_of(const spilled_column& c) {
@@ -87,7 +94,19 @@ void partition_store::make_room(std::uint64_t bytes, cudaStream_t stream) {
 // Spills `rows` as piece p's frames. The caller drops the rows afterwards; a failure leaves
 // both as they were.
 void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stream) {
-  spilled_table spilled = spill(rows, stream, options_.spill);
+  auto const start = clock_type::now();
+  spilled_table spilled;
+  for (std::size_t c = 0; c < rows.columns.size(); ++c) {
+    column const& col = rows.columns[c];
+    spill_options options = options_.spill;
+    options.name = rows.names[c];
+    auto const key = std::make_pair(c, col.type());
+    if (auto const it = chosen_.find(key); it != chosen_.end()) options.chosen_before = it->second;
+    spilled.columns.push_back(spill(col.view(), stream, options));
+    spilled.names.push_back(rows.names[c]);
+    spilled.logical_types.push_back(col.logical());
+    if (col.size() > 0) chosen_.emplace(key, spilled.columns.back().report().codec);
+  }
   // The spill's copies read the rows; they must be done before the rows can go.
   if (!rows.columns.empty() && rows.columns.front().memory() == memory_kind::device) {
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -97,6 +116,7 @@ void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stre
   p.is_spilled = true;
   stats_.spilled_bytes += p.bytes;
   ++stats_.spills;
+  stats_.spill_seconds += seconds_since(start);
 }
 
 std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t stream) {
@@ -105,11 +125,13 @@ std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t strea
     ZS_FAIL(error_code::invalid_argument, "partition_store: partition " + std::to_string(id) + " is not in the store");
   }
   // Restore everything first: a bad frame throws before anything leaves the store.
+  auto const start = clock_type::now();
   std::vector<table> out;
   for (auto& p : it->second) {
     if (!p.is_spilled) continue;
     out.push_back(restore(p.spilled, stream));
   }
+  stats_.restore_seconds += seconds_since(start);
   std::size_t restored = 0;
   std::vector<table> pieces;
   for (auto& p : it->second) {
@@ -127,6 +149,12 @@ std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t strea
   partitions_.erase(it);
   stats_.partitions = partitions_.size();
   return pieces;
+}
+
+std::optional<codec_id> partition_store::chosen_codec(std::size_t position, value_type type) const {
+  auto const it = chosen_.find({position, type});
+  if (it == chosen_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::vector<std::uint64_t> partition_store::ids() const {

@@ -269,6 +269,17 @@ void choose_codec(spill_state& s, const spill_options& options, const column_vie
     r.codec = candidate->id();
     r.codec_name = std::string(candidate->name());
   }
+  if (!r.forced && options.chosen_before && r.raw_bytes > 0) {
+    candidate = &get_codec(*options.chosen_before);
+    if (!candidate->supports(s.type)) {
+      ZS_FAIL(error_code::invalid_argument, "spilling " + describe(s.name, s.type) + ": the earlier choice, codec '" +
+                                                std::string(candidate->name()) + "', does not encode " +
+                                                std::string(to_string(s.type)) + " values");
+    }
+    r.codec = candidate->id();
+    r.codec_name = std::string(candidate->name());
+    return;
+  }
   // Raw needs no figures; an empty column moves nothing either way.
   if (candidate->id() == codec_id::raw || r.raw_bytes == 0) return;
   double const pcie = options.pcie_bandwidth > 0 ? options.pcie_bandwidth : side.pcie_bps();

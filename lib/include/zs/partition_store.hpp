@@ -16,6 +16,12 @@
 // memory they came from) after checking every frame. What extract returns has left the store
 // and no longer counts.
 //
+// Codecs: each column's codec is chosen (spill_options, zs/spill.hpp) on the first spill of a
+// piece that has rows in it, and that choice is kept for the same column (position and type) of
+// later pieces (spill_options::chosen_before): the pieces of one partitioned stream are alike,
+// and estimating each piece anew would cost more than spilling it. A codec forced in
+// options.spill applies to every piece.
+//
 // Failures are zs::error and lose nothing: extracting an unknown partition (invalid_argument,
 // naming it), a spill that cannot allocate host memory (out_of_memory; the piece stays resident
 // and the insert that needed the room throws, leaving the store as it was), a frame damaged in
@@ -29,6 +35,8 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "zs/column.hpp"
@@ -56,6 +64,8 @@ struct partition_store_stats {
   std::uint64_t spilled_frame_bytes = 0;  // what they take in host memory (null masks' frames included)
   std::uint64_t spills = 0, restores = 0;  // pieces moved out and back, since the start
   std::uint64_t partitions = 0, pieces = 0;  // held now
+  double spill_seconds = 0;    // host wall time in spills (inserts that had to make room)
+  double restore_seconds = 0;  // host wall time restoring spilled pieces on extract
 };
 
 class partition_store {
@@ -77,6 +87,9 @@ class partition_store {
   /// The ids held, ascending.
   std::vector<std::uint64_t> ids() const;
   const partition_store_stats& stats() const noexcept { return stats_; }
+  /// The codec chosen for the column at `position` of type `type` (see "Codecs" above); unset
+  /// while no piece with rows has been spilled.
+  std::optional<codec_id> chosen_codec(std::size_t position, value_type type) const;
 
   /// The bytes a table counts against the budget.
   static std::uint64_t bytes_of(const table& t) noexcept;
@@ -94,6 +107,7 @@ class partition_store {
 
   partition_store_options options_;
   std::map<std::uint64_t, std::deque<piece>> partitions_;
+  std::map<std::pair<std::size_t, value_type>, codec_id> chosen_;  // by column position and type
   std::uint64_t next_order_ = 0;
   partition_store_stats stats_;
 };

@@ -81,6 +81,11 @@ namespace zs {
 struct spill_options {
   /// The codec for every frame of the column; unset: chosen per column (see above).
   std::optional<codec_id> codec;
+  /// The choice made for an earlier spill of a column like this one (its report().codec), taken
+  /// again without estimating: for callers that spill many pieces of one column
+  /// (zs::partition_store), where estimating every piece would cost more than spilling it. Raw
+  /// keeps the fast path, as a choice of raw does. Ignored when `codec` is set.
+  std::optional<codec_id> chosen_before;
   /// PCIe bandwidth in bytes per second, one direction, for the choice of codec; 0: measured
   /// once per device (host columns on a machine without a GPU assume 25 GB/s, PCIe 4.0 x16).
   double pcie_bandwidth = 0;

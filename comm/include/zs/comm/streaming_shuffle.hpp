@@ -71,6 +71,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,7 +105,10 @@ struct streaming_shuffle_stats {
   std::uint64_t received_bytes = 0;      // bytes this rank received
   std::uint64_t buffered_bytes = 0;      // inserted here, not yet exchanged
   std::uint64_t sent_wire_bytes = 0;     // frame bytes sent (zs::shuffle's wire_bytes, summed)
-  double exchange_seconds = 0;           // wall time of the exchanges on this rank
+  double exchange_seconds = 0;           // wall time of the exchanges on this rank, made of:
+  double shuffle_seconds = 0;            //   in zs::shuffle (codecs and transfers)
+  double store_seconds = 0;              //   cutting what arrived and storing it (spills included)
+  double extract_seconds = 0;            // wall time of extract on this rank (restores included)
   partition_store_stats store;           // resident and spilled received data, high-water mark
 };
 
@@ -152,6 +156,9 @@ class streaming_shuffle {
   table extract(std::uint32_t partition);
 
   const streaming_shuffle_stats& stats() const;
+  /// The codec this rank's store spills column `column` with (partition_store::chosen_codec);
+  /// unset while it has spilled none of it.
+  std::optional<codec_id> spill_codec(std::size_t column) const;
 
  private:
   struct impl;
