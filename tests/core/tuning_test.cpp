@@ -582,7 +582,7 @@ TEST(TuningTableJson, RejectsEntriesOfTheWrongSchema) {
   expect_rejected(one_entry(good_entry("\"9.0\"", "\"9\"")), "MAJOR.MINOR");
   expect_rejected(one_entry(good_entry("\"9.0\"", "9.0")), "not a string");
   expect_rejected(one_entry(good_entry("bitpack_decode", "warp_drive")), "unknown kernel");
-  expect_rejected(one_entry(good_entry("\"int32\"", "\"int128\"")), "unknown type");
+  expect_rejected(one_entry(good_entry("\"int32\"", "\"int256\"")), "unknown type");
   expect_rejected(one_entry(good_entry("\"large\"", "\"huge\"")), "unknown size class");
   expect_rejected(one_entry(good_entry("\"threads\": 128", "\"threads\": 100")), "threads 100");
   expect_rejected(one_entry(good_entry("\"threads\": 128", "\"threads\": -128")), "whole number");
