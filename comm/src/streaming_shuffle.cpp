@@ -28,15 +28,28 @@ double seconds_between(clock_type::time_point from, clock_type::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
-// The first and one-past-last character offsets of rows [first, first + rows) of a string view.
-std::pair<std::int64_t, std::int64_t> char_range(const column_view& v, std::uint64_t first, std::uint64_t rows,
-                                                 cudaStream_t stream) {
-  if (v.memory == memory_kind::host) return {v.offsets[first], v.offsets[first + rows]};
-  std::int64_t ends[2] = {0, 0};
-  ZS_CUDA_TRY(cudaMemcpyAsync(&ends[0], v.offsets + first, 8, cudaMemcpyDeviceToHost, stream));
-  ZS_CUDA_TRY(cudaMemcpyAsync(&ends[1], v.offsets + first + rows, 8, cudaMemcpyDeviceToHost, stream));
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  return {ends[0], ends[1]};
+struct row_range {
+  column_view source;
+  std::uint64_t first = 0, rows = 0;
+};
+
+// The first and one-past-last character offsets of each range's rows (string views): on the
+// device, every copy is enqueued before one wait.
+std::vector<std::pair<std::int64_t, std::int64_t>> char_ranges(std::span<const row_range> ranges, memory_kind memory,
+                                                               cudaStream_t stream) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out(ranges.size());
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    auto const& r = ranges[i];
+    if (memory == memory_kind::host) {
+      out[i] = {r.source.offsets[r.first], r.source.offsets[r.first + r.rows]};
+    } else {
+      ZS_CUDA_TRY(cudaMemcpyAsync(&out[i].first, r.source.offsets + r.first, 8, cudaMemcpyDeviceToHost, stream));
+      ZS_CUDA_TRY(cudaMemcpyAsync(&out[i].second, r.source.offsets + r.first + r.rows, 8, cudaMemcpyDeviceToHost,
+                                  stream));
+    }
+  }
+  if (memory == memory_kind::device && !ranges.empty()) ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  return out;
 }
 
 void copy_bytes(void* to, const void* from, std::uint64_t bytes, memory_kind memory, cudaStream_t stream) {
@@ -58,11 +71,6 @@ void rebase(std::int64_t* to, const std::int64_t* from, std::int64_t base, std::
     ZS_CUDA_CHECK_LAUNCH();
   }
 }
-
-struct row_range {
-  column_view source;
-  std::uint64_t first = 0, rows = 0;
-};
 
 // Gives `out` the null masks of `ranges` (rows without a mask are valid), when any range has
 // one: each range's bits realigned, widened to a byte per row, and packed once for the whole.
@@ -106,14 +114,12 @@ void attach_null_masks(column& out, std::span<const row_range> ranges, memory_ki
 // `memory`; ordered on `stream`).
 column concatenate(value_type type, std::span<const row_range> ranges, memory_kind memory, cudaStream_t stream) {
   std::uint64_t rows = 0;
-  std::vector<std::pair<std::int64_t, std::int64_t>> chars(ranges.size());
+  for (auto const& r : ranges) rows += r.rows;
+  std::vector<std::pair<std::int64_t, std::int64_t>> chars;
   std::uint64_t chars_total = 0;
-  for (std::size_t i = 0; i < ranges.size(); ++i) {
-    rows += ranges[i].rows;
-    if (type == value_type::string) {
-      chars[i] = char_range(ranges[i].source, ranges[i].first, ranges[i].rows, stream);
-      chars_total += static_cast<std::uint64_t>(chars[i].second - chars[i].first);
-    }
+  if (type == value_type::string) {
+    chars = char_ranges(ranges, memory, stream);
+    for (auto const& [first, last] : chars) chars_total += static_cast<std::uint64_t>(last - first);
   }
   column out = column::allocate(type, rows, memory, stream, chars_total);
   mutable_column_view const to = out.mutable_view();

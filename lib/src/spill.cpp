@@ -32,6 +32,22 @@ namespace detail {
 
 namespace {
 
+}  // namespace
+
+// Small blocks are parts of shared pinned slabs, handed out in order; a slab is used again once
+// every block in it has been given back. Pinning a block per small column (a piece of a
+// partition store holds a few hundred KiB a column) cost more than copying it.
+struct pinned_slab {
+  static constexpr std::uint64_t bytes = std::uint64_t{64} << 20;
+  static constexpr std::uint64_t largest_block = bytes / 8;
+  static constexpr std::uint64_t alignment = 256;
+  pinned_buffer memory{bytes};
+  std::uint64_t used = 0;  // bytes handed out since it was last empty
+  std::uint64_t live = 0;  // blocks not given back
+};
+
+namespace {
+
 // Pinned blocks dropped by handles, kept for the next spill: pinning memory runs at a few GB/s,
 // slower than the link the spill saves time on, and freeing it waits for the device.
 struct pinned_cache {
@@ -39,6 +55,37 @@ struct pinned_cache {
   std::mutex lock;
   std::multimap<std::uint64_t, pinned_buffer> blocks;  // by size
   std::uint64_t bytes = 0;
+  std::vector<std::unique_ptr<pinned_slab>> slabs;
+  pinned_slab* current = nullptr;  // where the next small block is cut from
+
+  // `wanted` bytes (at most pinned_slab::largest_block) of a slab: the current one while it has
+  // room, else an empty one, else a new one.
+  std::pair<pinned_slab*, std::byte*> carve(std::uint64_t wanted) {
+    std::uint64_t const size = (wanted + pinned_slab::alignment - 1) / pinned_slab::alignment * pinned_slab::alignment;
+    std::lock_guard<std::mutex> const hold(lock);
+    if (current == nullptr || current->used + size > pinned_slab::bytes) {
+      current = nullptr;
+      for (auto const& s : slabs) {
+        if (s->live == 0) {
+          current = s.get();
+          current->used = 0;
+          break;
+        }
+      }
+      if (current == nullptr) {
+        slabs.push_back(std::make_unique<pinned_slab>());
+        current = slabs.back().get();
+      }
+    }
+    std::byte* const at = current->memory.as<std::byte>() + current->used;
+    current->used += size;
+    ++current->live;
+    return {current, at};
+  }
+  void release(pinned_slab* slab) noexcept {
+    std::lock_guard<std::mutex> const hold(lock);
+    if (--slab->live == 0 && slab != current) slab->used = 0;
+  }
 
   static pinned_cache& get() {
     static pinned_cache* cache = new pinned_cache;  // never destroyed: blocks may be dropped at exit
@@ -67,10 +114,18 @@ struct pinned_cache {
   }
   void clear() noexcept {
     std::multimap<std::uint64_t, pinned_buffer> dropped;
+    std::vector<std::unique_ptr<pinned_slab>> empty;
     {
       std::lock_guard<std::mutex> const hold(lock);
       dropped.swap(blocks);
       bytes = 0;
+      // Slabs with blocks in use stay.
+      auto const in_use = std::partition(slabs.begin(), slabs.end(), [](auto const& s) { return s->live > 0; });
+      for (auto it = in_use; it != slabs.end(); ++it) {
+        if (it->get() == current) current = nullptr;
+        empty.push_back(std::move(*it));
+      }
+      slabs.erase(in_use, slabs.end());
     }
   }
 };
@@ -84,7 +139,9 @@ spill_block::spill_block(std::uint64_t bytes, bool pinned, const std::string& co
   if (bytes == 0) return;
   try {
     fault::point("spill.host_allocation");
-    if (pinned) {
+    if (pinned && bytes <= pinned_slab::largest_block) {
+      std::tie(slab_, slab_data_) = pinned_cache::get().carve(bytes);
+    } else if (pinned) {
       std::uint64_t const rounded = (bytes + pinned_granule - 1) / pinned_granule * pinned_granule;
       pinned_ = pinned_cache::get().take(bytes, rounded);
       if (pinned_.size() == 0) pinned_ = pinned_buffer(rounded);
@@ -102,10 +159,19 @@ spill_block::spill_block(std::uint64_t bytes, bool pinned, const std::string& co
 
 spill_block::~spill_block() { give_back(); }
 
+spill_block::spill_block(spill_block&& other) noexcept
+    : pinned_(std::move(other.pinned_)),
+      slab_(std::exchange(other.slab_, nullptr)),
+      slab_data_(std::exchange(other.slab_data_, nullptr)),
+      plain_(std::move(other.plain_)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
 spill_block& spill_block::operator=(spill_block&& other) noexcept {
   if (this != &other) {
     give_back();
     pinned_ = std::move(other.pinned_);
+    slab_ = std::exchange(other.slab_, nullptr);
+    slab_data_ = std::exchange(other.slab_data_, nullptr);
     plain_ = std::move(other.plain_);
     bytes_ = std::exchange(other.bytes_, 0);
   }
@@ -114,12 +180,16 @@ spill_block& spill_block::operator=(spill_block&& other) noexcept {
 
 void spill_block::give_back() noexcept {
   if (pinned_.size() != 0) pinned_cache::get().put(std::move(pinned_));
+  if (slab_ != nullptr) pinned_cache::get().release(std::exchange(slab_, nullptr));
+  slab_data_ = nullptr;
 }
 
 std::byte* spill_block::data() noexcept {
+  if (slab_ != nullptr) return slab_data_;
   return pinned_.size() != 0 ? pinned_.as<std::byte>() : plain_.as<std::byte>();
 }
 const std::byte* spill_block::data() const noexcept {
+  if (slab_ != nullptr) return slab_data_;
   return pinned_.size() != 0 ? pinned_.as<std::byte>() : plain_.as<std::byte>();
 }
 

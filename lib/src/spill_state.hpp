@@ -22,6 +22,8 @@ namespace zs::detail {
 
 /// Host memory that holds frames: pinned where a GPU is there (fast, asynchronous copies), else
 /// ordinary. Pinned blocks go back to a process-wide cache when dropped, for the next spill.
+struct pinned_slab;  // spill.cpp
+
 class spill_block {
  public:
   spill_block() = default;
@@ -29,7 +31,7 @@ class spill_block {
   /// `column` when it cannot be allocated.
   spill_block(std::uint64_t bytes, bool pinned, const std::string& column);
   ~spill_block();
-  spill_block(spill_block&& other) noexcept = default;
+  spill_block(spill_block&& other) noexcept;
   spill_block& operator=(spill_block&& other) noexcept;
   spill_block(const spill_block&) = delete;
   spill_block& operator=(const spill_block&) = delete;
@@ -40,7 +42,9 @@ class spill_block {
 
  private:
   void give_back() noexcept;
-  pinned_buffer pinned_;
+  pinned_buffer pinned_;       // a block of its own (large blocks)
+  pinned_slab* slab_ = nullptr;  // or a part of a shared pinned slab (small blocks) at slab_data_
+  std::byte* slab_data_ = nullptr;
   host_buffer plain_;
   std::uint64_t bytes_ = 0;
 };
