@@ -522,14 +522,29 @@ std::pair<std::size_t, std::size_t> frames_of_block(const spill_state& s, std::s
 
 namespace {
 
+// The column an unframed spill holds (spill_state::unframed), in host memory.
+column unframed_on_host(const spill_state& s) {
+  column out = column::allocate(s.type, s.count, memory_kind::host, nullptr, s.chars_bytes);
+  mutable_column_view const to = out.mutable_view();
+  std::byte const* const from = s.blocks.empty() ? nullptr : s.blocks[0].data();
+  if (s.type == value_type::string) {
+    auto const* const offsets = reinterpret_cast<const std::int64_t*>(from);
+    for (std::uint64_t i = 0; i <= s.count; ++i) to.offsets[i] = offsets[i] - s.first_offset;
+    if (s.chars_bytes > 0) std::memcpy(to.data, from + 8 * (s.count + 1), s.chars_bytes);
+  } else if (s.count > 0) {
+    std::memcpy(to.data, from, s.count * value_width(s.type));
+  }
+  return out;
+}
+
 column restore_on_host(spill_state& s) {
   auto const start = clock_type::now();
-  column out = column::allocate(s.type, s.count, memory_kind::host, nullptr, s.chars_bytes);
   if (s.unframed) {  // the raw fast path's plain copy of the values
-    if (s.count > 0) std::memcpy(out.mutable_view().data, s.blocks[0].data(), s.count * value_width(s.type));
+    column out = unframed_on_host(s);
     s.restore_seconds = seconds_since(start);
     return out;
   }
+  column out = column::allocate(s.type, s.count, memory_kind::host, nullptr, s.chars_bytes);
   if (s.type == value_type::string) out.mutable_view().offsets[0] = 0;
   const codec& c = get_codec(s.report.codec);
   std::size_t next = 0;
@@ -738,7 +753,8 @@ void spill_to_file(const spilled_column& handle, const std::filesystem::path& pa
     framed.origin = u.origin;
     spill_options raw;
     raw.codec = codec_id::raw;
-    detail::spill_on_host(framed, column_view{u.type, u.count, memory_kind::host, u.blocks[0].data(), nullptr}, raw);
+    column const values = detail::unframed_on_host(u);
+    detail::spill_on_host(framed, values.view(), raw);
   }
   auto const& s = handle.state().unframed ? framed : handle.state();
   // The header and the frame table, with their checksum, then the blocks' frames in order.

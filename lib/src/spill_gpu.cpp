@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "arrow/offset_kernels.hpp"
 #include "common/batch_ops.hpp"
 #include "spill_state.hpp"
 #include "zs/codec.hpp"
@@ -172,14 +173,40 @@ struct encoding_batch {
 
 // The raw fast path: where raw was chosen, framing would only add an encode (a device copy
 // with a checksum) and a pack to the copy over PCIe. One copy of the values into pinned memory
-// instead; the restore copies them back. What is given up: the payload checksum of raw frames
-// (a raw spill in host memory has no check on restore, as a plain cudaMemcpy has none).
+// instead (a string column's offsets as they are, then its characters); the restore copies them
+// back. What is given up: the payload checksum of raw frames (a raw spill in host memory has no
+// check on restore, as a plain cudaMemcpy has none).
 void spill_unframed(spill_state& s, const column_view& v, cudaStream_t stream) {
-  std::uint64_t const bytes = v.count * value_width(v.type);
+  std::uint64_t bytes = v.count * value_width(v.type);
+  std::int64_t first_char = 0;
+  if (v.type == value_type::string) {
+    std::int64_t ends[2] = {0, 0};
+    ZS_CUDA_TRY(cudaMemcpyAsync(&ends[0], v.offsets, 8, cudaMemcpyDeviceToHost, stream));
+    ZS_CUDA_TRY(cudaMemcpyAsync(&ends[1], v.offsets + v.count, 8, cudaMemcpyDeviceToHost, stream));
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (ends[1] < ends[0]) {
+      ZS_FAIL(error_code::invalid_argument, "spilling " + describe(s.name, s.type) + ": its offsets end at " +
+                                                std::to_string(ends[1]) + ", before they begin (" +
+                                                std::to_string(ends[0]) + ")");
+    }
+    first_char = ends[0];
+    s.chars_bytes = static_cast<std::uint64_t>(ends[1] - ends[0]);
+    s.first_offset = ends[0];
+    bytes = 8 * (v.count + 1) + s.chars_bytes;
+  }
   spill_block block(bytes, true, describe(s.name, s.type));
-  if (bytes > 0) ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), v.data, bytes, cudaMemcpyDeviceToHost, stream));
+  if (v.type == value_type::string) {
+    ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), v.offsets, 8 * (v.count + 1), cudaMemcpyDeviceToHost, stream));
+    if (s.chars_bytes > 0) {
+      ZS_CUDA_TRY(cudaMemcpyAsync(block.data() + 8 * (v.count + 1), static_cast<const std::byte*>(v.data) + first_char,
+                                  s.chars_bytes, cudaMemcpyDeviceToHost, stream));
+    }
+  } else if (bytes > 0) {
+    ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), v.data, bytes, cudaMemcpyDeviceToHost, stream));
+  }
   s.blocks.push_back(std::move(block));
   s.unframed = true;
+  s.report.raw_bytes = uncompressed_bytes(s.type, s.count, s.chars_bytes);
   s.report.spilled_bytes = bytes;
   s.report.frames = 0;
   s.spill_stop.emplace();
@@ -191,6 +218,11 @@ void spill_unframed(spill_state& s, const column_view& v, cudaStream_t stream) {
 void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, const spill_options& options) {
   s.spill_start.emplace();
   s.spill_start->record(stream);
+  // Raw chosen before: the fast path at once, without planning frames it will not make.
+  if (!options.codec && options.chosen_before == codec_id::raw) {
+    spill_unframed(s, v, stream);
+    return;
+  }
   if (v.type == value_type::string) {
     std::uint64_t const ends[] = {v.count};
     s.chars_bytes = static_cast<std::uint64_t>(device_offsets_at(v, ends, stream)[0]);
@@ -201,7 +233,7 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   frame_plan const p = plan_frames(v.type, rows, ends, options.batch_bytes);
   device_side side(v, p, stream);
   choose_codec(s, options, v, p, side);
-  if (s.report.codec == codec_id::raw && !s.report.forced && v.type != value_type::string) {
+  if (s.report.codec == codec_id::raw && !s.report.forced) {
     spill_unframed(s, v, stream);
     return;
   }
@@ -316,9 +348,17 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
     out_of_memory(e);
   }
   if (s.unframed) {
-    std::uint64_t const bytes = s.count * value_width(s.type);
-    if (bytes > 0) {
-      ZS_CUDA_TRY(cudaMemcpyAsync(out.mutable_view().data, s.blocks[0].data(), bytes, cudaMemcpyHostToDevice, stream));
+    mutable_column_view const to = out.mutable_view();
+    if (s.type == value_type::string) {
+      ZS_CUDA_TRY(cudaMemcpyAsync(to.offsets, s.blocks[0].data(), 8 * (s.count + 1), cudaMemcpyHostToDevice, stream));
+      if (s.first_offset != 0) kernels::arrow::rebase_offsets(to.offsets, s.first_offset, s.count + 1, to.offsets, stream);
+      if (s.chars_bytes > 0) {
+        ZS_CUDA_TRY(cudaMemcpyAsync(to.data, s.blocks[0].data() + 8 * (s.count + 1), s.chars_bytes,
+                                    cudaMemcpyHostToDevice, stream));
+      }
+    } else if (s.count > 0) {
+      ZS_CUDA_TRY(cudaMemcpyAsync(to.data, s.blocks[0].data(), s.count * value_width(s.type), cudaMemcpyHostToDevice,
+                                  stream));
     }
     cuda_event stop;
     stop.record(stream);

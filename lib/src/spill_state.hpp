@@ -77,10 +77,13 @@ struct spill_state {
   spill_report report;
   std::vector<spill_block> blocks;
   std::vector<spilled_frame> frames;  // in row order; frames of one block are consecutive
-  /// The raw fast path (spill_gpu.cpp): a fixed-width device column for which the choice fell
-  /// on raw is one plain copy of its values into blocks[0], without frames (no encode, no pack:
-  /// as fast as cudaMemcpy). The file tier frames it on the host when asked.
+  /// The raw fast path (spill_gpu.cpp): a device column for which the choice fell on raw is one
+  /// plain copy of its values into blocks[0] (a string column's count + 1 offsets as they were,
+  /// then its characters), without frames (no encode, no pack: as fast as cudaMemcpy). The file
+  /// tier frames it on the host when asked.
   bool unframed = false;
+  /// An unframed string column's first offset, subtracted from every offset on restore.
+  std::int64_t first_offset = 0;
   /// Pinned host memory the spill's copies may still read (their lists): kept until they are done.
   std::vector<spill_block> staging;
   // The spill's time: events around it on the device, or the host's clock for a host spill.

@@ -229,11 +229,10 @@ TEST_F(SpillGpu, FileTierRoundTripsADeviceSpill) {
   zs::test::expect_same_column(host, zs::restore(loaded, stream()).copy_to(memory_kind::host, stream()));
 }
 
-// The raw fast path: with a link far faster than any codec the choice is raw, and a fixed-width
-// device column is one plain copy each way, with no frames.
+// The raw fast path: with a link far faster than any codec the choice is raw, and a device
+// column is one plain copy each way (a string column's offsets and characters), with no frames.
 TEST_F(SpillGpu, RawChoiceTakesThePlainCopyPathBothWaysAndToAFile) {
   for (auto const type : all_types) {
-    if (type == value_type::string) continue;
     SCOPED_TRACE(type_name(type));
     for (std::uint64_t rows : {0, 1, 20000}) {
       zs::column const host = sample_column(type, rows);
@@ -245,7 +244,9 @@ TEST_F(SpillGpu, RawChoiceTakesThePlainCopyPathBothWaysAndToAFile) {
       EXPECT_FALSE(handle.report().forced);
       EXPECT_EQ(handle.report().frames, 0u);
       EXPECT_TRUE(handle.state().unframed);
-      EXPECT_EQ(handle.report().spilled_bytes, rows * zs::value_width(type));
+      std::uint64_t const values_bytes = type == value_type::string ? 8 * (rows + 1) + host.data_bytes()
+                                                                     : rows * zs::value_width(type);
+      EXPECT_EQ(handle.report().spilled_bytes, values_bytes);
       zs::test::expect_same_column(host, zs::restore(handle, stream()).copy_to(memory_kind::host, stream()));
       zs::test::expect_same_column(host, zs::restore(handle, memory_kind::host, stream()));
       fs::path const path = fs::temp_directory_path() / ("zs_spill_gpu_fast_" + std::to_string(::getpid()));
@@ -257,16 +258,35 @@ TEST_F(SpillGpu, RawChoiceTakesThePlainCopyPathBothWaysAndToAFile) {
   }
 }
 
-TEST_F(SpillGpu, ForcedRawAndStringsStayFramed) {
+TEST_F(SpillGpu, ForcedRawStaysFramed) {
   zs::column const device = sample_column(value_type::int64, 20000).copy_to(memory_kind::device, stream());
   auto forced = zs::spill(device.view(), stream(), small_frames(zs::codec_id::raw));
   EXPECT_FALSE(forced.state().unframed);
   EXPECT_GT(forced.report().frames, 0u);
-  zs::column const strings = sample_column(value_type::string, 20000).copy_to(memory_kind::device, stream());
+}
+
+// A string view whose offsets do not start at 0 (rows in the middle of a column) spills by the
+// plain copy and comes back as an owning column whose offsets do.
+TEST_F(SpillGpu, AStringSliceTakesThePlainCopyPathAndComesBackRebased) {
+  zs::column const host = sample_column(value_type::string, 20000);
+  zs::column const device = host.copy_to(memory_kind::device, stream());
+  std::uint64_t const first = 1234, rows = 5000;
+  zs::column_view slice = device.view();
+  slice.offsets += first;
+  slice.count = rows;
   auto options = small_frames();
-  options.pcie_bandwidth = 1e16;
-  auto s = zs::spill(strings.view(), stream(), options);
-  EXPECT_FALSE(s.state().unframed);
+  options.chosen_before = zs::codec_id::raw;
+  auto handle = zs::spill(slice, stream(), options);
+  EXPECT_TRUE(handle.state().unframed);
+  std::vector<std::string> const all = host.strings();
+  std::vector<std::string> const expected(all.begin() + first, all.begin() + first + rows);
+  zs::column const back = zs::restore(handle, stream()).copy_to(memory_kind::host, stream());
+  ASSERT_EQ(back.size(), rows);
+  EXPECT_EQ(back.view().offsets[0], 0);
+  EXPECT_EQ(back.strings(), expected);
+  zs::column const on_host = zs::restore(handle, memory_kind::host, stream());
+  EXPECT_EQ(on_host.view().offsets[0], 0);
+  EXPECT_EQ(on_host.strings(), expected);
 }
 
 TEST_F(SpillGpu, NullableDeviceColumnsRoundTripWithTheirMask) {

@@ -31,10 +31,11 @@
 //
 // spill_report records the decision, the figures it came from and what was spilled.
 //
-// The raw fast path: where the choice falls on raw for a fixed-width device column (not forced),
-// the spill is one cudaMemcpyAsync of the values into pinned memory and the restore one copy
-// back, as fast as a plain copy; such a spill has no frames (report().frames is 0) and so no
-// payload checksum to verify on restore. Forced raw, strings and host columns stay framed.
+// The raw fast path: where the choice falls on raw for a device column (not forced), the spill
+// is a cudaMemcpyAsync of the values (a string column's offsets and characters) into pinned
+// memory and the restore copies them back, as fast as a plain copy; such a spill has no frames
+// (report().frames is 0) and so no payload checksum to verify on restore. Forced raw and host
+// columns stay framed.
 //
 // Streams: spill enqueues its work on `stream` after whatever the caller enqueued before it;
 // the column must stay valid until that work is done (stream order suffices). It waits on the
