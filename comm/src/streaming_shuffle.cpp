@@ -110,17 +110,16 @@ void attach_null_masks(column& out, std::span<const row_range> ranges, memory_ki
   }
 }
 
+using char_range = std::pair<std::int64_t, std::int64_t>;
+
 // One owning column of the rows of `ranges`, one after another (every range of `type`, in
-// `memory`; ordered on `stream`).
-column concatenate(value_type type, std::span<const row_range> ranges, memory_kind memory, cudaStream_t stream) {
+// `memory`; ordered on `stream`); `chars`: each range's char_ranges entry (strings only).
+column concatenate(value_type type, std::span<const row_range> ranges, std::span<const char_range> chars,
+                   memory_kind memory, cudaStream_t stream) {
   std::uint64_t rows = 0;
   for (auto const& r : ranges) rows += r.rows;
-  std::vector<std::pair<std::int64_t, std::int64_t>> chars;
   std::uint64_t chars_total = 0;
-  if (type == value_type::string) {
-    chars = char_ranges(ranges, memory, stream);
-    for (auto const& [first, last] : chars) chars_total += static_cast<std::uint64_t>(last - first);
-  }
+  for (auto const& [first, last] : chars) chars_total += static_cast<std::uint64_t>(last - first);
   column out = column::allocate(type, rows, memory, stream, chars_total);
   mutable_column_view const to = out.mutable_view();
   auto* const bytes_to = static_cast<std::byte*>(to.data);
@@ -157,6 +156,12 @@ column concatenate(value_type type, std::span<const row_range> ranges, memory_ki
   }
   attach_null_masks(out, ranges, memory, stream);
   return out;
+}
+
+column concatenate(value_type type, std::span<const row_range> ranges, memory_kind memory, cudaStream_t stream) {
+  std::vector<char_range> chars;
+  if (type == value_type::string) chars = char_ranges(ranges, memory, stream);
+  return concatenate(type, ranges, chars, memory, stream);
 }
 
 std::string describe_types(std::span<const value_type> types) {
@@ -498,19 +503,33 @@ void streaming_shuffle::insert(const partitioned_table& parts) {
                                               std::to_string(parts.partitions()) + " partitions; the shuffle has " +
                                               std::to_string(m.partitions));
   }
-  // Every piece is checked and cut before any is buffered: a failure buffers nothing.
-  std::vector<std::pair<std::uint32_t, table>> pieces;
+  // Every piece is checked and cut before any is buffered: a failure buffers nothing. A string
+  // column's character ranges are read for every partition at once.
+  std::vector<std::uint32_t> nonempty;
   for (std::uint32_t p = 0; p < m.partitions; ++p) {
-    std::uint64_t const first = parts.partition_offsets[p], rows = parts.partition_offsets[p + 1] - first;
-    if (rows == 0) continue;
+    if (parts.partition_offsets[p + 1] > parts.partition_offsets[p]) nonempty.push_back(p);
+  }
+  auto const& columns = parts.rows.columns;
+  std::vector<std::vector<row_range>> ranges(columns.size());
+  std::vector<std::vector<char_range>> chars(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    for (std::uint32_t p : nonempty) {
+      std::uint64_t const first = parts.partition_offsets[p];
+      ranges[c].push_back({columns[c].view(), first, parts.partition_offsets[p + 1] - first});
+    }
+    if (columns[c].type() == value_type::string) chars[c] = char_ranges(ranges[c], columns[c].memory(), m.stream);
+  }
+  std::vector<std::pair<std::uint32_t, table>> pieces;
+  for (std::size_t i = 0; i < nonempty.size(); ++i) {
     table piece;
     piece.names = m.names;
-    for (auto const& c : parts.rows.columns) {
-      row_range const r{c.view(), first, rows};
-      piece.columns.push_back(concatenate(c.type(), std::span<const row_range>(&r, 1), c.memory(), m.stream));
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      auto const one_chars = chars[c].empty() ? std::span<const char_range>() : std::span<const char_range>(&chars[c][i], 1);
+      piece.columns.push_back(concatenate(columns[c].type(), std::span<const row_range>(&ranges[c][i], 1), one_chars,
+                                          columns[c].memory(), m.stream));
     }
-    m.check_piece(p, piece);
-    pieces.emplace_back(p, std::move(piece));
+    m.check_piece(nonempty[i], piece);
+    pieces.emplace_back(nonempty[i], std::move(piece));
   }
   for (auto& [p, piece] : pieces) m.insert(p, std::move(piece));
 }
