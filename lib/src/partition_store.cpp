@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "zs/error.hpp"
+#include "zs/log.hpp"
 
 namespace zs {
 
@@ -107,6 +108,7 @@ void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stre
     spilled.logical_types.push_back(col.logical());
     if (col.size() > 0) chosen_.emplace(key, spilled.columns.back().report().codec);
   }
+  auto const enqueued = clock_type::now();
   // The spill's copies read the rows; they must be done before the rows can go.
   if (!rows.columns.empty() && rows.columns.front().memory() == memory_kind::device) {
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -117,6 +119,11 @@ void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stre
   stats_.spilled_bytes += p.bytes;
   ++stats_.spills;
   stats_.spill_seconds += seconds_since(start);
+  if (log::enabled(log::level::debug)) {
+    log::debug("partition_store: spilled a piece of " + std::to_string(p.bytes) + " bytes in " +
+               std::to_string(seconds_since(start) * 1e3) + " ms (waiting for its copies " +
+               std::to_string(seconds_since(enqueued) * 1e3) + " ms)");
+  }
 }
 
 std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t stream) {

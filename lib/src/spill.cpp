@@ -20,6 +20,7 @@
 #include "zs/error.hpp"
 #include "zs/fault.hpp"
 #include "zs/hash.hpp"
+#include "zs/log.hpp"
 #include "zs/overflow.hpp"
 #include "spill_state.hpp"
 
@@ -73,14 +74,30 @@ struct pinned_cache {
         }
       }
       if (current == nullptr) {
+        auto const start = std::chrono::steady_clock::now();
         slabs.push_back(std::make_unique<pinned_slab>());
         current = slabs.back().get();
+        if (log::enabled(log::level::debug)) {
+          log::debug("spill: pinned a slab of " + std::to_string(pinned_slab::bytes >> 20) + " MiB in " +
+                     std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() *
+                                    1e3) +
+                     " ms");
+        }
       }
     }
     std::byte* const at = current->memory.as<std::byte>() + current->used;
     current->used += size;
     ++current->live;
     return {current, at};
+  }
+  // Pins empty slabs until at least `wanted` bytes of slabs are empty.
+  void reserve(std::uint64_t wanted) {
+    std::lock_guard<std::mutex> const hold(lock);
+    std::uint64_t empty = 0;
+    for (auto const& s : slabs) {
+      if (s->live == 0 && s.get() != current) empty += pinned_slab::bytes;
+    }
+    for (; empty < wanted; empty += pinned_slab::bytes) slabs.push_back(std::make_unique<pinned_slab>());
   }
   void release(pinned_slab* slab) noexcept {
     std::lock_guard<std::mutex> const hold(lock);
@@ -717,6 +734,12 @@ table restore(spilled_table& t, cudaStream_t stream) {
 }
 
 void release_spill_host_cache() noexcept { detail::pinned_cache::get().clear(); }
+
+double reserve_spill_host_memory(std::uint64_t bytes) {
+  auto const start = std::chrono::steady_clock::now();
+  detail::pinned_cache::get().reserve(bytes);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // ---------------------------------------------------------------------------------------------
 // The file tier (docs/SPILL.md, "File layout")
