@@ -555,18 +555,34 @@ ZS_HD inline bool read_layout(const frame_header& h, std::uint64_t body_bytes, b
                       body_bytes, out);
 }
 
-/// Whether the split offsets tile the data section: the first 0, each split no larger than its
-/// characters (so the encoded ones strictly smaller, and raw ones exactly), the last D.
-ZS_HD inline bool check_split_offsets(const std::byte* body, const body_layout& l, std::uint64_t chars) noexcept {
+/// Whether split `i`, stored at [begin, end) of a data section of `data_bytes` bytes (D), lies
+/// inside the section and takes no more bytes than its `chars` characters (so an encoded split
+/// strictly fewer, a raw one exactly as many). Checked on its own, without the other splits'
+/// offsets: the GPU checks a frame's splits in parallel, each warp its own split before it reads
+/// it, so no split may count on its neighbours' offsets having been checked first.
+ZS_HD constexpr bool split_in_section(std::uint64_t begin, std::uint64_t end, std::uint64_t data_bytes,
+                                      std::uint64_t chars) noexcept {
+  return begin <= end && end <= data_bytes && end - begin <= chars;
+}
+
+/// Whether the split offsets start at 0 and end at D: with split_in_section for every split,
+/// what check_split_offsets checks (the GPU checks the ends once per frame, the splits apart).
+ZS_HD inline bool check_split_offset_ends(const std::byte* body, const body_layout& l) noexcept {
   const std::byte* offsets = body + l.offsets_at;
-  if (detail::load_le(offsets, 8) != 0) return false;
-  std::uint64_t previous = 0;
+  return detail::load_le(offsets, 8) == 0 && detail::load_le(offsets + 8 * l.splits, 8) == l.data_bytes;
+}
+
+/// Whether the split offsets tile the data section: the first 0, each split inside the section
+/// and no larger than its characters (split_in_section; offsets that decrease fail it), the last D.
+ZS_HD inline bool check_split_offsets(const std::byte* body, const body_layout& l, std::uint64_t chars) noexcept {
+  if (!check_split_offset_ends(body, l)) return false;
+  const std::byte* offsets = body + l.offsets_at;
   for (std::uint64_t i = 0; i < l.splits; ++i) {
-    std::uint64_t const next = detail::load_le(offsets + 8 * (i + 1), 8);
-    if (next < previous || next - previous > split_chars(chars, l.split_bytes, i)) return false;
-    previous = next;
+    std::uint64_t const begin = detail::load_le(offsets + 8 * i, 8);
+    std::uint64_t const end = detail::load_le(offsets + 8 * (i + 1), 8);
+    if (!split_in_section(begin, end, l.data_bytes, split_chars(chars, l.split_bytes, i))) return false;
   }
-  return previous == l.data_bytes;
+  return true;
 }
 
 }  // namespace zs::fsst

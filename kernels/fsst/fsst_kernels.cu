@@ -160,6 +160,10 @@ __global__ void encode_place_kernel(device_encode_batch batch, batch_plan plan, 
   }
 }
 
+// Per frame, before anything of its body past the lengths frame's header is read: the table,
+// the layout (the split count the host planned from the target's characters), the lengths
+// frame filling its place, and the split offsets' ends (0 and D). Each split's own offsets are
+// checked by the warp that checks its codes (decode_splits_kernel<false>).
 __global__ void decode_check_frames_kernel(device_decode_batch batch, batch_plan plan) {
   for (std::uint64_t f = first_item(); f <= batch.num_frames; f += item_stride()) {
     if (f == batch.num_frames) {
@@ -174,8 +178,7 @@ __global__ void decode_check_frames_kernel(device_decode_batch batch, batch_plan
     bool ok = load_decode_table(table_of(batch, f), t) && read_layout(h, h.payload_bytes - body_at, l) &&
               l.splits == plan.split_begin[f + 1] - plan.split_begin[f] &&
               load_header(body).payload_bytes == l.lengths_bytes - frame_header_bytes &&
-              ::zs::detail::load_le(body + l.offsets_at, 8) == 0 &&
-              ::zs::detail::load_le(body + l.offsets_at + 8 * l.splits, 8) == l.data_bytes;
+              check_split_offset_ends(body, l);
     if (!ok) batch.status[f] = frame_status::corrupt_payload;
   }
 }
@@ -245,13 +248,17 @@ __global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan)
     std::uint64_t const n = split_chars(t.chars_bytes, default_split_bytes, i);
     auto const* in = reinterpret_cast<const std::uint8_t*>(body + l.data_at);
     if constexpr (Write) {
+      // The frame is still ok, so the pass below ran on every split of it and accepted each.
       auto* out = static_cast<std::uint8_t*>(t.values) + t.chars_begin + i * default_split_bytes;
       auto* ring = reinterpret_cast<std::uint8_t*>(rings) + std::size_t{warp_in_block} * ring_bytes;
       decode_split_warp(w, table, in + begin, end - begin, out, n, ring);
     } else {
-      // Offsets in order (each split within the data section, the last checked to end it) and
-      // the split's codes decoding to exactly its characters. Every lane reaches the same verdict.
-      bool const ok = end >= begin && end - begin <= n && check_split_warp(w, table, in + begin, end - begin, n);
+      // The split's own offsets first: in order, inside the data section, no more bytes than its
+      // characters (split_in_section), since the warps of the other splits check theirs at the
+      // same time and a frame is refused only after they do. Then its codes, which must decode
+      // to exactly its characters. Every lane reaches the same verdict.
+      bool const ok =
+          split_in_section(begin, end, l.data_bytes, n) && check_split_warp(w, table, in + begin, end - begin, n);
       if (!ok && w.lane == 0) batch.status[f] = frame_status::corrupt_payload;
     }
   }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "fsst/fsst_dict_format.hpp"
+#include "fsst/fsst_format.hpp"
 #include "zs/codec.hpp"
 #include "zs/device.hpp"
 #include "zs/tuning.hpp"
@@ -447,13 +449,14 @@ broken_batch broken_frames() {
 
 // The statuses and column of the CPU reference's decode of `e` (characters start as 0x5A).
 std::pair<std::vector<zs::frame_status>, zs::column> decode_on_cpu(const frames_of& e, const zs::column& c,
-                                                                   std::size_t parts) {
+                                                                   std::size_t parts,
+                                                                   const zs::codec& codec = fsst_dict()) {
   zs::column out = zs::test::empty_like(c, zs::memory_kind::host);
   auto mv = out.mutable_view();
   if (c.data_bytes() != 0) std::memset(mv.data, 0x5A, c.data_bytes());
   auto const targets = partition_targets(partition_sources(c.view(), c.view(), parts), mv);
   std::vector<zs::frame_status> statuses(parts, zs::frame_status::not_decoded);
-  fsst_dict().decode_host({e.frames.data(), e.offsets, targets, statuses.data()});
+  codec.decode_host({e.frames.data(), e.offsets, targets, statuses.data()});
   return {std::move(statuses), std::move(out)};
 }
 
@@ -650,5 +653,236 @@ TEST(FsstDictGpu, RefusesBrokenFramesAsTheCpu) {
                           static_cast<const std::byte*>(b.column.view().data) + begin, sources[f].chars_bytes),
               0)
         << "frame " << f;
+  }
+}
+
+// --- fsst split offsets ----------------------------------------------------------------------
+//
+// The GPU decoder checks a frame's split offsets in two places: their ends (0 and D) once per
+// frame, and each split's own offsets (split_in_section) by the warp that checks its codes, all
+// splits of a frame at once. So no warp may count on another split's offsets: a middle offset
+// past the data section, or offsets out of order, must be caught by the warp of every split they
+// bound, before it reads. The frames below break the offsets behind valid checksums; the
+// decoder's checks run on the CPU (the format functions the kernels call, in the kernels' order)
+// and on the GPU, against the CPU reference.
+
+namespace {
+
+namespace fsst_format = zs::fsst;
+
+// Where a frame's strings section lies, as the decoder finds it from the header.
+struct section_view {
+  std::byte* body;
+  fsst_format::body_layout layout;
+};
+
+section_view section_of(std::byte* frame) {
+  zs::frame_header const h = zs::load_header(frame);
+  std::uint64_t const body_at = zs::params_section_bytes(fsst_format::table_bytes);
+  section_view v{frame + zs::frame_header_bytes + body_at, {}};
+  EXPECT_TRUE(fsst_format::read_layout(h, h.payload_bytes - body_at, v.layout));
+  return v;
+}
+
+std::uint64_t split_offset(const section_view& v, std::uint64_t i) {
+  return zs::detail::load_le(v.body + v.layout.offsets_at + 8 * i, 8);
+}
+void set_split_offset(const section_view& v, std::uint64_t i, std::uint64_t offset) {
+  zs::detail::store_le(v.body + v.layout.offsets_at + 8 * i, offset, 8);
+}
+
+// Rows of one frame: 16384 random characters first (split 0, which no table shortens, so stored
+// raw), then repetitive text over four more splits (stored as codes).
+constexpr std::size_t offset_frames = 6;  // frames 0 and 5 intact
+constexpr int random_rows = 64, random_row_bytes = 256, text_rows = 2000;
+
+zs::column offset_test_column() {
+  std::mt19937_64 rng(31);
+  std::vector<std::string> values;
+  for (std::size_t f = 0; f < offset_frames; ++f) {
+    for (int i = 0; i < random_rows; ++i) {
+      std::string v(random_row_bytes, '\0');
+      for (auto& ch : v) ch = static_cast<char>(rng());
+      values.push_back(v);
+    }
+    for (int i = 0; i < text_rows; ++i) values.push_back("row " + std::to_string(i % 97) + " of a repetitive column");
+  }
+  return strings_column(values);
+}
+
+// What each broken frame is, by frame number.
+const char* const offset_breaks[offset_frames] = {
+    "intact",
+    "the offset before the last split a little past the data section",
+    "two middle offsets far past the data section (2^40 on)",
+    "two middle offsets swapped (descending)",
+    "the raw split 0 one byte longer than its characters",
+    "intact"};
+
+// The column's frames, frames 1 to 4 broken (offset_breaks), checksums valid.
+frames_of offset_broken_frames(const zs::column& c) {
+  frames_of e = encode_on_cpu(c, offset_frames, false, fsst());
+  {
+    section_view const v = section_of(e.frames.data() + e.offsets[0]);
+    EXPECT_EQ(v.layout.splits, 5U);
+    EXPECT_EQ(split_offset(v, 1), fsst_format::default_split_bytes) << "split 0 stored raw";
+    EXPECT_LT(split_offset(v, 2) - split_offset(v, 1), fsst_format::default_split_bytes) << "split 1 stored as codes";
+  }
+  auto break_offsets = [&](std::size_t f, auto change) {
+    edit_frame(e, f, [&](zs::frame_header&, std::byte* payload) { change(section_of(payload - zs::frame_header_bytes)); });
+  };
+  break_offsets(1, [](const section_view& v) {
+    std::uint64_t const k = v.layout.splits;
+    set_split_offset(v, k - 1, v.layout.data_bytes + 64);
+  });
+  break_offsets(2, [](const section_view& v) {
+    set_split_offset(v, 2, std::uint64_t{1} << 40);
+    set_split_offset(v, 3, (std::uint64_t{1} << 40) + 100);
+  });
+  break_offsets(3, [](const section_view& v) {
+    std::uint64_t const second = split_offset(v, 2), third = split_offset(v, 3);
+    set_split_offset(v, 2, third);
+    set_split_offset(v, 3, second);
+  });
+  break_offsets(4, [](const section_view& v) { set_split_offset(v, 1, split_offset(v, 1) + 1); });
+  return e;
+}
+
+// The fsst GPU decoder's checks on one frame, run on the CPU in the kernels' order: the
+// framework's, decode_check_frames (table, layout, the lengths frame's place, the offsets'
+// ends), the lengths frame, each split's offsets then codes (split_in_section, then the codes
+// only where it holds), the lengths' sum. The frame is copied into a buffer of exactly its
+// bytes, so that a sanitizer build catches any read past it.
+zs::frame_status check_as_the_gpu(const frames_of& e, std::size_t f, const zs::decode_target& t) {
+  std::vector<std::byte> const frame(e.frames.begin() + static_cast<std::ptrdiff_t>(e.offsets[f]),
+                                     e.frames.begin() + static_cast<std::ptrdiff_t>(e.offsets[f] + e.sizes[f]));
+  zs::frame_expectation const expected{fsst().decodes(), zs::value_type::string, t.count, t.chars_bytes,
+                                       fsst().params_bytes(zs::value_type::string)};
+  zs::frame_status const checked = zs::validate_frame_host(frame.data(), frame.size(), expected);
+  if (checked != zs::frame_status::ok) return checked;
+  zs::frame_header const h = zs::load_header(frame.data());
+  std::uint64_t const body_at = zs::params_section_bytes(fsst_format::table_bytes);
+  const std::byte* body = frame.data() + zs::frame_header_bytes + body_at;
+  auto table = std::make_unique<fsst_format::decode_table>();
+  fsst_format::body_layout l{};
+  if (!fsst_format::load_decode_table(frame.data() + zs::frame_header_bytes + zs::params_prefix_bytes, *table) ||
+      !fsst_format::read_layout(h, h.payload_bytes - body_at, l) ||
+      l.splits != fsst_format::split_count(t.chars_bytes, fsst_format::default_split_bytes) ||
+      zs::load_header(body).payload_bytes != l.lengths_bytes - zs::frame_header_bytes ||
+      !fsst_format::check_split_offset_ends(body, l)) {
+    return zs::frame_status::corrupt_payload;
+  }
+  std::vector<std::uint64_t> lengths(t.count + 1);
+  zs::decode_target const unpacked{zs::value_type::uint64, t.count, lengths.data()};
+  std::uint64_t const room[2] = {0, l.lengths_bytes};
+  zs::frame_status lengths_status = zs::frame_status::not_decoded;
+  packer().decode_host({body, room, std::span(&unpacked, 1), &lengths_status, true});
+  if (lengths_status != zs::frame_status::ok) return zs::frame_status::corrupt_payload;
+  auto const* data = reinterpret_cast<const std::uint8_t*>(body + l.data_at);
+  bool splits_ok = true;
+  for (std::uint64_t i = 0; i < l.splits; ++i) {
+    std::uint64_t const begin = zs::detail::load_le(body + l.offsets_at + 8 * i, 8);
+    std::uint64_t const end = zs::detail::load_le(body + l.offsets_at + 8 * (i + 1), 8);
+    std::uint64_t const n = fsst_format::split_chars(t.chars_bytes, fsst_format::default_split_bytes, i);
+    // Every split is checked, as the warps do, whatever the others' verdicts.
+    if (!fsst_format::split_in_section(begin, end, l.data_bytes, n) ||
+        !fsst_format::check_split(*table, data + begin, end - begin, n)) {
+      splits_ok = false;
+    }
+  }
+  if (!splits_ok) return zs::frame_status::corrupt_payload;
+  std::uint64_t sum = 0;
+  for (std::uint64_t r = 0; r < t.count; ++r) {
+    if (sum + lengths[r] < sum) return zs::frame_status::corrupt_payload;
+    sum += lengths[r];
+  }
+  return sum == t.chars_bytes ? zs::frame_status::ok : zs::frame_status::corrupt_payload;
+}
+
+}  // namespace
+
+// The per-split rule at its edges, sizes near 2^64 included: nothing wraps.
+TEST(FsstDecodeChecks, SplitInSectionAtItsEdges) {
+  using fsst_format::split_in_section;
+  constexpr std::uint64_t top = UINT64_MAX;
+  EXPECT_TRUE(split_in_section(0, 100, 100, 100));    // the whole section, raw
+  EXPECT_TRUE(split_in_section(40, 100, 100, 61));    // codes, ending at D
+  EXPECT_TRUE(split_in_section(100, 100, 100, 5));    // empty at D (its codes then fail)
+  EXPECT_FALSE(split_in_section(40, 101, 100, 100));  // one byte past D
+  EXPECT_FALSE(split_in_section(101, 101, 100, 5));   // starts past D
+  EXPECT_FALSE(split_in_section(60, 40, 100, 100));   // descending
+  EXPECT_FALSE(split_in_section(0, 101, 200, 100));   // one byte more than its characters
+  EXPECT_FALSE(split_in_section(top - 10, top, 100, 16384));
+  EXPECT_FALSE(split_in_section(top, 5, top, 16384));
+  EXPECT_FALSE(split_in_section(0, top, top, 16384));
+}
+
+// The broken frames really reach the gap: in frames 1 and 2 a split whose offsets are in order
+// and no larger than its characters ends past the data section, so only the check of its end
+// against D keeps its warp from reading there; in frame 4 split 0 is raw and one byte too long.
+TEST(FsstDecodeChecks, BrokenOffsetFramesHaveSplitsThatOnlyTheSectionCheckRefuses) {
+  auto const c = offset_test_column();
+  frames_of e = offset_broken_frames(c);
+  for (std::size_t f : {std::size_t{1}, std::size_t{2}}) {
+    SCOPED_TRACE(offset_breaks[f]);
+    section_view const v = section_of(e.frames.data() + e.offsets[f]);
+    bool reaches_past = false;
+    for (std::uint64_t i = 0; i < v.layout.splits; ++i) {
+      std::uint64_t const begin = split_offset(v, i), end = split_offset(v, i + 1);
+      std::uint64_t const n = fsst_format::split_chars(c.data_bytes() / offset_frames, v.layout.split_bytes, i);
+      if (begin <= end && end - begin <= n && end > v.layout.data_bytes) {
+        reaches_past = true;
+        EXPECT_FALSE(fsst_format::split_in_section(begin, end, v.layout.data_bytes, n));
+      }
+    }
+    EXPECT_TRUE(reaches_past);
+    EXPECT_TRUE(fsst_format::check_split_offset_ends(v.body, v.layout)) << "the ends alone do not catch it";
+  }
+  section_view const raw = section_of(e.frames.data() + e.offsets[4]);
+  EXPECT_EQ(split_offset(raw, 1), fsst_format::default_split_bytes + 1);
+  EXPECT_FALSE(fsst_format::split_in_section(0, split_offset(raw, 1), raw.layout.data_bytes,
+                                             fsst_format::default_split_bytes));
+}
+
+// The GPU decoder's checks, run on the CPU, give the reference's statuses: frames 1 to 4
+// corrupt_payload, 0 and 5 ok.
+TEST(FsstDecodeChecks, BrokenSplitOffsetsRefusedAsTheReference) {
+  auto const c = offset_test_column();
+  auto const e = offset_broken_frames(c);
+  auto const [expected, reference] = decode_on_cpu(e, c, offset_frames, fsst());
+  for (std::size_t f = 0; f < offset_frames; ++f) {
+    SCOPED_TRACE(offset_breaks[f]);
+    bool const intact = f == 0 || f + 1 == offset_frames;
+    EXPECT_EQ(expected[f], intact ? zs::frame_status::ok : zs::frame_status::corrupt_payload);
+  }
+  zs::column out = zs::test::empty_like(c, zs::memory_kind::host);
+  auto const targets = partition_targets(partition_sources(c.view(), c.view(), offset_frames), out.mutable_view());
+  for (std::size_t f = 0; f < offset_frames; ++f) {
+    EXPECT_EQ(check_as_the_gpu(e, f, targets[f]), expected[f]) << offset_breaks[f];
+  }
+}
+
+// On the GPU: the reference's statuses, no character of a broken frame written, the intact
+// frames decoded. Without the per-split section check, frame 2's warp would read 2^40 bytes past
+// its data (an illegal address) and frame 1's past its frame; run under compute-sanitizer to see
+// that no byte outside the frames is read.
+TEST(FsstGpu, BrokenSplitOffsetsRefusedAsTheCpuWithoutWritingOrReadingOutside) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  auto const c = offset_test_column();
+  auto const e = offset_broken_frames(c);
+  auto const [expected, reference] = decode_on_cpu(e, c, offset_frames, fsst());
+  auto const [statuses, out] = decode_on_gpu(e, c, offset_frames, stream.get());
+  EXPECT_EQ(statuses, expected);
+  auto const sources = partition_sources(c.view(), c.view(), offset_frames);
+  auto const* chars = static_cast<const std::uint8_t*>(out.view().data);
+  auto const* original = static_cast<const std::uint8_t*>(c.view().data);
+  for (std::size_t f = 0; f < offset_frames; ++f) {
+    SCOPED_TRACE(offset_breaks[f]);
+    auto const begin = static_cast<std::uint64_t>(sources[f].offsets[0]);
+    bool const intact = f == 0 || f + 1 == offset_frames;
+    for (std::uint64_t k = 0; k < sources[f].chars_bytes; ++k) {
+      ASSERT_EQ(chars[begin + k], intact ? original[begin + k] : 0x5A) << "character " << k;
+    }
   }
 }
