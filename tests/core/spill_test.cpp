@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,13 +69,29 @@ zs::column sample_column(value_type type, std::uint64_t rows) {
       for (std::uint64_t i = 0; i < rows; ++i) v[i] = (i % 5 == 0 ? "" : "name-" + std::to_string(i % 37) + "/path");
       return zs::column::from_strings(v);
     }
+    case value_type::bool8: {
+      // A byte per value, 0 or 1, in runs as flags come (std::vector<bool> holds no bytes to copy).
+      auto const v = std::make_unique<bool[]>(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) v[i] = (i / 16) % 3 == 0;
+      return zs::column::from_values<bool>(std::span<const bool>(v.get(), rows));
+    }
+    case value_type::int128: {
+      // The integers' small trending values, every tenth negated, sign-extended to 16 bytes.
+      std::vector<zs::int128_value> v(rows);
+      for (std::uint64_t i = 0; i < rows; ++i) {
+        auto const value = static_cast<std::int64_t>((i * 7) % 100 + i / 64);
+        v[i] = zs::int128_value::of(i % 10 == 0 ? -value : value);
+      }
+      return zs::column::from_values<zs::int128_value>(v);
+    }
   }
   return {};
 }
 
 const value_type all_types[] = {value_type::int32,   value_type::int64,   value_type::uint32, value_type::uint64,
                                  value_type::float32, value_type::float64, value_type::string, value_type::int8,
-                                 value_type::int16,   value_type::uint8,   value_type::uint16};
+                                 value_type::int16,   value_type::uint8,   value_type::uint16, value_type::bool8,
+                                 value_type::int128};
 
 std::string type_name(value_type t) { return std::string(zs::to_string(t)); }
 
