@@ -20,8 +20,10 @@ __device__ inline mode mode_of_flags(std::uint64_t rows, std::uint32_t flags) {
   return ::zs::bitmap::choose(rows, {(flags & seen_unequal) == 0, (flags & seen_non_binary) == 0});
 }
 
-// Notes in content_flags[f] what each chunk of rows rules out: an OR over the block (a barrier
-// that reduces a predicate) and one atomic per chunk and flag found.
+// Notes in content_flags[f] what each chunk of rows rules out: an OR over the block, then one
+// atomic per chunk and flag found. The OR is __syncthreads_or, a barrier that reduces a predicate
+// in hardware for any block size; a CUB BlockReduce would need the block size, a tunable here,
+// at compile time and shared memory for nothing more.
 __global__ void scan_kernel(device_encode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
                             std::uint64_t chunk_rows, std::uint32_t* content_flags) {
   __shared__ std::uint32_t known;

@@ -16,7 +16,9 @@
 #include "bitmap/bitmap_format.hpp"
 #include "bitmap_test_inputs.hpp"
 #include "zs/codec.hpp"
+#include "zs/device.hpp"
 #include "zs/memory.hpp"
+#include "zs/tuning.hpp"
 #include "zs_test.hpp"
 
 namespace {
@@ -202,6 +204,35 @@ TEST(BitmapGpu, BatchesOfThousandsOfFramesGiveTheCpusFrames) {
     columns.add("frame " + std::to_string(f), f % 3 == 0 ? zs::value_type::bool8 : zs::value_type::uint8, std::move(v));
   }
   expect_same_frames_and_round_trips(columns);
+}
+
+// The chunk kernels loop with a grid stride and take whole warps of rows: one small block with
+// the smallest chunks, the largest blocks, and chunks larger than most frames give the same
+// frames.
+TEST(BitmapGpu, AnyLaunchGeometryGivesTheCpusFrames) {
+  ZS_REQUIRE_GPU();
+  struct restore_tuning {
+    zs::tuning_table saved = *zs::tuning();
+    ~restore_tuning() { zs::set_tuning(saved); }
+  } const restore;
+  byte_columns columns;
+  for (auto& in : inputs::all()) {
+    if (in.values.size() <= 9 || in.values.size() > 1'000'000) columns.add(in.name, in.type, in.values);
+  }
+  std::vector<std::uint8_t> mixed(70'001);
+  for (std::size_t i = 0; i < mixed.size(); ++i) mixed[i] = static_cast<std::uint8_t>(i % 97 != 0);
+  columns.add("mostly valid, 70001 rows", zs::value_type::uint8, mixed);
+  zs::device_profile const& d = zs::current_device_profile();
+  for (zs::launch_params p : {zs::launch_params{128, 1, 1024}, zs::launch_params{1024, 0, 1024},
+                              zs::launch_params{256, 4, 65536}}) {
+    SCOPED_TRACE(std::to_string(p.threads) + " threads, " + std::to_string(p.items) + " rows a chunk");
+    zs::tuning_table forced;
+    for (auto size : {zs::size_class::small, zs::size_class::medium, zs::size_class::large}) {
+      forced.set({{d.name, d.compute_major, d.compute_minor, "bitmap_chunks", std::nullopt, size}, p});
+    }
+    zs::set_tuning(forced);
+    expect_same_frames_and_round_trips(columns);
+  }
 }
 
 TEST(BitmapGpu, CorruptBodiesGetTheCpusStatusAndLeaveTheirTargets) {
