@@ -131,6 +131,9 @@ int run_bench_stream(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   zs::cli::add_size_option(app, "--batch", batch, "buffered bytes that trigger an exchange (default: budget / 4)", 1);
+  bool keep_compressed = false;
+  app.add_flag("--keep-compressed", keep_compressed,
+               "keep received pieces compressed on the device (streaming_shuffle_options::keep_compressed)");
   app.add_option("--json", json_path, "also write the results as JSON to this file (rank 0)");
   if (!zs::cli::parse(app, argc, argv)) return 0;
   if (batch == 0) batch = std::max<std::uint64_t>(1, budget / 4);
@@ -194,6 +197,7 @@ int run_bench_stream(int argc, char** argv) {
   zs::streaming_shuffle_options options;
   options.budget_bytes = budget;
   options.batch_bytes = batch;
+  options.keep_compressed = keep_compressed;
   comm.barrier();
   auto start = clock_type::now();
   zs::streaming_shuffle s(device, names, types, partitions, options, stream);
@@ -264,6 +268,7 @@ int run_bench_stream(int argc, char** argv) {
     std::printf("%-28s %12s\n", "within budget", within_budget ? "yes" : "NO");
     std::printf("%-28s %12llu\n", "exchanges", static_cast<unsigned long long>(stats.exchanges));
     std::printf("%-28s %12llu\n", "pieces spilled (all ranks)", static_cast<unsigned long long>(spills));
+    std::printf("%-28s %12s\n", "kept compressed", keep_compressed ? "yes" : "no");
     std::printf("%-28s %12.2f\n", "rank 0: produce ms", produce_ms);
     std::printf("%-28s %12.2f\n", "  exchanges ms", stats.exchange_seconds * 1e3);
     std::printf("%-28s %12.2f\n", "    in zs::shuffle ms", stats.shuffle_seconds * 1e3);
@@ -299,6 +304,7 @@ int run_bench_stream(int argc, char** argv) {
                         {"within_budget", within_budget},
                         {"exchanges", stats.exchanges},
                         {"spilled_pieces", spills},
+                        {"keep_compressed", keep_compressed},
                         {"rank0_produce_ms", produce_ms},
                         {"rank0_exchange_ms", stats.exchange_seconds * 1e3},
                         {"rank0_shuffle_ms", stats.shuffle_seconds * 1e3},

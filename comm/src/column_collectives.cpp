@@ -469,9 +469,9 @@ class column_collective {
 
 // ---------------------------------------------------------------------------------------------
 // Null masks, as in the shuffle (shuffle.cpp): a validity column of uint8 0/1 values after the
-// caller's for each column with both valid and null rows, with bitpack (raw when options.codec
-// is raw), packed into the output column's mask on arrival; columns all valid or all null send
-// none (null_columns.hpp).
+// caller's for each column with both valid and null rows, with the bitmap codec (raw when
+// options.codec is raw), packed into the output column's mask on arrival; columns all valid or
+// all null send none (null_columns.hpp).
 
 struct columns_with_validity {
   std::vector<column_view> columns;  // the caller's (masks stripped), then the validity columns
@@ -509,7 +509,7 @@ columns_with_validity add_validity(communicator& comm, std::string_view name, st
         out.columns.push_back(column_view{value_type::uint8});
       }
       out.of.push_back(c);
-      out.codecs.push_back(options.codec == codec_id::raw ? codec_id::raw : codec_id::bitpack_for);
+      out.codecs.push_back(options.codec == codec_id::raw ? codec_id::raw : codec_id::bitmap);
     }
   });
   return out;

@@ -1112,9 +1112,9 @@ class shuffle_driver {
 // ---------------------------------------------------------------------------------------------
 // Null masks: a nullable column's validity travels as one more column, of uint8 0/1 values (one
 // per row, so the protocol slices it by rows like any fixed-width column), after the caller's
-// columns. It is compressed by bitpack (a byte of 0 or 1 packs to a bit, and runs of equal
-// values to a few words per 512 rows) unless the caller sends its column raw. On arrival it is
-// packed back into the output column's null mask. A column whose rows are all valid, or all
+// columns. It is compressed by the bitmap codec (a bit a row, and a frame whose rows are all
+// valid or all null a header and a byte) unless the caller sends its column raw. On arrival it
+// is packed back into the output column's null mask. A column whose rows are all valid, or all
 // null, on every rank sends no validity at all (null_columns.hpp).
 
 constexpr std::string_view shuffle_name = "shuffle";
@@ -1161,7 +1161,7 @@ columns_with_validity add_validity(communicator& comm, std::span<const shuffle_c
       out.columns.push_back({valid.view(), columns[c].row_offsets});
       out.validity.push_back(std::move(valid));
       out.of.push_back(c);
-      codecs.push_back(codecs[c] == codec_id::raw ? codec_id::raw : codec_id::bitpack_for);
+      codecs.push_back(codecs[c] == codec_id::raw ? codec_id::raw : codec_id::bitmap);
     }
     out.options = options;
     out.options.codec.reset();

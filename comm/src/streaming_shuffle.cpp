@@ -221,7 +221,7 @@ struct streaming_shuffle::impl {
         options(std::move(o)),
         ranks(comm.size()),
         rank(comm.rank()),
-        store(partition_store_options{options.budget_bytes, options.policy, options.spill}) {
+        store(partition_store_options{options.budget_bytes, options.policy, options.spill, options.keep_compressed}) {
     std::optional<rank_failure> failure = attempt([&] {
       ZS_EXPECTS(partitions >= 1, "streaming_shuffle: partitions must be at least 1");
       if (names.size() != types.size()) {

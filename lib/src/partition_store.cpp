@@ -56,58 +56,88 @@ void partition_store::insert(std::uint64_t id, table&& t, cudaStream_t stream) {
   piece p;
   p.order = next_order_;
   p.bytes = bytes_of(t);
-  if (p.bytes > options_.budget_bytes) {
+  bool const on_device = !t.columns.empty() && t.columns.front().memory() == memory_kind::device;
+  if (options_.keep_compressed && on_device) {
+    p.spilled = encode(t, memory_kind::device, stream);
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream));  // the frames are complete; the rows may go
+    for (auto const& c : p.spilled.columns) p.held += frame_bytes_of(c);
+    p.where = place::compressed;
+    if (p.held > options_.budget_bytes) {
+      move_piece_to_host(p, stream);  // larger than the whole budget, even compressed
+    } else {
+      make_room(p.held, stream);
+      stats_.resident_bytes += p.held;
+      stats_.compressed_bytes += p.held;
+      stats_.compressed_raw_bytes += p.bytes;
+    }
+  } else if (p.bytes > options_.budget_bytes) {
     // Larger than the whole budget: it never becomes resident.
     spill_piece(p, t, stream);
   } else {
     make_room(p.bytes, stream);
+    p.held = p.bytes;
     p.resident = std::move(t);
-    stats_.resident_bytes += p.bytes;
-    stats_.high_water_bytes = std::max(stats_.high_water_bytes, stats_.resident_bytes);
+    stats_.resident_bytes += p.held;
   }
+  stats_.high_water_bytes = std::max(stats_.high_water_bytes, stats_.resident_bytes);
   ++next_order_;
   partitions_[id].push_back(std::move(p));
   stats_.partitions = partitions_.size();
   ++stats_.pieces;
 }
 
-// Spills resident pieces by the policy until `bytes` more fit in the budget. A failed spill
-// throws; the pieces spilled before it stay spilled (and are counted so), the rest resident.
+// Moves resident pieces out by the policy until `bytes` more fit in the budget: spills them, or
+// moves the frames of compressed ones to host memory. A failure throws; the pieces moved before
+// it stay moved (and are counted so), the rest resident.
 void partition_store::make_room(std::uint64_t bytes, cudaStream_t stream) {
   while (stats_.resident_bytes + bytes > options_.budget_bytes) {
     piece* victim = nullptr;
     for (auto& [id, pieces] : partitions_) {
       for (auto& p : pieces) {
-        if (p.is_spilled || p.bytes == 0) continue;
+        if (p.where == place::spilled || p.held == 0) continue;
         bool const better = victim == nullptr ||
                             (options_.policy == spill_policy::oldest_first ? p.order < victim->order
-                                                                           : p.bytes > victim->bytes);
+                                                                           : p.held > victim->held);
         if (better) victim = &p;
       }
     }
     if (victim == nullptr) break;  // nothing resident left with bytes (the budget holds `bytes`)
-    spill_piece(*victim, victim->resident, stream);
-    stats_.resident_bytes -= victim->bytes;
-    victim->resident.columns.clear();
+    std::uint64_t const held = victim->held;
+    if (victim->where == place::compressed) {
+      move_piece_to_host(*victim, stream);
+      stats_.compressed_bytes -= held;
+      stats_.compressed_raw_bytes -= victim->bytes;
+    } else {
+      spill_piece(*victim, victim->resident, stream);
+      victim->resident.columns.clear();
+    }
+    stats_.resident_bytes -= held;
   }
 }
 
-// Spills `rows` as piece p's frames. The caller drops the rows afterwards; a failure leaves
-// both as they were.
-void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stream) {
-  auto const start = clock_type::now();
-  spilled_table spilled;
+// The rows' columns as frames in `frames_in`, each column's codec chosen once (see the header).
+spilled_table partition_store::encode(const table& rows, memory_kind frames_in, cudaStream_t stream) {
+  spilled_table out;
   for (std::size_t c = 0; c < rows.columns.size(); ++c) {
     column const& col = rows.columns[c];
     spill_options options = options_.spill;
     options.name = rows.names[c];
+    options.frames_in = frames_in;
     auto const key = std::make_pair(c, col.type());
     if (auto const it = chosen_.find(key); it != chosen_.end()) options.chosen_before = it->second;
-    spilled.columns.push_back(spill(col.view(), stream, options));
-    spilled.names.push_back(rows.names[c]);
-    spilled.logical_types.push_back(col.logical());
-    if (col.size() > 0) chosen_.emplace(key, spilled.columns.back().report().codec);
+    out.columns.push_back(spill(col.view(), stream, options));
+    out.names.push_back(rows.names[c]);
+    out.logical_types.push_back(col.logical());
+    if (col.size() > 0) chosen_.emplace(key, out.columns.back().report().codec);
   }
+  return out;
+}
+
+// Spills `rows` as piece p's frames in host memory. The caller drops the rows afterwards; a
+// failure leaves both as they were.
+void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stream) {
+  auto const start = clock_type::now();
+  spilled_table spilled = encode(rows, memory_kind::host, stream);
   auto const enqueued = clock_type::now();
   // The spill's copies read the rows; they must be done before the rows can go.
   if (!rows.columns.empty() && rows.columns.front().memory() == memory_kind::device) {
@@ -115,7 +145,7 @@ void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stre
   }
   for (auto const& c : spilled.columns) stats_.spilled_frame_bytes += frame_bytes_of(c);
   p.spilled = std::move(spilled);
-  p.is_spilled = true;
+  p.where = place::spilled;
   stats_.spilled_bytes += p.bytes;
   ++stats_.spills;
   stats_.spill_seconds += seconds_since(start);
@@ -124,6 +154,17 @@ void partition_store::spill_piece(piece& p, const table& rows, cudaStream_t stre
                std::to_string(seconds_since(start) * 1e3) + " ms (waiting for its copies " +
                std::to_string(seconds_since(enqueued) * 1e3) + " ms)");
   }
+}
+
+// A compressed piece's frames to host memory, by plain copies.
+void partition_store::move_piece_to_host(piece& p, cudaStream_t stream) {
+  auto const start = clock_type::now();
+  move_to_host(p.spilled, stream);
+  for (auto const& c : p.spilled.columns) stats_.spilled_frame_bytes += frame_bytes_of(c);
+  p.where = place::spilled;
+  stats_.spilled_bytes += p.bytes;
+  ++stats_.spills;
+  stats_.spill_seconds += seconds_since(start);
 }
 
 std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t stream) {
@@ -135,21 +176,30 @@ std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t strea
   auto const start = clock_type::now();
   std::vector<table> out;
   for (auto& p : it->second) {
-    if (!p.is_spilled) continue;
+    if (p.where == place::resident) continue;
     out.push_back(restore(p.spilled, stream));
   }
   stats_.restore_seconds += seconds_since(start);
   std::size_t restored = 0;
   std::vector<table> pieces;
   for (auto& p : it->second) {
-    if (p.is_spilled) {
-      for (auto const& c : p.spilled.columns) stats_.spilled_frame_bytes -= frame_bytes_of(c);
-      stats_.spilled_bytes -= p.bytes;
-      ++stats_.restores;
-      pieces.push_back(std::move(out[restored++]));
-    } else {
-      stats_.resident_bytes -= p.bytes;
-      pieces.push_back(std::move(p.resident));
+    switch (p.where) {
+      case place::spilled:
+        for (auto const& c : p.spilled.columns) stats_.spilled_frame_bytes -= frame_bytes_of(c);
+        stats_.spilled_bytes -= p.bytes;
+        ++stats_.restores;
+        pieces.push_back(std::move(out[restored++]));
+        break;
+      case place::compressed:
+        stats_.resident_bytes -= p.held;
+        stats_.compressed_bytes -= p.held;
+        stats_.compressed_raw_bytes -= p.bytes;
+        pieces.push_back(std::move(out[restored++]));
+        break;
+      case place::resident:
+        stats_.resident_bytes -= p.held;
+        pieces.push_back(std::move(p.resident));
+        break;
     }
   }
   stats_.pieces -= it->second.size();

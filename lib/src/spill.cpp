@@ -174,10 +174,13 @@ spill_block::spill_block(std::uint64_t bytes, bool pinned, const std::string& co
   }
 }
 
+spill_block::spill_block(device_buffer&& frames, std::uint64_t bytes) : device_(std::move(frames)), bytes_(bytes) {}
+
 spill_block::~spill_block() { give_back(); }
 
 spill_block::spill_block(spill_block&& other) noexcept
-    : pinned_(std::move(other.pinned_)),
+    : device_(std::move(other.device_)),
+      pinned_(std::move(other.pinned_)),
       slab_(std::exchange(other.slab_, nullptr)),
       slab_data_(std::exchange(other.slab_data_, nullptr)),
       plain_(std::move(other.plain_)),
@@ -186,6 +189,7 @@ spill_block::spill_block(spill_block&& other) noexcept
 spill_block& spill_block::operator=(spill_block&& other) noexcept {
   if (this != &other) {
     give_back();
+    device_ = std::move(other.device_);
     pinned_ = std::move(other.pinned_);
     slab_ = std::exchange(other.slab_, nullptr);
     slab_data_ = std::exchange(other.slab_data_, nullptr);
@@ -202,10 +206,12 @@ void spill_block::give_back() noexcept {
 }
 
 std::byte* spill_block::data() noexcept {
+  if (on_device()) return device_.as<std::byte>();
   if (slab_ != nullptr) return slab_data_;
   return pinned_.size() != 0 ? pinned_.as<std::byte>() : plain_.as<std::byte>();
 }
 const std::byte* spill_block::data() const noexcept {
+  if (on_device()) return device_.as<std::byte>();
   if (slab_ != nullptr) return slab_data_;
   return pinned_.size() != 0 ? pinned_.as<std::byte>() : plain_.as<std::byte>();
 }
@@ -378,6 +384,16 @@ void choose_codec(spill_state& s, const spill_options& options, const column_vie
   };
   // Strings: fsst, or fsst_dict where the sample says it is smaller.
   if (!r.forced) candidate = &codecs::choose_string_mode(*candidate, ratio_of);
+  if (options.frames_in == memory_kind::device) {
+    // Kept on the device: compressed where that saves enough memory, PCIe being no part of it.
+    r.estimated_ratio = ratio_of(*candidate);
+    bool const saves = r.estimated_ratio > 0 && 1.0 / r.estimated_ratio <= 1.0 - device_frames_min_saving;
+    if (!r.forced) {
+      r.codec = saves ? candidate->id() : codec_id::raw;
+      r.codec_name = saves ? std::string(candidate->name()) : "raw";
+    }
+    return;
+  }
   codec_speed const speed = side.speed(*candidate);
   decide_codec(r, *candidate, ratio_of(*candidate), speed, pcie);
 }
@@ -476,11 +492,15 @@ void check_view(const column_view& v, const std::string& name) {
   if (v.memory == memory_kind::device && !cuda_device_available()) fail("a device column, and no CUDA device here");
 }
 
-void check_options(const spill_options& o, const std::string& name, value_type type) {
+void check_options(const spill_options& o, const std::string& name, value_type type, memory_kind column) {
   if (o.frame_bytes == 0 || o.batch_bytes == 0 || o.pcie_bandwidth < 0) {
     ZS_FAIL(error_code::invalid_argument, "spilling " + describe(name, type) +
                                               ": spill_options needs frame_bytes and batch_bytes above 0 and a "
                                               "pcie_bandwidth of 0 (measure) or more");
+  }
+  if (o.frames_in == memory_kind::device && column != memory_kind::device) {
+    ZS_FAIL(error_code::invalid_argument, "spilling " + describe(name, type) +
+                                              ": frames_in device takes a device column; this one is in host memory");
   }
 }
 
@@ -610,6 +630,7 @@ std::uint64_t spilled_column::size() const { return state().count; }
 std::uint64_t spilled_column::chars_bytes() const { return state().chars_bytes; }
 bool spilled_column::nullable() const { return state().null_mask != nullptr; }
 memory_kind spilled_column::origin() const { return state().origin; }
+memory_kind spilled_column::frames_memory() const { return state().frames_memory; }
 const spill_report& spilled_column::report() const { return state().report; }
 
 double spilled_column::spill_seconds() const {
@@ -630,7 +651,7 @@ std::unique_ptr<detail::spill_state> spill_values(const column_view& column, cud
   auto s = std::make_unique<detail::spill_state>();
   s->name = options.name.empty() ? "column" : options.name;
   detail::check_view(column, s->name);
-  detail::check_options(options, s->name, column.type);
+  detail::check_options(options, s->name, column.type, column.memory);
   s->type = column.type;
   s->count = column.count;
   s->origin = column.memory;
@@ -689,10 +710,26 @@ column restore(spilled_column& handle, cudaStream_t stream) { return restore(han
 
 namespace {
 
+// Frames kept on the device to pinned host memory (frames_in device; see move_to_host).
+void move_frames_to_host(detail::spill_state& s, cudaStream_t stream) {
+  if (s.frames_memory == memory_kind::host) return;
+  std::vector<detail::spill_block> moved;
+  for (auto& block : s.blocks) {
+    moved.emplace_back(block.size(), true, detail::describe(s.name, s.type));
+    if (block.size() > 0) {
+      ZS_CUDA_TRY(cudaMemcpyAsync(moved.back().data(), block.data(), block.size(), cudaMemcpyDeviceToHost, stream));
+    }
+  }
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  s.blocks = std::move(moved);  // the device blocks go back on the stream they were made on
+  s.frames_memory = memory_kind::host;
+}
+
 column restore_values(detail::spill_state& s, memory_kind memory, cudaStream_t stream) {
   if (memory == memory_kind::host) {
     // The frames of a device spill are complete once its copies are.
     s.wait_for_spill();
+    move_frames_to_host(s, stream);
     return detail::restore_on_host(s);
   }
   if (!cuda_device_available()) {
@@ -733,6 +770,16 @@ table restore(spilled_table& t, cudaStream_t stream) {
   return out;
 }
 
+void move_to_host(spilled_column& handle, cudaStream_t stream) {
+  auto& s = handle.state();
+  move_frames_to_host(s, stream);
+  if (s.null_mask) move_frames_to_host(*s.null_mask, stream);
+}
+
+void move_to_host(spilled_table& t, cudaStream_t stream) {
+  for (auto& c : t.columns) move_to_host(c, stream);
+}
+
 void release_spill_host_cache() noexcept { detail::pinned_cache::get().clear(); }
 
 double reserve_spill_host_memory(std::uint64_t bytes) {
@@ -764,6 +811,11 @@ void spill_to_file(const spilled_column& handle, const std::filesystem::path& pa
     auto const& n = handle.state();
     ZS_FAIL(error_code::unsupported, "writing " + detail::describe(n.name, n.type) + " to " + path.string() +
                                          ": the column has a null mask, which the spill file cannot hold yet");
+  }
+  if (handle.state().frames_memory == memory_kind::device) {
+    auto const& d = handle.state();
+    ZS_FAIL(error_code::invalid_argument, "writing " + detail::describe(d.name, d.type) + " to " + path.string() +
+                                              ": its frames are in device memory (move_to_host first)");
   }
   handle.state().wait_for_spill();
   // The raw fast path kept no frames: frame its values on the host, as a raw spill would have.

@@ -194,15 +194,16 @@ void spill_unframed(spill_state& s, const column_view& v, cudaStream_t stream) {
     s.first_offset = ends[0];
     bytes = 8 * (v.count + 1) + s.chars_bytes;
   }
-  spill_block block(bytes, true, describe(s.name, s.type));
+  spill_block block = s.frames_memory == memory_kind::device ? spill_block(device_buffer(bytes, stream), bytes)
+                                                               : spill_block(bytes, true, describe(s.name, s.type));
   if (v.type == value_type::string) {
-    ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), v.offsets, 8 * (v.count + 1), cudaMemcpyDeviceToHost, stream));
+    ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), v.offsets, 8 * (v.count + 1), cudaMemcpyDefault, stream));
     if (s.chars_bytes > 0) {
       ZS_CUDA_TRY(cudaMemcpyAsync(block.data() + 8 * (v.count + 1), static_cast<const std::byte*>(v.data) + first_char,
-                                  s.chars_bytes, cudaMemcpyDeviceToHost, stream));
+                                  s.chars_bytes, cudaMemcpyDefault, stream));
     }
   } else if (bytes > 0) {
-    ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), v.data, bytes, cudaMemcpyDeviceToHost, stream));
+    ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), v.data, bytes, cudaMemcpyDefault, stream));
   }
   s.blocks.push_back(std::move(block));
   s.unframed = true;
@@ -216,6 +217,7 @@ void spill_unframed(spill_state& s, const column_view& v, cudaStream_t stream) {
 }  // namespace
 
 void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, const spill_options& options) {
+  s.frames_memory = options.frames_in;
   s.spill_start.emplace();
   s.spill_start->record(stream);
   // Raw chosen before: the fast path at once, without planning frames it will not make.
@@ -278,7 +280,8 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
     const std::uint64_t* size = sizes + e.first;
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < e.frames; ++i) total += align_frame(size[i]);
-    spill_block block(total, true, column);
+    bool const keep_on_device = s.frames_memory == memory_kind::device;
+    spill_block block = keep_on_device ? spill_block() : spill_block(total, true, column);
     ZS_CUDA_TRY(cudaStreamWaitEvent(copier, e.sized.get(), 0));
     device_buffer packed(total, copier);
     std::uint64_t* const list = lists + 3 * e.first;
@@ -301,7 +304,13 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
     auto* const words = d_lists.as<std::uint64_t>();
     kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + e.frames),
                           words + 2 * e.frames, e.frames, temp.data(), temp.size(), copier);
-    ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), packed.data(), total, cudaMemcpyDeviceToHost, copier));
+    if (keep_on_device) {
+      // The packed frames are the block; freed on `stream`, which waits for the copier below.
+      packed.set_stream(stream);
+      block = spill_block(std::move(packed), total);
+    } else {
+      ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), packed.data(), total, cudaMemcpyDeviceToHost, copier));
+    }
     s.blocks.push_back(std::move(block));
     e.scratch.set_stream(copier);  // freed once its frames are packed
   };
@@ -350,14 +359,14 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
   if (s.unframed) {
     mutable_column_view const to = out.mutable_view();
     if (s.type == value_type::string) {
-      ZS_CUDA_TRY(cudaMemcpyAsync(to.offsets, s.blocks[0].data(), 8 * (s.count + 1), cudaMemcpyHostToDevice, stream));
+      ZS_CUDA_TRY(cudaMemcpyAsync(to.offsets, s.blocks[0].data(), 8 * (s.count + 1), cudaMemcpyDefault, stream));
       if (s.first_offset != 0) kernels::arrow::rebase_offsets(to.offsets, s.first_offset, s.count + 1, to.offsets, stream);
       if (s.chars_bytes > 0) {
-        ZS_CUDA_TRY(cudaMemcpyAsync(to.data, s.blocks[0].data() + 8 * (s.count + 1), s.chars_bytes,
-                                    cudaMemcpyHostToDevice, stream));
+        ZS_CUDA_TRY(cudaMemcpyAsync(to.data, s.blocks[0].data() + 8 * (s.count + 1), s.chars_bytes, cudaMemcpyDefault,
+                                    stream));
       }
     } else if (s.count > 0) {
-      ZS_CUDA_TRY(cudaMemcpyAsync(to.data, s.blocks[0].data(), s.count * value_width(s.type), cudaMemcpyHostToDevice,
+      ZS_CUDA_TRY(cudaMemcpyAsync(to.data, s.blocks[0].data(), s.count * value_width(s.type), cudaMemcpyDefault,
                                   stream));
     }
     cuda_event stop;
@@ -386,18 +395,23 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
       next = last;
       if (first == last) continue;
       std::uint64_t const bytes = s.frames[last - 1].offset + s.frames[last - 1].bytes;
-      if (b >= 2) ZS_CUDA_TRY(cudaStreamWaitEvent(copier, decoded[b - 2].get(), 0));
+      // Frames kept on the device decode where they are; host ones are copied over first.
       device_buffer frames;
-      try {
-        frames = device_buffer(bytes, copier);
-      } catch (const error& e) {
-        if (e.code() != error_code::out_of_memory) throw;
-        out_of_memory(e);
+      std::byte* on_device = s.blocks[b].data();
+      if (!s.blocks[b].on_device()) {
+        if (b >= 2) ZS_CUDA_TRY(cudaStreamWaitEvent(copier, decoded[b - 2].get(), 0));
+        try {
+          frames = device_buffer(bytes, copier);
+        } catch (const error& e) {
+          if (e.code() != error_code::out_of_memory) throw;
+          out_of_memory(e);
+        }
+        ZS_CUDA_TRY(cudaMemcpyAsync(frames.data(), s.blocks[b].data(), bytes, cudaMemcpyHostToDevice, copier));
+        cuda_event landed;
+        landed.record(copier);
+        ZS_CUDA_TRY(cudaStreamWaitEvent(stream, landed.get(), 0));
+        on_device = frames.as<std::byte>();
       }
-      ZS_CUDA_TRY(cudaMemcpyAsync(frames.data(), s.blocks[b].data(), bytes, cudaMemcpyHostToDevice, copier));
-      cuda_event landed;
-      landed.record(copier);
-      ZS_CUDA_TRY(cudaStreamWaitEvent(stream, landed.get(), 0));
       std::vector<std::uint64_t> offsets;
       std::vector<decode_target> targets;
       for (std::size_t i = first; i < last; ++i) {
@@ -406,8 +420,8 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
       }
       offsets.push_back(bytes);
       device_buffer temp(c.decode_temp_bytes(targets), stream);
-      c.decode_async({frames.as<std::byte>(), offsets, targets, status.as<frame_status>() + first}, temp.data(),
-                     temp.size(), stream);
+      c.decode_async({on_device, offsets, targets, status.as<frame_status>() + first}, temp.data(), temp.size(),
+                     stream);
       frames.set_stream(stream);  // freed after its decoding
       decoded[b].record(stream);
     }

@@ -30,6 +30,8 @@ class spill_block {
   /// `bytes` of host memory, pinned when `pinned`. Throws zs::error (out_of_memory) naming
   /// `column` when it cannot be allocated.
   spill_block(std::uint64_t bytes, bool pinned, const std::string& column);
+  /// Frames kept in device memory (spill_options::frames_in device), `bytes` of `frames`.
+  spill_block(device_buffer&& frames, std::uint64_t bytes);
   ~spill_block();
   spill_block(spill_block&& other) noexcept;
   spill_block& operator=(spill_block&& other) noexcept;
@@ -39,9 +41,11 @@ class spill_block {
   std::byte* data() noexcept;
   const std::byte* data() const noexcept;
   std::uint64_t size() const noexcept { return bytes_; }
+  bool on_device() const noexcept { return !device_.empty(); }
 
  private:
   void give_back() noexcept;
+  device_buffer device_;       // frames kept on the device, freed on the stream they were made on
   pinned_buffer pinned_;       // a block of its own (large blocks)
   pinned_slab* slab_ = nullptr;  // or a part of a shared pinned slab (small blocks) at slab_data_
   std::byte* slab_data_ = nullptr;
@@ -84,6 +88,9 @@ struct spill_state {
   bool unframed = false;
   /// An unframed string column's first offset, subtracted from every offset on restore.
   std::int64_t first_offset = 0;
+  /// Where the blocks are: host memory, or the device (spill_options::frames_in) until
+  /// move_to_host.
+  memory_kind frames_memory = memory_kind::host;
   /// Pinned host memory the spill's copies may still read (their lists): kept until they are done.
   std::vector<spill_block> staging;
   // The spill's time: events around it on the device, or the host's clock for a host spill.

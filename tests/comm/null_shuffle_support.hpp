@@ -90,8 +90,7 @@ inline void expect_received_nulls(const std::vector<column>& got, int me, int ra
 /// Checks the validity's share of this rank's stats: a byte per row sent of every column with
 /// both valid and null rows, included in the column's totals; nothing for columns without masks
 /// or with masks of one value everywhere (uniform_somewhere_nullable); on the wire, raw where
-/// `raw_columns` says so, otherwise at most 2 bits a row (bitpack's for: a bit a row and its
-/// block headers).
+/// `raw_columns` says so, otherwise a bit a row and the frames' headers (the bitmap codec).
 inline void expect_null_stats(const shuffle_stats& stats, const std::vector<column>& sent, int ranks,
                               const std::vector<bool>& raw_columns, const std::string& what) {
   ASSERT_EQ(stats.column_null_raw_bytes.size(), sent.size()) << what;
@@ -114,8 +113,8 @@ inline void expect_null_stats(const shuffle_stats& stats, const std::vector<colu
     }
     // Frame headers and alignment: at most 128 bytes a frame (FORMAT.md: a 64-byte header).
     std::uint64_t const overhead = 128 * frames;
-    EXPECT_LE(stats.column_null_wire_bytes[c], overhead + rows / 4)
-        << where << ": about 1.5 bits a row (" << rows << " rows)";
+    EXPECT_LE(stats.column_null_wire_bytes[c], overhead + (rows + 7) / 8 + 8 * frames)
+        << where << ": a bit a row (" << rows << " rows)";
   }
 }
 

@@ -56,6 +56,56 @@ TEST(PartitionStoreGpu, DevicePiecesWithinTheBudgetAndBackExactly) {
   EXPECT_EQ(store.stats().resident_bytes, 0u);
 }
 
+// keep_compressed: pieces held as device frames count their frame bytes, so more of them fit
+// under the budget than uncompressed; under pressure those frames move to host memory as they
+// are; every piece comes back exactly, nullable ones with their masks.
+TEST(PartitionStoreGpu, PiecesKeptCompressedFitMoreAndComeBackExactly) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  std::uint64_t const rows = 200000;
+  auto piece = [&](std::uint64_t k) {
+    zs::table t = host_piece(k, rows);
+    std::uint8_t* const mask = t.columns[0].add_null_mask();
+    for (std::uint64_t b = 0; b < zs::null_mask_bytes(rows); ++b) mask[b] = static_cast<std::uint8_t>(k + b * 5);
+    return t;
+  };
+  std::uint64_t const bytes = zs::partition_store::bytes_of(piece(0));
+  std::uint64_t const budget = 2 * bytes;
+  zs::partition_store store({.budget_bytes = budget, .keep_compressed = true});
+  for (std::uint64_t k = 0; k < 8; ++k) {
+    zs::table device = piece(k);
+    for (auto& c : device.columns) c = c.copy_to(zs::memory_kind::device, stream);
+    store.insert(k % 3, std::move(device), stream);
+    auto const& st = store.stats();
+    EXPECT_LE(st.resident_bytes, budget);
+    EXPECT_LE(st.compressed_bytes, st.resident_bytes);
+    EXPECT_LT(st.compressed_bytes, st.compressed_raw_bytes) << "these pieces compress";
+    if (k == 2) {
+      EXPECT_EQ(st.spills, 0u) << "three pieces fit compressed in the budget of two uncompressed";
+    }
+  }
+  EXPECT_GE(store.stats().spills, 1u) << "eight pieces do not";
+  for (std::uint64_t id = 0; id < 3; ++id) {
+    auto pieces = store.extract(id, stream);
+    std::vector<std::uint64_t> ks;
+    for (std::uint64_t k = id; k < 8; k += 3) ks.push_back(k);
+    ASSERT_EQ(pieces.size(), ks.size());
+    for (std::size_t j = 0; j < ks.size(); ++j) {
+      auto const want = piece(ks[j]);
+      for (std::size_t c = 0; c < 3; ++c) {
+        EXPECT_EQ(pieces[j].columns[c].memory(), zs::memory_kind::device);
+        auto const got = pieces[j].columns[c].copy_to(zs::memory_kind::host, stream);
+        zs::test::expect_same_column(want.columns[c], got);
+        EXPECT_EQ(got.nullable(), c == 0);
+        if (c == 0) EXPECT_EQ(got.validity(), want.columns[c].validity());
+      }
+    }
+  }
+  EXPECT_EQ(store.stats().resident_bytes, 0u);
+  EXPECT_EQ(store.stats().compressed_bytes, 0u);
+  EXPECT_EQ(store.stats().spilled_bytes, 0u);
+}
+
 TEST(PartitionStoreGpu, NullableDevicePiecesSpillAndComeBackWithTheirMasks) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;

@@ -307,6 +307,48 @@ TEST_F(SpillGpu, AStringSliceTakesThePlainCopyPathAndComesBackRebased) {
   EXPECT_EQ(on_host.strings(), expected);
 }
 
+// Frames kept on the device (frames_in device): restored from where they are, moved to host
+// memory as they are (no re-encode), and restored again from there; the file tier wants them
+// on the host first; a host column cannot keep frames on the device.
+TEST_F(SpillGpu, FramesKeptOnTheDeviceRestoreMoveToHostAndRestoreAgain) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    zs::column host = sample_column(type, 30000);
+    std::uint8_t* const mask = host.add_null_mask();
+    for (std::uint64_t b = 0; b < zs::null_mask_bytes(host.size()); ++b) mask[b] = static_cast<std::uint8_t>(b * 11 + 3);
+    zs::column const device = host.copy_to(memory_kind::device, stream());
+    for (auto const codec : {std::optional<zs::codec_id>(), std::optional<zs::codec_id>(zs::codec_id::raw)}) {
+      auto options = small_frames(codec);
+      options.frames_in = memory_kind::device;
+      auto handle = zs::spill(device.view(), stream(), options);
+      EXPECT_EQ(handle.frames_memory(), memory_kind::device);
+      std::uint64_t const frame_bytes = handle.report().spilled_bytes;
+      zs::column const back = zs::restore(handle, stream()).copy_to(memory_kind::host, stream());
+      zs::test::expect_same_column(host, back);
+      EXPECT_EQ(back.validity(), host.validity());
+      fs::path const path = fs::temp_directory_path() / ("zs_spill_gpu_device_frames_" + std::to_string(::getpid()));
+      auto const refused = zs::test::thrown_error([&] { zs::spill_to_file(handle, path); });
+      ASSERT_TRUE(refused);
+      EXPECT_EQ(refused->code(), zs::error_code::invalid_argument);
+      EXPECT_NE(refused->message().find("move_to_host"), std::string::npos) << refused->message();
+      zs::move_to_host(handle, stream());
+      EXPECT_EQ(handle.frames_memory(), memory_kind::host);
+      EXPECT_EQ(handle.report().spilled_bytes, frame_bytes) << "the same frames, moved";
+      zs::column const again = zs::restore(handle, stream()).copy_to(memory_kind::host, stream());
+      zs::test::expect_same_column(host, again);
+      EXPECT_EQ(again.validity(), host.validity());
+      zs::column const on_host = zs::restore(handle, memory_kind::host, stream());
+      zs::test::expect_same_column(host, on_host);
+    }
+  }
+  auto options = small_frames();
+  options.frames_in = memory_kind::device;
+  zs::column const host = sample_column(value_type::int32, 100);
+  auto const e = zs::test::thrown_error([&] { (void)zs::spill(host.view(), stream(), options); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::invalid_argument);
+}
+
 TEST_F(SpillGpu, NullableDeviceColumnsRoundTripWithTheirMask) {
   for (auto const type : all_types) {
     SCOPED_TRACE(type_name(type));

@@ -55,6 +55,13 @@ struct partition_store_options {
   spill_policy policy = spill_policy::oldest_first;
   /// How pieces are spilled (codec chosen per column against PCIe unless forced).
   spill_options spill;
+  /// Device pieces are kept compressed: encoded on insert into frames in device memory
+  /// (spill_options::frames_in device: each column compressed where that saves a tenth of its
+  /// bytes, else a raw copy), which count against the budget with their frame bytes; under
+  /// pressure those frames move to host memory by plain copies, with no second encode; extract
+  /// decodes them. More rows fit under the budget, at the price of an encode on insert and a
+  /// decode on extract. Host pieces are kept as they are.
+  bool keep_compressed = false;
 };
 
 struct partition_store_stats {
@@ -63,6 +70,9 @@ struct partition_store_stats {
   std::uint64_t spilled_bytes = 0;     // uncompressed bytes of the pieces spilled now
   std::uint64_t spilled_frame_bytes = 0;  // what they take in host memory (null masks' frames included)
   std::uint64_t spills = 0, restores = 0;  // pieces moved out and back, since the start
+  /// keep_compressed: frame bytes of the pieces kept compressed on the device now (part of
+  /// resident_bytes), and the uncompressed bytes they stand for.
+  std::uint64_t compressed_bytes = 0, compressed_raw_bytes = 0;
   std::uint64_t partitions = 0, pieces = 0;  // held now
   double spill_seconds = 0;    // host wall time in spills (inserts that had to make room)
   double restore_seconds = 0;  // host wall time restoring spilled pieces on extract
@@ -95,15 +105,23 @@ class partition_store {
   static std::uint64_t bytes_of(const table& t) noexcept;
 
  private:
+  enum class place : std::uint8_t {
+    resident,    // `resident`, as inserted
+    compressed,  // `spilled`, its frames in device memory (keep_compressed)
+    spilled,     // `spilled`, its frames in host memory
+  };
   struct piece {
     std::uint64_t order = 0;  // insertion order over the whole store
-    std::uint64_t bytes = 0;
-    table resident;           // when not spilled
-    spilled_table spilled;    // when spilled
-    bool is_spilled = false;
+    std::uint64_t bytes = 0;  // bytes_of the rows
+    std::uint64_t held = 0;   // what it counts against the budget while on the device
+    table resident;
+    spilled_table spilled;
+    place where = place::resident;
   };
   void make_room(std::uint64_t bytes, cudaStream_t stream);
+  spilled_table encode(const table& rows, memory_kind frames_in, cudaStream_t stream);
   void spill_piece(piece& p, const table& rows, cudaStream_t stream);
+  void move_piece_to_host(piece& p, cudaStream_t stream);
 
   partition_store_options options_;
   std::map<std::uint64_t, std::deque<piece>> partitions_;

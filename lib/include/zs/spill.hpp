@@ -99,7 +99,16 @@ struct spill_options {
   std::uint64_t batch_bytes = std::uint64_t{64} << 20;
   /// How errors and reports name the column; empty: "column".
   std::string name;
+  /// Where the frames go: host memory (pinned), or device memory (a device column only): the
+  /// column kept compressed on the device, as a store under a device budget keeps what it
+  /// receives; move_to_host moves such frames to host memory later, by plain copies. With
+  /// `device` the codec is chosen by ratio alone (compressed where the estimate saves at least
+  /// device_frames_min_saving of the bytes, else raw), PCIe being no part of keeping data.
+  memory_kind frames_in = memory_kind::host;
 };
+
+/// The share of a column's bytes a codec must save for a spill with frames_in device to compress.
+inline constexpr double device_frames_min_saving = 0.1;
 
 /// The choice of codec for one column, the figures it came from, and what was spilled.
 struct spill_report {
@@ -147,6 +156,9 @@ class spilled_column {
 
   /// Whether the handle holds a column (false once moved from).
   bool holds_data() const noexcept { return state_ != nullptr; }
+  /// Where the frames are: host memory, or the device (spill_options::frames_in) until
+  /// move_to_host. Throws zs::error (invalid_argument) on a handle that holds nothing.
+  memory_kind frames_memory() const;
   /// These throw zs::error (invalid_argument) on a handle that holds nothing.
   const std::string& name() const;
   value_type type() const;
@@ -195,9 +207,18 @@ column restore(spilled_column& handle, memory_kind memory, cudaStream_t stream);
 /// Every column of `t`, in order, with its name and logical type.
 table restore(spilled_table& t, cudaStream_t stream);
 
+/// Moves a handle's frames (its null mask's too) from device memory to pinned host memory by
+/// plain copies, no decoding, and frees their device memory; waits for the copies. Nothing
+/// happens to frames already in host memory. Throws zs::error (out_of_memory) when host memory
+/// cannot be had, the frames then staying on the device.
+void move_to_host(spilled_column& handle, cudaStream_t stream);
+/// Every column of `t`.
+void move_to_host(spilled_table& t, cudaStream_t stream);
+
 /// Writes the handle's frames to `path` (replacing the file), after the spill's copies are done.
 /// Throws zs::error: io_error naming the path when it cannot be written completely, unsupported
-/// for a nullable column (the file layout has no place for its mask yet).
+/// for a nullable column (the file layout has no place for its mask yet), invalid_argument for
+/// frames in device memory (move_to_host first).
 void spill_to_file(const spilled_column& handle, const std::filesystem::path& path);
 /// A handle holding the frames of a file that spill_to_file wrote, in host memory. Every frame's
 /// header and checksum is verified as it is read. Throws zs::error: io_error when the file cannot

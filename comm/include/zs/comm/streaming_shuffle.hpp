@@ -95,6 +95,9 @@ struct streaming_shuffle_options {
   /// forced).
   spill_policy policy = spill_policy::oldest_first;
   spill_options spill;
+  /// Received device pieces are kept compressed on the device, and move to host memory as
+  /// their frames (partition_store_options::keep_compressed).
+  bool keep_compressed = false;
   /// How each exchange moves the columns (every rank the same, as zs::shuffle requires).
   shuffle_options shuffle;
 };
