@@ -807,15 +807,15 @@ void put(std::string& out, std::uint64_t v) {
 }  // namespace
 
 void spill_to_file(const spilled_column& handle, const std::filesystem::path& path) {
-  if (handle.state().null_mask) {
-    auto const& n = handle.state();
-    ZS_FAIL(error_code::unsupported, "writing " + detail::describe(n.name, n.type) + " to " + path.string() +
-                                         ": the column has a null mask, which the spill file cannot hold yet");
-  }
   if (handle.state().frames_memory == memory_kind::device) {
     auto const& d = handle.state();
     ZS_FAIL(error_code::invalid_argument, "writing " + detail::describe(d.name, d.type) + " to " + path.string() +
                                               ": its frames are in device memory (move_to_host first)");
+  }
+  if (handle.state().null_mask) {
+    auto const& n = handle.state();
+    ZS_FAIL(error_code::unsupported, "writing " + detail::describe(n.name, n.type) + " to " + path.string() +
+                                         ": the column has a null mask, which the spill file cannot hold yet");
   }
   handle.state().wait_for_spill();
   // The raw fast path kept no frames: frame its values on the host, as a raw spill would have.

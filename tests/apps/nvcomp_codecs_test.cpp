@@ -408,9 +408,11 @@ TEST(NvcompCodecsGpu, ACorruptChunkTableThatPassesTheChecksumIsRefused) {
   zs::cuda_stream stream;
   for (const zs::codec* c : nv::nvcomp_codecs()) {
     damaged_frames frames(*c, stream);
-    // Each is refused before nvCOMP reads a chunk of the frame, and nothing of it is written.
+    // Each is refused before nvCOMP reads a chunk of the frame, and nothing of it is written;
+    // the intact frame of the same batch decodes, or is refused with it where nvCOMP refuses the
+    // batch as a whole (seen on an H200: never wrong values).
     auto refused = [&](const std::string& what, auto damage) {
-      frames.expect(what, damage, true, zs::frame_status::corrupt_payload, true);
+      frames.expect(what, damage, true, zs::frame_status::corrupt_payload, true, true);
     };
     refused("chunk count", [](std::byte* body) { zs::detail::store_le(body, 7, 8); });
     refused("a chunk count whose table needs more than 2^64 bytes",
@@ -439,13 +441,11 @@ TEST(NvcompCodecsGpu, GarbageChunksAreRefusedByTheChecksumOrByNvcompWhereItValid
     frames.expect("the chunks' bytes", garbage, false, zs::frame_status::bad_payload_checksum, true);
     frames.expect("one byte in a chunk", one_byte, false, zs::frame_status::bad_payload_checksum, true);
     // Garbage behind a valid table with a checksum made to match: refused by nvCOMP where it
-    // documents that it checks, the sizes chunks announce (Cascaded, Bitcomp, ANS: before any
-    // decompressor reads the frame) or the chunks themselves (LZ4). Zstd documents neither:
-    // there only the checksum stands (nvcomp_codecs.hpp, "Trust").
-    if (c->name() == "nvcomp:lz4") {
-      frames.expect("the chunks' bytes, checksum matching", garbage, true, zs::frame_status::corrupt_payload, false,
-                    true);
-    } else if (c->name() != "nvcomp:zstd") {
+    // checks the sizes chunks announce before any decompressor reads the frame (Cascaded,
+    // Bitcomp, ANS). LZ4's decompressor read past its input on such chunks under
+    // compute-sanitizer (H200), and Zstd documents no check: there only the checksum stands
+    // (nvcomp_codecs.hpp, "Trust").
+    if (c->name() != "nvcomp:lz4" && c->name() != "nvcomp:zstd") {
       frames.expect("the chunks' bytes, checksum matching", garbage, true, zs::frame_status::corrupt_payload, true);
     }
   }

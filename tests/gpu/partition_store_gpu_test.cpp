@@ -69,22 +69,33 @@ TEST(PartitionStoreGpu, PiecesKeptCompressedFitMoreAndComeBackExactly) {
     for (std::uint64_t b = 0; b < zs::null_mask_bytes(rows); ++b) mask[b] = static_cast<std::uint8_t>(k + b * 5);
     return t;
   };
+  auto on_device = [&](std::uint64_t k) {
+    zs::table t = piece(k);
+    for (auto& c : t.columns) c = c.copy_to(zs::memory_kind::device, stream);
+    return t;
+  };
   std::uint64_t const bytes = zs::partition_store::bytes_of(piece(0));
-  std::uint64_t const budget = 2 * bytes;
+  // What one piece takes compressed, from a store of its own.
+  std::uint64_t compressed = 0;
+  {
+    zs::partition_store probe({.budget_bytes = bytes, .keep_compressed = true});
+    probe.insert(0, on_device(0), stream);
+    compressed = probe.stats().compressed_bytes;
+  }
+  ASSERT_GT(compressed, 0u);
+  ASSERT_LT(3 * compressed, bytes) << "these pieces compress more than 3x";
+  // Room for three pieces compressed, not for one uncompressed.
+  std::uint64_t const budget = 3 * compressed + compressed / 2;
   zs::partition_store store({.budget_bytes = budget, .keep_compressed = true});
   for (std::uint64_t k = 0; k < 8; ++k) {
-    zs::table device = piece(k);
-    for (auto& c : device.columns) c = c.copy_to(zs::memory_kind::device, stream);
-    store.insert(k % 3, std::move(device), stream);
+    store.insert(k % 3, on_device(k), stream);
     auto const& st = store.stats();
     EXPECT_LE(st.resident_bytes, budget);
     EXPECT_LE(st.compressed_bytes, st.resident_bytes);
     EXPECT_LT(st.compressed_bytes, st.compressed_raw_bytes) << "these pieces compress";
-    if (k == 2) {
-      EXPECT_EQ(st.spills, 0u) << "three pieces fit compressed in the budget of two uncompressed";
-    }
+    if (k == 2) EXPECT_EQ(st.spills, 0u) << "three pieces fit compressed";
   }
-  EXPECT_GE(store.stats().spills, 1u) << "eight pieces do not";
+  EXPECT_GE(store.stats().spills, 4u) << "eight pieces do not fit: most move to host memory as frames";
   for (std::uint64_t id = 0; id < 3; ++id) {
     auto pieces = store.extract(id, stream);
     std::vector<std::uint64_t> ks;
