@@ -32,18 +32,12 @@
 // Damage by accident is caught by the payload checksum before nvCOMP reads the frame, and a
 // chunk table that does not match the payload is refused before nvCOMP runs. Chunk contents
 // that pass the checksum (crafted to, or in embedded frames, which carry none) and the table
-// check reach nvCOMP, and are refused only as far as nvCOMP documents that it checks them:
-//   - a header that does not announce the chunk's size, where nvCOMP documents its size query
-//     as reporting errors (Cascaded, Bitcomp, ANS): refused before any decompressor runs;
-//   - anything else, where the decompressor reports corrupt input in its status: ANS, on the
-//     CUDA backend, which these codecs choose for it (the default may take the hardware engine,
-//     undefined on corrupt input).
-// Zstd's size query and decompressor, and the decompressors of Cascaded and Bitcomp past a
-// well-formed header, are documented as undefined on corrupt input, and LZ4's read past its
-// input on garbage chunks under compute-sanitizer (H200, nvCOMP 6.0): there only the checksum
-// stands. A batch with a refused frame may be refused as a whole by nvCOMP: its other frames
-// are then refused too, never decoded wrong. tests/apps/nvcomp_codecs_test.cpp holds the cases that must be refused. zshuffle's
-// own codecs validate every field before they read.
+// check reach nvCOMP, whose decompressors are documented as undefined on corrupt input (Zstd,
+// and Cascaded and Bitcomp past a well-formed header) or were seen to read past such chunks
+// (LZ4 under compute-sanitizer, H200, nvCOMP 6.0): there only the checksum stands. A batch
+// with a refused frame may be refused as a whole by nvCOMP: its other frames are then refused
+// too, never decoded wrong. tests/apps/nvcomp_codecs_test.cpp holds the cases that must be
+// refused. zshuffle's own codecs validate every field before they read.
 //
 // nvCOMP has no CPU implementation of most of these: the CPU reference hooks (encode_host,
 // decode_host) throw zs::error (unsupported). The codecs never become a type's default codec
