@@ -495,7 +495,9 @@ TEST(ShuffleHostNulls, AMaskOfOneValueEverywhereSendsNoValidity) {
     std::uint64_t const got = out[0].size();
     EXPECT_EQ(zs::count_nulls(out[0].view().null_mask, got, zs::memory_kind::host), valid ? 0u : got);
     // Padding bits after the last row stay clear, as in every mask the library writes.
-    if (got % 8 != 0) EXPECT_EQ(out[0].view().null_mask[got / 8] >> (got % 8), 0) << "valid " << valid;
+    if (got % 8 != 0) {
+      EXPECT_EQ(out[0].view().null_mask[got / 8] >> (got % 8), 0) << "valid " << valid;
+    }
     EXPECT_EQ(stats.column_null_raw_bytes[0], 0u) << "valid " << valid;
     EXPECT_EQ(stats.column_null_wire_bytes[0], 0u) << "valid " << valid;
   }

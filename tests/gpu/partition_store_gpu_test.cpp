@@ -29,6 +29,14 @@ zs::table host_piece(std::uint64_t k, std::uint64_t rows) {
   return t;
 }
 
+// host_piece(k, rows) with a null mask on column `nullable`, its bytes drawn from k.
+zs::table nullable_piece(std::uint64_t k, std::uint64_t rows, std::size_t nullable) {
+  zs::table t = host_piece(k, rows);
+  std::uint8_t* const mask = t.columns[nullable].add_null_mask();
+  for (std::uint64_t b = 0; b < zs::null_mask_bytes(rows); ++b) mask[b] = static_cast<std::uint8_t>(k + b * 3);
+  return t;
+}
+
 TEST(PartitionStoreGpu, DevicePiecesWithinTheBudgetAndBackExactly) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;
@@ -63,12 +71,7 @@ TEST(PartitionStoreGpu, PiecesKeptCompressedFitMoreAndComeBackExactly) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;
   std::uint64_t const rows = 200000;
-  auto piece = [&](std::uint64_t k) {
-    zs::table t = host_piece(k, rows);
-    std::uint8_t* const mask = t.columns[0].add_null_mask();
-    for (std::uint64_t b = 0; b < zs::null_mask_bytes(rows); ++b) mask[b] = static_cast<std::uint8_t>(k + b * 5);
-    return t;
-  };
+  auto piece = [&](std::uint64_t k) { return nullable_piece(k, rows, 0); };
   auto on_device = [&](std::uint64_t k) {
     zs::table t = piece(k);
     for (auto& c : t.columns) c = c.copy_to(zs::memory_kind::device, stream);
@@ -93,7 +96,9 @@ TEST(PartitionStoreGpu, PiecesKeptCompressedFitMoreAndComeBackExactly) {
     EXPECT_LE(st.resident_bytes, budget);
     EXPECT_LE(st.compressed_bytes, st.resident_bytes);
     EXPECT_LT(st.compressed_bytes, st.compressed_raw_bytes) << "these pieces compress";
-    if (k == 2) EXPECT_EQ(st.spills, 0u) << "three pieces fit compressed";
+    if (k == 2) {
+      EXPECT_EQ(st.spills, 0u) << "three pieces fit compressed";
+    }
   }
   EXPECT_GE(store.stats().spills, 4u) << "eight pieces do not fit: most move to host memory as frames";
   for (std::uint64_t id = 0; id < 3; ++id) {
@@ -108,7 +113,9 @@ TEST(PartitionStoreGpu, PiecesKeptCompressedFitMoreAndComeBackExactly) {
         auto const got = pieces[j].columns[c].copy_to(zs::memory_kind::host, stream);
         zs::test::expect_same_column(want.columns[c], got);
         EXPECT_EQ(got.nullable(), c == 0);
-        if (c == 0) EXPECT_EQ(got.validity(), want.columns[c].validity());
+        if (c == 0) {
+          EXPECT_EQ(got.validity(), want.columns[c].validity());
+        }
       }
     }
   }
@@ -121,12 +128,7 @@ TEST(PartitionStoreGpu, NullableDevicePiecesSpillAndComeBackWithTheirMasks) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;
   std::uint64_t const rows = 100000;
-  auto piece = [&](std::uint64_t k) {
-    zs::table t = host_piece(k, rows);
-    std::uint8_t* const mask = t.columns[1].add_null_mask();
-    for (std::uint64_t b = 0; b < zs::null_mask_bytes(rows); ++b) mask[b] = static_cast<std::uint8_t>(k + b * 3);
-    return t;
-  };
+  auto piece = [&](std::uint64_t k) { return nullable_piece(k, rows, 1); };
   std::uint64_t const bytes = zs::partition_store::bytes_of(piece(0));
   EXPECT_EQ(bytes, zs::partition_store::bytes_of(host_piece(0, rows)) + zs::null_mask_bytes(rows));
   zs::partition_store store({.budget_bytes = bytes + bytes / 2});
