@@ -146,7 +146,17 @@ zs::frame_status decode(std::span<const std::byte> frame, const zs::decode_targe
 /// values come back the same; for raw frames, that the frame comes back the same.
 void check_round_trip(std::span<const std::byte> accepted, const target_memory& decoded, const target_shape& shape) {
   zs::codec const& c = codec_under_test();
-  zs::encode_source const source = decoded.as_source();
+  zs::encode_source source = decoded.as_source();
+  // A codec with column parameters (alp, fsst, fsst_dict) prepares them from the decoded values,
+  // as a caller would from its column.
+  std::vector<std::byte> params;
+  if (c.params_bytes(source.type) > 0) {
+    std::vector<std::uint64_t> const params_offsets = zs::layout_params(c, std::span(&source.type, 1));
+    params.resize(params_offsets.back());
+    std::vector<std::uint64_t> const piece_begin{0, 1};
+    c.prepare_host({std::span(&source, 1), piece_begin}, params.data(), params_offsets);
+    source.params = params.data();
+  }
   std::vector<std::uint64_t> const offsets = zs::layout_frames(c, std::span(&source, 1));
   std::vector<std::byte> frame(offsets.back());
   std::uint64_t frame_bytes = 0;
