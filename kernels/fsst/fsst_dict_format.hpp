@@ -54,12 +54,12 @@ struct dictionary_section {
 ///
 /// Every byte it reads lies inside the payload; so does every byte of the sections it accepts,
 /// which the fsst decoder then reads only within the offsets checked here.
-ZS_HD inline bool read_body(const std::byte* frame, dictionary_section& out) noexcept {
+/// The header and the payload apart: the CPU reference's decoder gets them so.
+ZS_HD inline bool read_body(const frame_header& h, const std::byte* payload, dictionary_section& out) noexcept {
   out = dictionary_section{};
-  frame_header const h = load_header(frame);
   if (h.payload_bytes < body_at) return false;  // the framework's check; kept for a reader
   std::uint64_t const body_bytes = h.payload_bytes - body_at;
-  const std::byte* body = frame + frame_header_bytes + body_at;
+  const std::byte* body = payload + body_at;
   if (body_bytes < dict_header_bytes) return false;
   std::uint64_t const codes_bytes = detail::load_le(body, 8);
   std::uint64_t const dict_chars = detail::load_le(body + 8, 8);
@@ -91,6 +91,10 @@ ZS_HD inline bool read_body(const std::byte* frame, dictionary_section& out) noe
   out.section_bytes = section_bytes;
   out.codes_bytes = codes_bytes;
   return true;
+}
+
+ZS_HD inline bool read_body(const std::byte* frame, dictionary_section& out) noexcept {
+  return read_body(load_header(frame), frame + frame_header_bytes, out);
 }
 
 /// Bytes of the fsst frame that holds a dictionary section of `section_bytes` bytes, rounded up

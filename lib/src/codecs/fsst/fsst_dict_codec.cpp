@@ -11,6 +11,7 @@
 
 #include "codecs/fsst/fsst_codec.hpp"
 #include "codecs/fsst/fsst_strings.hpp"
+#include "fsst/fsst_dict_format.hpp"
 #include "fsst/fsst_format.hpp"
 #include "zs/error.hpp"
 
@@ -19,10 +20,9 @@ namespace zs::codecs {
 namespace {
 
 using fsst_detail::body_offset;
-
 // The body's first bytes (docs/FORMAT.md, "Codec 7: fsst_dict"): codes frame bytes Lc,
 // dictionary characters Cd, dictionary lengths frame bytes Ld, zero.
-constexpr std::uint64_t dict_header_bytes = 32;
+using fsst_dict::dict_header_bytes;
 
 }  // namespace
 
@@ -93,41 +93,26 @@ frame_status fsst_dict_codec::decode_payload_host(const frame_header& header, co
   // Everything is checked before anything is written.
   auto table = std::make_unique<fsst::decode_table>();
   if (!fsst::load_decode_table(payload + params_prefix_bytes, *table)) return frame_status::corrupt_payload;
-  const std::byte* body = payload + body_offset();
-  std::uint64_t const body_bytes = header.payload_bytes - body_offset();
-  if (body_bytes < dict_header_bytes) return frame_status::corrupt_payload;
-  std::uint64_t const codes_bytes = detail::load_le(body, 8);
-  std::uint64_t const dict_chars = detail::load_le(body + 8, 8);
-  std::uint64_t const dict_lengths_bytes = detail::load_le(body + 16, 8);
-  std::uint64_t const split = detail::load_le(header.params.data(), 8);
-  std::uint64_t const distinct = detail::load_le(header.params.data() + 8, 8);
+  // The body's fields, the codes frame's size and the dictionary section's layout and split
+  // offsets, by the rules the GPU decoder checks them with (fsst_dict_format.hpp).
+  fsst_dict::dictionary_section d;
+  if (!fsst_dict::read_body(header, payload, d)) return frame_status::corrupt_payload;
   std::uint64_t const n = header.value_count;
-  if (detail::load_le(body + 24, 8) != 0 || distinct > n || (n != 0 && distinct == 0)) return frame_status::corrupt_payload;
-  if (codes_bytes < frame_header_bytes || codes_bytes > body_bytes - dict_header_bytes ||
-      add_overflows(dict_header_bytes + codes_bytes, frame_alignment - 1)) {
-    return frame_status::corrupt_payload;
-  }
-  std::uint64_t const section_at = align_frame(dict_header_bytes + codes_bytes);
-  if (section_at > body_bytes) return frame_status::corrupt_payload;
-  std::uint64_t const section_bytes = body_bytes - section_at;
-  // A code stands for at most 8 characters: a larger dictionary cannot be in the section, and
-  // is refused before anything is allocated for it.
-  if (dict_chars / 8 > section_bytes) return frame_status::corrupt_payload;
-
-  const std::byte* codes_frame = body + dict_header_bytes;
-  if (load_header(codes_frame).payload_bytes != codes_bytes - frame_header_bytes) return frame_status::corrupt_payload;
+  std::uint64_t const distinct = d.entries;
+  std::uint64_t const dict_chars = d.chars;
+  const std::byte* codes_frame = payload + body_offset() + dict_header_bytes;
+  const std::byte* section = payload + (d.section_at - frame_header_bytes);
   std::vector<std::uint64_t> codes(std::max<std::uint64_t>(n, 1));
   decode_target const unpacked{value_type::uint64, n, codes.data()};
-  std::uint64_t const room[2] = {0, codes_bytes};
+  std::uint64_t const room[2] = {0, d.codes_bytes};
   frame_status status = frame_status::not_decoded;
   fsst_strings::integer_codec().decode_host({codes_frame, room, std::span(&unpacked, 1), &status, true});
   if (status != frame_status::ok) return frame_status::corrupt_payload;
 
   std::vector<std::uint64_t> lengths;
   fsst::body_layout layout{};
-  const std::byte* section = body + section_at;
-  if (!fsst_strings::check_section(*table, section, section_bytes, split, dict_lengths_bytes, distinct, dict_chars, lengths,
-                                   layout)) {
+  if (!fsst_strings::check_section(*table, section, d.section_bytes, d.split_bytes, d.lengths_bytes, distinct,
+                                   dict_chars, lengths, layout)) {
     return frame_status::corrupt_payload;
   }
   std::uint64_t total = 0;
