@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/batch_ops.hpp"
 #include "zs/codec.hpp"
 #include "zs/error.hpp"
 #include "zs/frame.hpp"
@@ -24,13 +25,16 @@ std::uint64_t uncompressed(const encode_source& s) {
 constexpr std::uint64_t runs_per_piece = 16;
 
 // The rows each column's sample gives: an equal share of the budget from each piece, as runs
-// spread over the piece. `chars_of` reads the characters of a string run (a device or host read).
+// spread over the piece. `read_offsets` reads string offsets at the addresses it is given (device
+// or host memory), all at once: a string run's characters are its last offset minus its first.
 // Returns the runs, and per column the index of its first run (columns + 1 entries).
-template <typename CharsOf>
+template <typename ReadOffsets>
 std::vector<encode_source> cut_sample(const sample_batch& samples, std::vector<std::uint64_t>& begin,
-                                      CharsOf chars_of) {
+                                      ReadOffsets read_offsets) {
   __extension__ typedef unsigned __int128 wide;
   std::vector<encode_source> cut;
+  std::vector<std::size_t> string_runs;
+  std::vector<const std::int64_t*> ends;  // a string run's first and last offsets
   begin.assign(1, 0);
   for (std::size_t c = 0; c < samples.columns(); ++c) {
     auto const pieces = samples.of(c);
@@ -52,7 +56,9 @@ std::vector<encode_source> cut_sample(const sample_batch& samples, std::vector<s
         run.count = run_rows;
         if (piece.type == value_type::string) {
           run.offsets = piece.offsets + first;
-          run.chars_bytes = chars_of(run);
+          string_runs.push_back(cut.size());
+          ends.push_back(run.offsets);
+          ends.push_back(run.offsets + run.count);
         } else {
           run.values = static_cast<const std::byte*>(piece.values) + first * value_width(piece.type);
         }
@@ -60,6 +66,12 @@ std::vector<encode_source> cut_sample(const sample_batch& samples, std::vector<s
       }
     }
     begin.push_back(cut.size());
+  }
+  if (string_runs.empty()) return cut;
+  std::vector<std::int64_t> const offsets = read_offsets(ends);
+  for (std::size_t r = 0; r < string_runs.size(); ++r) {
+    if (offsets[2 * r + 1] < offsets[2 * r]) ZS_FAIL(error_code::invalid_argument, "a sample's string offsets decrease");
+    cut[string_runs[r]].chars_bytes = static_cast<std::uint64_t>(offsets[2 * r + 1] - offsets[2 * r]);
   }
   return cut;
 }
@@ -90,6 +102,14 @@ std::vector<codec_estimate> tally(const codec& c, const sample_batch& cut, const
   return out;
 }
 
+// Whether the caller prepared the parameters: every piece carries them (a sample's runs keep
+// their piece's). Then the estimate encodes with the column's own parameters, and spares building
+// them again (an FSST symbol table costs milliseconds of host time).
+bool carries_params(const sample_batch& samples) {
+  return !samples.pieces.empty() &&
+         std::all_of(samples.pieces.begin(), samples.pieces.end(), [](const encode_source& s) { return s.params != nullptr; });
+}
+
 // Each piece's parameters point at its column's block.
 void point_at_params(const sample_batch& cut, std::vector<encode_source>& pieces, std::byte* params,
                      const std::vector<std::uint64_t>& params_offsets) {
@@ -100,19 +120,45 @@ void point_at_params(const sample_batch& cut, std::vector<encode_source>& pieces
   }
 }
 
+// The device offsets at `at`, by one batched copy and one wait: a string sample has up to 16 runs
+// a piece, and a read and a wait per run cost more than the estimate's encoding.
+std::vector<std::int64_t> read_device_offsets(const std::vector<const std::int64_t*>& at, cudaStream_t stream) {
+  std::size_t const n = at.size();
+  device_buffer values(n * sizeof(std::int64_t), stream);
+  std::vector<std::uint64_t> lists(3 * n);  // sources, destinations, sizes
+  for (std::size_t i = 0; i < n; ++i) {
+    lists[i] = reinterpret_cast<std::uintptr_t>(at[i]);
+    lists[n + i] = reinterpret_cast<std::uintptr_t>(values.as<std::int64_t>() + i);
+    lists[2 * n + i] = sizeof(std::int64_t);
+  }
+  device_buffer d_lists(lists.size() * 8, stream);
+  copy_async(d_lists.data(), lists.data(), lists.size() * 8, stream);
+  device_buffer temp(kernels::copy_buffers_temp_bytes(n), stream);
+  auto* const words = d_lists.as<std::uint64_t>();
+  kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + n),
+                        words + 2 * n, n, temp.data(), temp.size(), stream);
+  std::vector<std::int64_t> out(n);
+  copy_async(out.data(), values.data(), n * sizeof(std::int64_t), stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  return out;
+}
+
 }  // namespace
 
 std::vector<codec_estimate> codec::estimate_host(const sample_batch& samples) const {
   std::vector<std::uint64_t> params_offsets = layout_params(*this, column_types(samples));
   std::vector<std::uint64_t> begin;
-  auto pieces = cut_sample(samples, begin, [](const encode_source& run) {
-    if (run.offsets[run.count] < run.offsets[0]) ZS_FAIL(error_code::invalid_argument, "a sample's string offsets decrease");
-    return static_cast<std::uint64_t>(run.offsets[run.count] - run.offsets[0]);
+  auto pieces = cut_sample(samples, begin, [](const std::vector<const std::int64_t*>& at) {
+    std::vector<std::int64_t> values;
+    for (const std::int64_t* a : at) values.push_back(*a);
+    return values;
   });
   sample_batch const cut{pieces, begin};
   std::vector<std::byte> params(std::max<std::uint64_t>(params_offsets.back(), 1));
-  prepare_host(cut, params.data(), params_offsets);
-  point_at_params(cut, pieces, params.data(), params_offsets);
+  if (!carries_params(samples)) {
+    prepare_host(cut, params.data(), params_offsets);
+    point_at_params(cut, pieces, params.data(), params_offsets);
+  }
   auto const layout = layout_frames(*this, pieces);
   std::vector<std::byte> frames(std::max<std::uint64_t>(layout.back(), 1));
   std::vector<std::uint64_t> frame_bytes(pieces.size());
@@ -123,18 +169,15 @@ std::vector<codec_estimate> codec::estimate_host(const sample_batch& samples) co
 std::vector<codec_estimate> codec::estimate(const sample_batch& samples, cudaStream_t stream) const {
   std::vector<std::uint64_t> const params_offsets = layout_params(*this, column_types(samples));
   std::vector<std::uint64_t> begin;
-  auto pieces = cut_sample(samples, begin, [&](const encode_source& run) {
-    std::int64_t ends[2];
-    copy_async(&ends[0], run.offsets, sizeof(std::int64_t), stream);
-    copy_async(&ends[1], run.offsets + run.count, sizeof(std::int64_t), stream);
-    ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-    if (ends[1] < ends[0]) ZS_FAIL(error_code::invalid_argument, "a sample's string offsets decrease");
-    return static_cast<std::uint64_t>(ends[1] - ends[0]);
+  auto pieces = cut_sample(samples, begin, [&](const std::vector<const std::int64_t*>& at) {
+    return read_device_offsets(at, stream);
   });
   sample_batch const cut{pieces, begin};
   device_buffer params(std::max<std::uint64_t>(params_offsets.back(), 1), stream);
-  prepare_async(cut, params.as<std::byte>(), params_offsets, stream);
-  point_at_params(cut, pieces, params.as<std::byte>(), params_offsets);
+  if (!carries_params(samples)) {
+    prepare_async(cut, params.as<std::byte>(), params_offsets, stream);
+    point_at_params(cut, pieces, params.as<std::byte>(), params_offsets);
+  }
   auto const layout = layout_frames(*this, pieces);
   device_buffer frames(std::max<std::uint64_t>(layout.back(), 1), stream);
   device_buffer written(std::max<std::size_t>(pieces.size(), 1) * sizeof(std::uint64_t), stream);

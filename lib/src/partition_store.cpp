@@ -124,11 +124,20 @@ spilled_table partition_store::encode(const table& rows, memory_kind frames_in, 
     options.name = rows.names[c];
     options.frames_in = frames_in;
     auto const key = std::make_pair(c, col.type());
-    if (auto const it = chosen_.find(key); it != chosen_.end()) options.chosen_before = it->second;
+    if (auto const it = chosen_.find(key); it != chosen_.end()) {
+      options.chosen_before = it->second.codec;
+      options.prepared = it->second.prepared;
+    }
     out.columns.push_back(spill(col.view(), stream, options));
     out.names.push_back(rows.names[c]);
     out.logical_types.push_back(col.logical());
-    if (col.size() > 0) chosen_.emplace(key, out.columns.back().report().codec);
+    spilled_column const& spilled = out.columns.back();
+    if (col.size() == 0) continue;
+    // The first choice stays; a host piece's choice gains the preparation of a later device piece.
+    auto const [it, first] = chosen_.try_emplace(key, choice{spilled.report().codec, spilled.preparation()});
+    if (!first && it->second.prepared == nullptr && spilled.report().codec == it->second.codec) {
+      it->second.prepared = spilled.preparation();
+    }
   }
   return out;
 }
@@ -211,7 +220,7 @@ std::vector<table> partition_store::extract(std::uint64_t id, cudaStream_t strea
 std::optional<codec_id> partition_store::chosen_codec(std::size_t position, value_type type) const {
   auto const it = chosen_.find({position, type});
   if (it == chosen_.end()) return std::nullopt;
-  return it->second;
+  return it->second.codec;
 }
 
 std::vector<std::uint64_t> partition_store::ids() const {

@@ -498,6 +498,11 @@ void check_options(const spill_options& o, const std::string& name, value_type t
                                               ": spill_options needs frame_bytes and batch_bytes above 0 and a "
                                               "pcie_bandwidth of 0 (measure) or more");
   }
+  if (o.prepared && o.prepared->type != type) {
+    ZS_FAIL(error_code::invalid_argument, "spilling " + describe(name, type) +
+                                              ": spill_options::prepared was made for a column of " +
+                                              std::string(to_string(o.prepared->type)) + " values");
+  }
   if (o.frames_in == memory_kind::device && column != memory_kind::device) {
     ZS_FAIL(error_code::invalid_argument, "spilling " + describe(name, type) +
                                               ": frames_in device takes a device column; this one is in host memory");
@@ -640,6 +645,9 @@ double spilled_column::spill_seconds() const {
   return static_cast<double>(s.spill_stop->elapsed_ms_since(*s.spill_start)) / 1e3;
 }
 double spilled_column::restore_seconds() const { return state().restore_seconds; }
+std::shared_ptr<const spill_preparation> spilled_column::preparation() const {
+  return state_ == nullptr ? nullptr : state_->preparation;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Spill and restore
@@ -655,10 +663,13 @@ std::unique_ptr<detail::spill_state> spill_values(const column_view& column, cud
   s->type = column.type;
   s->count = column.count;
   s->origin = column.memory;
+  // A preparation given carries its codec as a choice made before.
+  spill_options taken = options;
+  if (taken.prepared) taken.chosen_before = taken.prepared->codec;
   if (column.memory == memory_kind::device) {
-    detail::spill_on_device(*s, column, stream, options);
+    detail::spill_on_device(*s, column, stream, taken);
   } else {
-    detail::spill_on_host(*s, column, options);
+    detail::spill_on_host(*s, column, taken);
   }
   return s;
 }
@@ -674,6 +685,7 @@ spilled_column spill(const column_view& column, cudaStream_t stream, const spill
     // The mask as a column of its bytes: raw frames, which the restore checks like any other.
     spill_options mask_options = options;
     mask_options.codec = codec_id::raw;
+    mask_options.prepared = nullptr;  // the values' choice, not the mask's
     mask_options.name = s->name + " (null mask)";
     s->null_mask = spill_values(column_view{value_type::uint8, null_mask_bytes(column.count), column.memory,
                                             column.null_mask, nullptr},

@@ -2,6 +2,8 @@
 // batches whose copies to pinned host memory overlap the next batch's encoding, and restored by
 // copies to the device that overlap the previous batch's decoding.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -11,10 +13,12 @@
 #include <vector>
 
 #include "arrow/offset_kernels.hpp"
+#include "codecs/fsst/fsst_mode.hpp"
 #include "common/batch_ops.hpp"
 #include "spill_state.hpp"
 #include "zs/codec.hpp"
 #include "zs/error.hpp"
+#include "zs/log.hpp"
 #include "zs/spill.hpp"
 
 namespace zs {
@@ -99,12 +103,50 @@ double seconds_of(cudaStream_t stream, Run run) {
   return static_cast<double>(stop.elapsed_ms_since(start)) / 1e3;
 }
 
+// Where a spill or restore spends its time, for ZS_LOG_LEVEL=trace: each mark waits for the
+// stream (which changes the overlap it measures, so only when tracing) and logs the milliseconds
+// since the previous mark, one line per call.
+class phase_trace {
+ public:
+  phase_trace(std::string what, cudaStream_t stream)
+      : on_(log::enabled(log::level::trace)), what_(std::move(what)), stream_(stream), last_(clock::now()) {}
+  ~phase_trace() {
+    if (on_ && !line_.empty()) log::trace(what_ + ":" + line_);
+  }
+  phase_trace(const phase_trace&) = delete;
+  phase_trace& operator=(const phase_trace&) = delete;
+  void mark(const char* phase) {
+    if (!on_) return;
+    ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
+    auto const now = clock::now();
+    char text[64];
+    std::snprintf(text, sizeof(text), " %s %.2f ms", phase, std::chrono::duration<double, std::milli>(now - last_).count());
+    line_ += text;
+    last_ = now;
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  bool on_;
+  std::string what_, line_;
+  cudaStream_t stream_;
+  clock::time_point last_;
+};
+
 struct device_side final : spill_side {
   device_side(const column_view& v, const frame_plan& p, cudaStream_t stream) : v_(v), p_(p), stream_(stream) {}
 
+  // Estimated with the column's own parameters, which the encoding then takes over: one FSST
+  // table build per spill rather than one per string codec estimated and one more to encode.
   double ratio(const codec& c, std::span<const encode_source> sample) override {
-    std::vector<std::uint64_t> const piece_begin{0, sample.size()};
-    auto const e = c.estimate(sample_batch{sample, piece_begin}, stream_);
+    std::vector<encode_source> runs(sample.begin(), sample.end());
+    if (const std::byte* params = column_params(c)) {
+      for (auto& r : runs) r.params = params;
+    }
+    std::vector<std::uint64_t> const piece_begin{0, runs.size()};
+    phase_trace trace("estimate " + std::string(c.name()), stream_);
+    auto const e = c.estimate(sample_batch{runs, piece_begin}, stream_);
+    trace.mark("ms");
     return e.front().raw_bytes == 0 ? 1.0 : e.front().ratio();
   }
   // Measured on the column's first 64 MiB the first time the process meets the codec and type on
@@ -157,9 +199,33 @@ struct device_side final : spill_side {
   }
   double pcie_bps() override { return measured_pcie_bandwidth(); }
 
+  /// The parameters of `c` for the whole column (device memory), prepared the first time a
+  /// codec with the same parameters asks; null for a codec without parameters.
+  const std::byte* column_params(const codec& c) {
+    if (c.params_bytes(v_.type) == 0) return nullptr;
+    codec_id const owner = codecs::params_owner(c.id());
+    auto it = params_.find(owner);
+    if (it == params_.end()) {
+      std::vector<encode_source> all;
+      for (auto const& f : p_.frames) all.push_back(frame_source(v_, f));
+      it = params_.emplace(owner, attach_params_device(c, all, stream_)).first;
+    }
+    return it->second.as<std::byte>();
+  }
+  /// Gives up the parameters prepared for `c`, to whoever encodes with them.
+  device_buffer take_params(const codec& c) {
+    column_params(c);
+    auto const it = params_.find(codecs::params_owner(c.id()));
+    if (it == params_.end()) return {};
+    device_buffer out = std::move(it->second);
+    params_.erase(it);
+    return out;
+  }
+
   const column_view& v_;
   const frame_plan& p_;
   cudaStream_t stream_;
+  std::map<codec_id, device_buffer> params_;
 };
 
 // A batch whose encoding is enqueued: its frames in device scratch at `layout`, their sizes on
@@ -220,9 +286,18 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   s.frames_memory = options.frames_in;
   s.spill_start.emplace();
   s.spill_start->record(stream);
+  phase_trace trace("spill " + describe(s.name, s.type), stream);
+  // What later spills of this column may take again (spill_options::prepared).
+  auto const prepared = [&](device_buffer params) {
+    if (options.prepared && options.prepared->codec == s.report.codec) return options.prepared;
+    params.set_stream(nullptr);  // see spill_preparation::params
+    return std::shared_ptr<const spill_preparation>(
+        new spill_preparation{s.report.codec, s.type, std::move(params)});
+  };
   // Raw chosen before: the fast path at once, without planning frames it will not make.
   if (!options.codec && options.chosen_before == codec_id::raw) {
     spill_unframed(s, v, stream);
+    if (s.report.raw_bytes > 0) s.preparation = prepared({});
     return;
   }
   if (v.type == value_type::string) {
@@ -233,17 +308,29 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   std::vector<std::int64_t> ends;
   if (v.type == value_type::string) ends = device_offsets_at(v, rows, stream);
   frame_plan const p = plan_frames(v.type, rows, ends, options.batch_bytes);
+  trace.mark("plan");
   device_side side(v, p, stream);
   choose_codec(s, options, v, p, side);
+  trace.mark(("choose " + s.report.codec_name).c_str());
   if (s.report.codec == codec_id::raw && !s.report.forced) {
     spill_unframed(s, v, stream);
+    if (s.report.raw_bytes > 0) s.preparation = prepared({});
+    trace.mark("copy");
     return;
   }
   const codec& c = get_codec(s.report.codec);
 
+  // The parameters given (a preparation of the same codec), else prepared here (or during the
+  // choice, for its estimates).
+  bool const given = options.prepared && options.prepared->codec == c.id();
+  device_buffer params = given ? device_buffer() : side.take_params(c);
+  const std::byte* const params_at = given ? options.prepared->params.as<std::byte>() : params.as<std::byte>();
   std::vector<encode_source> all;
-  for (auto const& f : p.frames) all.push_back(frame_source(v, f));
-  device_buffer params = attach_params_device(c, all, stream);
+  for (auto const& f : p.frames) {
+    all.push_back(frame_source(v, f));
+    all.back().params = params_at;
+  }
+  trace.mark("params");
   std::string const column = describe(s.name, s.type);
   // Frame sizes come to the host through pinned memory from the cache: freeing pinned memory
   // waits for the whole device.
@@ -332,11 +419,13 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   cuda_event copied;
   copied.record(copier);
   ZS_CUDA_TRY(cudaStreamWaitEvent(stream, copied.get(), 0));
-  params.set_stream(stream);
+  // Every batch's sizes were awaited: the encodes that read the parameters are done.
+  if (s.report.raw_bytes > 0) s.preparation = prepared(std::move(params));
   d_sizes.set_stream(stream);
   s.spill_stop.emplace();
   s.spill_stop->record(stream);
   s.staging.push_back(std::move(lists_block));
+  trace.mark("encode+copy");
 }
 
 column restore_on_device(spill_state& s, cudaStream_t stream) {
@@ -347,8 +436,10 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
   };
   cuda_event start;
   start.record(stream);
+  phase_trace trace("restore " + column_name, stream);
   if (s.spill_stop) ZS_CUDA_TRY(cudaStreamWaitEvent(stream, s.spill_stop->get(), 0));
   if (!s.staging.empty()) s.wait_for_spill();  // once, on the first restore
+  trace.mark("wait for spill");
   column out;
   try {
     out = column::allocate(s.type, s.count, memory_kind::device, stream, s.chars_bytes);
@@ -369,12 +460,14 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
       ZS_CUDA_TRY(cudaMemcpyAsync(to.data, s.blocks[0].data(), s.count * value_width(s.type), cudaMemcpyDefault,
                                   stream));
     }
+    trace.mark("copy");
     cuda_event stop;
     stop.record(stream);
     stop.synchronize();
     s.restore_seconds = static_cast<double>(stop.elapsed_ms_since(start)) / 1e3;
     return out;
   }
+  trace.mark("allocate");
   if (s.type == value_type::string) {
     ZS_CUDA_TRY(cudaMemsetAsync(out.mutable_view().offsets, 0, sizeof(std::int64_t), stream));
   }
@@ -429,6 +522,7 @@ column restore_on_device(spill_state& s, cudaStream_t stream) {
     ZS_CUDA_TRY_NOTHROW(cudaStreamSynchronize(copier));
     throw;
   }
+  trace.mark("copy+decode");
   // The checksums' verdict: the caller learns of a bad frame before using the column.
   std::vector<frame_status> statuses(s.frames.size());
   if (!statuses.empty()) copy_async(statuses.data(), status.data(), statuses.size() * sizeof(frame_status), stream);

@@ -18,6 +18,19 @@
 #include "zs/memory.hpp"
 #include "zs/spill.hpp"
 
+namespace zs {
+
+struct spill_preparation {
+  codec_id codec = codec_id::raw;
+  value_type type = value_type::int32;
+  /// The codec's column parameters for one column (device memory), empty for a codec without
+  /// them. Freed on the legacy default stream: by the time the last holder drops it, every
+  /// encode that read it has completed (a spill waits for its encodes before it returns).
+  device_buffer params;
+};
+
+}  // namespace zs
+
 namespace zs::detail {
 
 /// Host memory that holds frames: pinned where a GPU is there (fast, asynchronous copies), else
@@ -97,6 +110,8 @@ struct spill_state {
   std::optional<cuda_event> spill_start, spill_stop;
   double spill_host_seconds = 0;
   double restore_seconds = 0;
+  /// What the spill chose and prepared (device spills of columns with rows); see spill.hpp.
+  std::shared_ptr<const spill_preparation> preparation;
   /// The column's null mask, spilled as a column of its bytes (uint8, raw frames: each frame
   /// checksummed); null for a column without one.
   std::unique_ptr<spill_state> null_mask;

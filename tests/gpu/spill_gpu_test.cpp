@@ -312,6 +312,50 @@ TEST_F(SpillGpu, NullableDeviceColumnsRoundTripWithTheirMask) {
   }
 }
 
+// A preparation (codec and column parameters) taken from one spill serves the next piece of the
+// column: the same codec without a choice, frames that restore to the new piece, the same
+// preparation handed on; in device frames too, with a null mask beside; a preparation of another
+// value type is refused.
+TEST_F(SpillGpu, APreparationServesTheNextPieceOfTheColumn) {
+  for (auto const type : {value_type::string, value_type::float64, value_type::int32}) {
+    SCOPED_TRACE(type_name(type));
+    zs::column const first = sample_column(type, 30000).copy_to(memory_kind::device, stream());
+    auto options = small_frames();
+    options.codec = type == value_type::string ? zs::codec_id::fsst : zs::default_codec(type).id();
+    zs::spilled_column const made = zs::spill(first.view(), stream(), options);
+    auto const prepared = made.preparation();
+    ASSERT_NE(prepared, nullptr);
+    for (auto const frames_in : {memory_kind::host, memory_kind::device}) {
+      zs::column next = sample_column(type, 20011);
+      std::uint8_t* const mask = next.add_null_mask();
+      for (std::uint64_t b = 0; b < zs::null_mask_bytes(next.size()); ++b) mask[b] = static_cast<std::uint8_t>(b * 5 + 1);
+      zs::column const device = next.copy_to(memory_kind::device, stream());
+      auto taken = small_frames();
+      taken.prepared = prepared;
+      taken.frames_in = frames_in;
+      zs::spilled_column handle = zs::spill(device.view(), stream(), taken);
+      EXPECT_EQ(handle.report().codec, made.report().codec);
+      EXPECT_FALSE(handle.report().forced);
+      EXPECT_EQ(handle.report().estimated_ratio, 0.0) << "no estimate when a preparation is given";
+      EXPECT_EQ(handle.preparation(), prepared);
+      zs::column const back = zs::restore(handle, stream()).copy_to(memory_kind::host, stream());
+      zs::test::expect_same_column(next, back);
+      EXPECT_EQ(back.validity(), next.validity());
+    }
+  }
+  zs::column const ints = sample_column(value_type::int32, 1000).copy_to(memory_kind::device, stream());
+  zs::column const floats = sample_column(value_type::float32, 1000).copy_to(memory_kind::device, stream());
+  auto options = small_frames(zs::default_codec(value_type::int32).id());
+  auto const prepared = zs::spill(ints.view(), stream(), options).preparation();
+  ASSERT_NE(prepared, nullptr);
+  auto other = small_frames();
+  other.prepared = prepared;
+  auto const refused = zs::test::thrown_error([&] { zs::spill(floats.view(), stream(), other); });
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->code(), zs::error_code::invalid_argument);
+  EXPECT_NE(refused->message().find("prepared"), std::string::npos) << refused->message();
+}
+
 TEST_F(SpillGpu, PcieBandwidthIsMeasuredOnce) {
   double const first = zs::measured_pcie_bandwidth();
   EXPECT_GT(first, 1e9) << "a PCIe link moves more than 1 GB/s";

@@ -139,8 +139,10 @@ class codec {
   /// estimate_sample_bytes of each column's sample, on the GPU. Waits for `stream`. The
   /// default encodes that much of the sample (parameters prepared from it) and counts the frame
   /// bytes: exact for the rows it reads, except that a column's parameters count once (as in
-  /// the large frames of a shuffle or spill), not once per sample frame. A codec may answer more
-  /// cheaply.
+  /// the large frames of a shuffle or spill), not once per sample frame. Where every piece of
+  /// `samples` carries parameters (encode_source::params, prepared by the caller for the whole
+  /// column), the estimate encodes with them instead of preparing its own. A codec may answer
+  /// more cheaply.
   virtual std::vector<codec_estimate> estimate(const sample_batch& samples, cudaStream_t stream) const;
   /// The same on the CPU, over host memory.
   virtual std::vector<codec_estimate> estimate_host(const sample_batch& samples) const;

@@ -18,9 +18,10 @@
 //
 // Codecs: each column's codec is chosen (spill_options, zs/spill.hpp) on the first spill of a
 // piece that has rows in it, and that choice is kept for the same column (position and type) of
-// later pieces (spill_options::chosen_before): the pieces of one partitioned stream are alike,
-// and estimating each piece anew would cost more than spilling it. A codec forced in
-// options.spill applies to every piece.
+// later pieces (spill_options::chosen_before), with the column parameters prepared for it (an
+// FSST symbol table; spill_options::prepared): the pieces of one partitioned stream are alike,
+// and estimating each piece or building its table anew would cost more than spilling it. A
+// codec forced in options.spill applies to every piece.
 //
 // Failures are zs::error and lose nothing: extracting an unknown partition (invalid_argument,
 // naming it), a spill that cannot allocate host memory (out_of_memory; the piece stays resident
@@ -35,6 +36,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -125,7 +127,11 @@ class partition_store {
 
   partition_store_options options_;
   std::map<std::uint64_t, std::deque<piece>> partitions_;
-  std::map<std::pair<std::size_t, value_type>, codec_id> chosen_;  // by column position and type
+  struct choice {
+    codec_id codec = codec_id::raw;
+    std::shared_ptr<const spill_preparation> prepared;  // null for a host piece's choice
+  };
+  std::map<std::pair<std::size_t, value_type>, choice> chosen_;  // by column position and type
   std::uint64_t next_order_ = 0;
   partition_store_stats stats_;
 };

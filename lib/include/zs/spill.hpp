@@ -80,6 +80,11 @@
 
 namespace zs {
 
+/// What a spill of a device column chose and prepared: its codec and that codec's column
+/// parameters in device memory (an FSST symbol table, ALP's exponent candidates). Shared and
+/// immutable; spilled_column::preparation hands it out, spill_options::prepared takes it.
+struct spill_preparation;
+
 struct spill_options {
   /// The codec for every frame of the column; unset: chosen per column (see above).
   std::optional<codec_id> codec;
@@ -88,6 +93,14 @@ struct spill_options {
   /// (zs::partition_store), where estimating every piece would cost more than spilling it. Raw
   /// keeps the fast path, as a choice of raw does. Ignored when `codec` is set.
   std::optional<codec_id> chosen_before;
+  /// The choice and the column parameters of an earlier spill of a device column like this one
+  /// (its preparation()), taken again: no estimate and no second preparation. The parameters
+  /// are what costs a string column most (an FSST table is milliseconds of host time, more than
+  /// encoding a piece of a few MiB), so a caller that spills many pieces of one column passes
+  /// the first piece's. Its value type must be the column's (invalid_argument otherwise); a host
+  /// column takes its codec alone, as chosen_before. Takes precedence over chosen_before; a
+  /// `codec` set to another codec overrides it.
+  std::shared_ptr<const spill_preparation> prepared;
   /// PCIe bandwidth in bytes per second, one direction, for the choice of codec; 0: measured
   /// once per device (host columns on a machine without a GPU assume 25 GB/s, PCIe 4.0 x16).
   double pcie_bandwidth = 0;
@@ -171,6 +184,10 @@ class spilled_column {
   double spill_seconds() const;
   /// Seconds of the last restore, from its start to its last decoded frame; 0 before any.
   double restore_seconds() const;
+  /// The codec and column parameters this spill of a device column took (chosen and prepared,
+  /// or given as spill_options::prepared), for later spills of the same column; null for a
+  /// host column, an empty column and a handle that holds nothing.
+  std::shared_ptr<const spill_preparation> preparation() const;
 
   /// For the library's own use (spill.cpp).
   explicit spilled_column(std::unique_ptr<detail::spill_state> state) noexcept;

@@ -13,4 +13,6 @@ const codec& choose_string_mode(std::uint64_t fsst_frame_bytes, std::uint64_t fs
   return get_codec(saves ? codec_id::fsst_dict : codec_id::fsst);
 }
 
+codec_id params_owner(codec_id id) noexcept { return id == codec_id::fsst_dict ? codec_id::fsst : id; }
+
 }  // namespace zs::codecs

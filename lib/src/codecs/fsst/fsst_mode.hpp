@@ -2,10 +2,10 @@
 // fsst_dict, by their estimates on a sample of the column. fsst_dict wins where values repeat
 // (deb_maintainers: 2,247 distinct values in 63,440 rows) and loses a little where most are
 // distinct, so neither is right for every column. fsst_dict must save at least an eighth of the
-// bytes: it costs more time than fsst (a sort of the rows on encode; its GPU decoder runs through
-// host memory for now), and estimates from a sample are not exact. deb_descriptions, whose
-// repeated descriptions make fsst_dict 2% smaller, stays fsst. The shuffle and the spill call
-// this where they take a string column's default codec.
+// bytes: it costs more time than fsst (a sort of the rows on encode, a gather on decode), and
+// estimates from a sample are not exact. deb_descriptions, whose repeated descriptions make
+// fsst_dict 2% smaller, stays fsst. The shuffle and the spill call this where they take a string
+// column's default codec.
 #pragma once
 
 #include <functional>
@@ -25,5 +25,10 @@ const codec& choose_string_mode(const codec& chosen, const std::function<double(
 /// The same from the frame bytes each codec is estimated to make of one sample: fsst_dict where
 /// its bytes are at most fsst_dict_most_bytes of fsst's.
 const codec& choose_string_mode(std::uint64_t fsst_frame_bytes, std::uint64_t fsst_dict_frame_bytes);
+
+/// The codec whose column parameters codec `id` prepares: fsst for fsst_dict (both build the
+/// symbol table of the same sample of the column, the same bytes), else `id`. Parameters
+/// prepared for one serve the other.
+codec_id params_owner(codec_id id) noexcept;
 
 }  // namespace zs::codecs

@@ -181,9 +181,12 @@ table make_table(const table& t, const counts& c, bool extend, gain_map& gains) 
     return x.s.bytes < y.s.bytes;
   };
   // Only the head of the ranking is ever looked at: candidates that lose their place are rare,
-  // so sort a prefix first and the rest only if the table is not full by then.
+  // so sort a prefix first (selected in linear time) and the rest only if the table is not full
+  // by then.
   std::size_t const head = std::min<std::size_t>(ranked.size(), 4 * fsst::max_symbols);
-  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(head), ranked.end(), better);
+  auto const head_end = ranked.begin() + static_cast<std::ptrdiff_t>(head);
+  if (head < ranked.size()) std::nth_element(ranked.begin(), head_end, ranked.end(), better);
+  std::sort(ranked.begin(), head_end, better);
   table next;
   for (std::size_t k = 0; k < ranked.size(); ++k) {
     if (next.symbols.size() == fsst::max_symbols) break;
