@@ -9,8 +9,10 @@
 //
 //   stream  per chunk: copy it to the device, hash_partition it into ranks x
 //           --partitions-per-rank partitions, insert the partitions, progress() (an exchange once
-//           a rank has buffered --batch bytes); then insert_finished and the extraction of every
-//           owned partition. Received rows wait in the budget (spilled compressed beyond it).
+//           a rank has buffered --batch bytes, on a thread of its own while the next chunk is
+//           copied and partitioned; --no-overlap: before progress() returns); then
+//           insert_finished and the extraction of every owned partition. Received rows wait in
+//           the budget (spilled compressed beyond it).
 //   bulk    copy the whole table to the device and shuffle_table it, the same partitions.
 // Before the stream each rank pins host memory for its spills (zs::reserve_spill_host_memory,
 // timed and reported apart), as a data engine pins its pool at startup.
@@ -134,6 +136,10 @@ int run_bench_stream(int argc, char** argv) {
   bool keep_compressed = false;
   app.add_flag("--keep-compressed", keep_compressed,
                "keep received pieces compressed on the device (streaming_shuffle_options::keep_compressed)");
+  bool no_overlap = false;
+  app.add_flag("--no-overlap", no_overlap,
+               "exchange before progress() returns, instead of on a thread of its own while the next chunk is "
+               "produced (streaming_shuffle_options::overlap)");
   app.add_option("--json", json_path, "also write the results as JSON to this file (rank 0)");
   if (!zs::cli::parse(app, argc, argv)) return 0;
   if (batch == 0) batch = std::max<std::uint64_t>(1, budget / 4);
@@ -198,6 +204,7 @@ int run_bench_stream(int argc, char** argv) {
   options.budget_bytes = budget;
   options.batch_bytes = batch;
   options.keep_compressed = keep_compressed;
+  options.overlap = !no_overlap;
   comm.barrier();
   auto start = clock_type::now();
   zs::streaming_shuffle s(device, names, types, partitions, options, stream);
@@ -267,9 +274,11 @@ int run_bench_stream(int argc, char** argv) {
     std::printf("%-28s %12.1f\n", "budget MiB", static_cast<double>(budget) / (1 << 20));
     std::printf("%-28s %12s\n", "within budget", within_budget ? "yes" : "NO");
     std::printf("%-28s %12llu\n", "exchanges", static_cast<unsigned long long>(stats.exchanges));
+    std::printf("%-28s %12llu\n", "  in the background", static_cast<unsigned long long>(stats.background_exchanges));
     std::printf("%-28s %12llu\n", "pieces spilled (all ranks)", static_cast<unsigned long long>(spills));
     std::printf("%-28s %12s\n", "kept compressed", keep_compressed ? "yes" : "no");
     std::printf("%-28s %12.2f\n", "rank 0: produce ms", produce_ms);
+    std::printf("%-28s %12.2f\n", "  waiting for exchanges ms", stats.overlap_wait_seconds * 1e3);
     std::printf("%-28s %12.2f\n", "  exchanges ms", stats.exchange_seconds * 1e3);
     std::printf("%-28s %12.2f\n", "    in zs::shuffle ms", stats.shuffle_seconds * 1e3);
     std::printf("%-28s %12.2f\n", "    storing ms", stats.store_seconds * 1e3);
@@ -305,6 +314,9 @@ int run_bench_stream(int argc, char** argv) {
                         {"exchanges", stats.exchanges},
                         {"spilled_pieces", spills},
                         {"keep_compressed", keep_compressed},
+                        {"overlap", !no_overlap},
+                        {"background_exchanges", stats.background_exchanges},
+                        {"rank0_wait_for_exchanges_ms", stats.overlap_wait_seconds * 1e3},
                         {"rank0_produce_ms", produce_ms},
                         {"rank0_exchange_ms", stats.exchange_seconds * 1e3},
                         {"rank0_shuffle_ms", stats.shuffle_seconds * 1e3},

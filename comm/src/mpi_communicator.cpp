@@ -320,6 +320,11 @@ void mpi_communicator::complete(MPI_Request request, std::string_view operation)
   wait_for_peers(std::span(&request, 1), {timeout(), rank_, operation});
 }
 
+bool mpi_communicator::callable_from_any_thread() const noexcept {
+  int provided = MPI_THREAD_SINGLE;
+  return MPI_Query_thread(&provided) == MPI_SUCCESS && provided >= MPI_THREAD_SERIALIZED;
+}
+
 void mpi_communicator::barrier() {
   MPI_Request request = MPI_REQUEST_NULL;
   ZS_MPI_TRY(MPI_Ibarrier(comm_, &request));

@@ -1,8 +1,11 @@
 #include "zs/comm/streaming_shuffle.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -193,8 +196,16 @@ struct streaming_shuffle::impl {
   streaming_shuffle_options options;
   int ranks = 1, rank = 0;
 
-  std::map<std::uint32_t, std::vector<table>> buffer;  // send side, by partition
-  std::uint64_t buffered_bytes = 0, buffered_rows = 0;
+  // Pieces inserted and not yet exchanged (the send side), by partition.
+  struct batch {
+    std::map<std::uint32_t, std::vector<table>> pieces;
+    std::uint64_t bytes = 0, rows = 0;
+  };
+  batch buffer;  // what insert fills
+  // The exchange running on a thread of its own (options.overlap), and the batch it sends: kept
+  // until its data has moved, so that a failure before then gives it back to the buffer.
+  std::future<void> running;
+  std::unique_ptr<batch> sending;
   partition_store store;
   // Each stored piece holds one exchange's rows of its partition, source by source: the rows
   // from each source rank, in store order (a piece per partition per exchange, so that the store
@@ -206,7 +217,7 @@ struct streaming_shuffle::impl {
   std::map<std::uint32_t, std::vector<std::vector<source_rows>>> piece_sources;
   std::vector<bool> extracted;                               // by owned partition index
   bool is_finished = false;
-  bool broken = false;
+  std::atomic<bool> broken{false};  // set by an exchange, which may run on its own thread
   streaming_shuffle_stats stats;
 
   impl(communicator& comm, device_communicator* dev, std::vector<std::string> n, std::vector<value_type> t,
@@ -243,6 +254,13 @@ struct streaming_shuffle::impl {
     agree(*host, failure, operation, "comparing the ranks' partitions and column types");
     extracted.assign(last_partition(rank) - first_partition(rank), false);
   }
+
+  // An exchange still running reads and writes the members: it finishes before they go.
+  ~impl() {
+    if (running.valid()) running.wait();
+  }
+  impl(const impl&) = delete;
+  impl& operator=(const impl&) = delete;
 
   std::uint32_t first_partition(int r) const {
     return static_cast<std::uint32_t>((static_cast<std::uint64_t>(r) * partitions + ranks - 1) / ranks);
@@ -298,15 +316,77 @@ struct streaming_shuffle::impl {
     check_piece(p, piece);
     if (piece.columns[0].size() == 0) return;
     std::uint64_t const bytes = partition_store::bytes_of(piece);
-    buffered_rows += piece.columns[0].size();
-    buffered_bytes += bytes;
+    buffer.rows += piece.columns[0].size();
+    buffer.bytes += bytes;
     stats.inserted_bytes += bytes;
-    stats.buffered_bytes = buffered_bytes;
-    buffer[p].push_back(std::move(piece));
+    stats.buffered_bytes = buffer.bytes;
+    buffer.pieces[p].push_back(std::move(piece));
   }
 
-  // One collective exchange of every rank's buffer.
-  void exchange() {
+  // Exchanges the buffer (collective): on this thread, or where `background` (and
+  // options.overlap, and a communicator that other threads may call) on a thread of its own,
+  // which the next collective call waits for.
+  void exchange_buffer(bool background) {
+    join();
+    auto b = std::make_unique<batch>(std::move(buffer));
+    buffer = batch{};
+    stats.buffered_bytes = 0;
+    if (!background || !options.overlap || !host->callable_from_any_thread()) {
+      run_exchange(*b);
+      return;
+    }
+    int device_id = -1;
+    if (device != nullptr) ZS_CUDA_TRY(cudaGetDevice(&device_id));
+    sending = std::move(b);
+    ++stats.background_exchanges;
+    running = std::async(std::launch::async, [this, device_id, job = sending.get()] {
+      if (device_id >= 0) ZS_CUDA_TRY(cudaSetDevice(device_id));  // the current device is per thread
+      exchange(*job);
+    });
+  }
+
+  // Runs the exchange of `b` here; on a failure before its data moved, `b` goes back in front of
+  // the buffer (its pieces first in each partition, as they were inserted first).
+  void run_exchange(batch& b) {
+    try {
+      exchange(b);
+    } catch (...) {
+      give_back(b);
+      throw;
+    }
+  }
+  void give_back(batch& b) {
+    if (b.rows == 0) return;
+    for (auto& [p, pieces] : buffer.pieces) {
+      auto& first = b.pieces[p];
+      first.insert(first.end(), std::make_move_iterator(pieces.begin()), std::make_move_iterator(pieces.end()));
+    }
+    b.bytes += buffer.bytes;
+    b.rows += buffer.rows;
+    buffer = std::move(b);
+    b = batch{};
+    stats.buffered_bytes = buffer.bytes;
+  }
+
+  // Waits for the exchange running on its own thread, if any; rethrows its failure here, where
+  // every rank meets it (it failed collectively).
+  void join() {
+    if (!running.valid()) return;
+    auto const start = clock_type::now();
+    std::future<void> done = std::move(running);
+    std::unique_ptr<batch> b = std::move(sending);
+    try {
+      done.get();
+    } catch (...) {
+      stats.overlap_wait_seconds += seconds_between(start, clock_type::now());
+      give_back(*b);
+      throw;
+    }
+    stats.overlap_wait_seconds += seconds_between(start, clock_type::now());
+  }
+
+  // One collective exchange of every rank's batch.
+  void exchange(batch& b) {
     auto const start = clock_type::now();
     std::size_t const C = types.size();
     auto const R = static_cast<std::size_t>(ranks);
@@ -318,7 +398,7 @@ struct streaming_shuffle::impl {
     agree_on(*host, operation, "preparing an exchange", [&] {
       std::vector<std::vector<row_range>> ranges(C);
       std::uint64_t row = 0;
-      for (auto const& [p, pieces] : buffer) {
+      for (auto const& [p, pieces] : b.pieces) {
         std::uint64_t rows = 0;
         for (auto const& piece : pieces) {
           for (std::size_t c = 0; c < C; ++c) ranges[c].push_back({piece.columns[c].view(), 0, piece.columns[c].size()});
@@ -350,9 +430,8 @@ struct streaming_shuffle::impl {
     auto const shuffle_start = clock_type::now();
     std::vector<column> received = device != nullptr ? shuffle(*device, in, options.shuffle, stream, &moved)
                                                      : shuffle(*host, in, options.shuffle, &moved);
-    // The buffer has left; from here a failure may lose received rows.
-    buffer.clear();
-    buffered_bytes = buffered_rows = 0;
+    // The batch has left; from here a failure may lose received rows.
+    b = batch{};
     send_columns.clear();
     ++stats.exchanges;
     stats.sent_wire_bytes += moved.wire_bytes;
@@ -400,7 +479,6 @@ struct streaming_shuffle::impl {
       broken = true;
       throw;
     }
-    stats.buffered_bytes = 0;
     stats.store_seconds += seconds_between(store_start, clock_type::now());
     stats.exchange_seconds += seconds_between(start, clock_type::now());
   }
@@ -533,23 +611,26 @@ void streaming_shuffle::insert(const partitioned_table& parts) {
   }
   for (auto& [p, piece] : pieces) m.insert(p, std::move(piece));
 }
-bool streaming_shuffle::wants_exchange() const noexcept { return impl_->buffered_bytes >= impl_->options.batch_bytes; }
+bool streaming_shuffle::wants_exchange() const noexcept { return impl_->buffer.bytes >= impl_->options.batch_bytes; }
 
 bool streaming_shuffle::progress() {
   impl_->check_usable("progress");
+  impl_->join();  // the communicator serves one call at a time
   if (impl_->host->allreduce_max(wants_exchange() ? 1 : 0) == 0) return false;
-  impl_->exchange();
+  impl_->exchange_buffer(true);
   return true;
 }
 
 void streaming_shuffle::flush() {
   impl_->check_usable("flush");
-  if (impl_->host->allreduce_max(impl_->buffered_rows) == 0) return;  // nothing buffered anywhere
-  impl_->exchange();
+  impl_->join();
+  if (impl_->host->allreduce_max(impl_->buffer.rows) == 0) return;  // nothing buffered anywhere
+  impl_->exchange_buffer(false);
 }
 
 void streaming_shuffle::insert_finished() {
   impl_->check_usable("insert_finished");
+  impl_->join();
   // Every rank must be finishing: a rank that is not would meet this collective elsewhere.
   agree(*impl_->host,
         impl_->is_finished ? std::optional<rank_failure>(rank_failure{error_code::invalid_argument,
@@ -565,6 +646,9 @@ bool streaming_shuffle::finished() const noexcept { return impl_->is_finished; }
 table streaming_shuffle::extract(std::uint32_t partition) { return impl_->extract(partition); }
 
 const streaming_shuffle_stats& streaming_shuffle::stats() const {
+  // An exchange in flight writes the figures: wait for it (its failure surfaces at the next
+  // collective call, not here).
+  if (impl_->running.valid()) impl_->running.wait();
   impl_->stats.store = impl_->store.stats();
   return impl_->stats;
 }
@@ -574,6 +658,7 @@ std::optional<codec_id> streaming_shuffle::spill_codec(std::size_t column) const
     ZS_FAIL(error_code::invalid_argument, "streaming_shuffle: column " + std::to_string(column) + " of " +
                                               std::to_string(impl_->types.size()));
   }
+  if (impl_->running.valid()) impl_->running.wait();  // an exchange in flight may be choosing
   return impl_->store.chosen_codec(column, impl_->types[column]);
 }
 

@@ -210,6 +210,67 @@ TEST(StreamingShuffle, RanksDisagreeingOnPartitionsAllThrow) {
   zs::test::expect_error(e, zs::error_code::invalid_argument, {"failed on rank 1"});
 }
 
+// Exchanges run on a thread of their own (options.overlap, where the communicator allows it)
+// or before progress() returns: the same rows either way, and the statistics say which ran.
+TEST(StreamingShuffle, ExchangesInTheBackgroundOrNotGiveTheSameRows) {
+  zs::mpi_communicator comm;
+  int const me = comm.rank(), ranks = comm.size();
+  std::uint32_t const partitions = 2 * static_cast<std::uint32_t>(ranks);
+  for (bool overlap : {false, true}) {
+    SCOPED_TRACE(overlap ? "overlap" : "no overlap");
+    auto options = tight_budget();
+    options.overlap = overlap;
+    zs::streaming_shuffle s(comm, names(), types(), partitions, options);
+    stream_rows(comm, s, rows_of(me), 61, as_is);
+    s.insert_finished();
+    auto const& st = s.stats();
+    EXPECT_GT(st.exchanges, 2u);
+    if (overlap && comm.callable_from_any_thread()) {
+      EXPECT_GT(st.background_exchanges, 0u);
+    } else {
+      EXPECT_EQ(st.background_exchanges, 0u);
+    }
+    for (std::uint32_t p : s.owned_partitions()) {
+      EXPECT_TRUE(rows_in(s.extract(p)) == expected_partition(p, partitions, ranks)) << "partition " << p;
+    }
+  }
+}
+
+// An exchange that fails on its own thread before the data moved (here: in zs::shuffle's plan on
+// the last rank) is every rank's error at the next collective call, and its batch goes back to
+// the buffer: the next exchange delivers every row.
+TEST(StreamingShuffle, ABackgroundExchangeFailureSurfacesAtTheNextCallAndKeepsItsRows) {
+  zs::mpi_communicator comm;
+  if (!comm.callable_from_any_thread()) GTEST_SKIP() << "this MPI does not allow calls from another thread";
+  int const me = comm.rank(), ranks = comm.size(), last = ranks - 1;
+  std::uint32_t const partitions = static_cast<std::uint32_t>(ranks);
+  auto options = tight_budget();
+  options.batch_bytes = 1;  // every rank's first piece starts an exchange
+  zs::streaming_shuffle s(comm, names(), types(), partitions, options);
+  auto const mine = rows_of(me);
+  std::size_t const half = mine.size() / 2;
+  auto const insert_rows = [&](std::size_t first, std::size_t end) {
+    std::vector<std::vector<row>> by_partition(partitions);
+    for (std::size_t i = first; i < end; ++i) by_partition[partition_of(mine[i], partitions)].push_back(mine[i]);
+    for (std::uint32_t p = 0; p < partitions; ++p) {
+      if (!by_partition[p].empty()) s.insert(p, table_of(by_partition[p]));
+    }
+  };
+  insert_rows(0, half);
+  if (me == last) setenv("ZS_FAULT", "shuffle.plan=error", 1);
+  EXPECT_TRUE(s.progress()) << "an exchange starts and runs on";
+  insert_rows(half, mine.size());  // while it runs
+  auto const e = zs::test::thrown_error([&] { s.flush(); });
+  if (me == last) unsetenv("ZS_FAULT");
+  zs::test::expect_error(e, zs::error_code::internal, {"rank " + std::to_string(last)});
+  EXPECT_EQ(s.stats().exchanges, 0u);
+  EXPECT_GT(s.stats().buffered_bytes, 0u) << "the failed batch is back in the buffer";
+  s.insert_finished();
+  for (std::uint32_t p : s.owned_partitions()) {
+    EXPECT_TRUE(rows_in(s.extract(p)) == expected_partition(p, partitions, ranks)) << "partition " << p;
+  }
+}
+
 TEST(StreamingShuffle, NoHostMemoryForASpillIsEveryRanksError) {
   zs::mpi_communicator comm;
   int const me = comm.rank(), last = comm.size() - 1;

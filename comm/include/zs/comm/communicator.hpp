@@ -77,6 +77,10 @@ class communicator {
   /// The largest number of bytes the backend moves in one underlying transfer. Larger transfers
   /// are split into pieces of at most this size. The same on every rank.
   virtual std::uint64_t max_message_bytes() const noexcept = 0;
+  /// Whether a thread other than the one that made the communicator may call it (one call at a
+  /// time still): what lets work that communicates run in the background (streaming_shuffle's
+  /// overlapped exchanges). False unless the backend says so.
+  virtual bool callable_from_any_thread() const noexcept { return false; }
 
   /// All-to-all of variable-sized blocks.
   ///

@@ -144,6 +144,8 @@ class mpi_communicator final : public communicator {
   int rank() const noexcept override { return rank_; }
   int size() const noexcept override { return size_; }
   std::uint64_t max_message_bytes() const noexcept override { return max_message_bytes_; }
+  /// Where MPI runs at MPI_THREAD_SERIALIZED or above (MPI_Query_thread).
+  bool callable_from_any_thread() const noexcept override;
   void barrier() override;
 
   /// The private MPI communicator, e.g. to bootstrap NCCL. Traffic that the application sends

@@ -21,7 +21,9 @@
 //   progress()       collective, called by every rank at the same points (e.g. once per chunk
 //                    produced, with ranks producing the same number of chunks, or at a fixed
 //                    cadence): one small allreduce; when any rank has buffered at least
-//                    options.batch_bytes, every rank exchanges its buffer (as flush()).
+//                    options.batch_bytes, every rank exchanges its buffer (as flush()), by
+//                    default on a thread of its own while the caller goes on inserting
+//                    (options.overlap); the next collective call waits for it.
 //   flush()          collective: every rank exchanges what it has buffered (maybe nothing).
 //   insert_finished  collective: the last flush; afterwards every partition is complete.
 //   extract          local, after insert_finished: every rank has finished, so nothing more can
@@ -62,9 +64,14 @@
 //     that fails on any rank (out of memory, a damaged frame, a spill that finds no host
 //     memory). A failure before the data moves keeps every buffered piece (flush may be called
 //     again); a failure after it leaves the shuffle broken: later calls throw invalid_argument
-//     saying so, since a rank may have lost received rows.
+//     saying so, since a rank may have lost received rows. An exchange that runs on its own
+//     thread reports its failure at the next collective call, on every rank; pieces it gives
+//     back go before those inserted since.
 //
-// Not thread safe: one caller at a time, like the communicators under it.
+// Not thread safe: one caller at a time, like the communicators under it. While an exchange
+// runs on its own thread, the caller may insert, but must not call the communicator itself
+// (its collectives would interleave with the exchange's); stats() and spill_codec() wait for
+// it.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -100,10 +107,18 @@ struct streaming_shuffle_options {
   bool keep_compressed = false;
   /// How each exchange moves the columns (every rank the same, as zs::shuffle requires).
   shuffle_options shuffle;
+  /// progress() runs the exchange it starts on a thread of its own and returns, so that the
+  /// caller produces the next pieces while the batch moves; the next collective call (progress,
+  /// flush, insert_finished) waits for it first. Only where the communicator may be called from
+  /// another thread (communicator::callable_from_any_thread: MPI at MPI_THREAD_SERIALIZED or
+  /// above); elsewhere, and with false, progress() exchanges before it returns. flush() and
+  /// insert_finished() always do.
+  bool overlap = true;
 };
 
 struct streaming_shuffle_stats {
   std::uint64_t exchanges = 0;           // zs::shuffle calls made
+  std::uint64_t background_exchanges = 0;  // of which on a thread of their own (options.overlap)
   std::uint64_t inserted_bytes = 0;      // bytes this rank inserted
   std::uint64_t received_bytes = 0;      // bytes this rank received
   std::uint64_t buffered_bytes = 0;      // inserted here, not yet exchanged
@@ -111,6 +126,7 @@ struct streaming_shuffle_stats {
   double exchange_seconds = 0;           // wall time of the exchanges on this rank, made of:
   double shuffle_seconds = 0;            //   in zs::shuffle (codecs and transfers)
   double store_seconds = 0;              //   cutting what arrived and storing it (spills included)
+  double overlap_wait_seconds = 0;       // the caller's wait for exchanges run on their own thread
   double extract_seconds = 0;            // wall time of extract on this rank (restores included)
   partition_store_stats store;           // resident and spilled received data, high-water mark
 };
