@@ -188,7 +188,12 @@ std::uint64_t declaration_fingerprint(std::uint32_t partitions, std::span<const 
 struct streaming_shuffle::impl {
   communicator* host = nullptr;
   device_communicator* device = nullptr;  // null on the CPU path
-  cudaStream_t stream = nullptr;
+  cudaStream_t stream = nullptr;  // the caller's
+  // The device path's exchanges and store work on a stream of their own, so that an exchange on
+  // its own thread runs beside what the caller enqueues meanwhile (the next chunk's copy and
+  // partitioning); events order the two streams where data passes between them. Declared
+  // before every member whose device memory may be freed on it.
+  std::optional<cuda_stream> exchange_stream;
   memory_kind memory = memory_kind::host;
   std::vector<std::string> names;
   std::vector<value_type> types;
@@ -206,6 +211,7 @@ struct streaming_shuffle::impl {
   // until its data has moved, so that a failure before then gives it back to the buffer.
   std::future<void> running;
   std::unique_ptr<batch> sending;
+
   partition_store store;
   // Each stored piece holds one exchange's rows of its partition, source by source: the rows
   // from each source rank, in store order (a piece per partition per exchange, so that the store
@@ -225,6 +231,7 @@ struct streaming_shuffle::impl {
       : host(&comm),
         device(dev),
         stream(s),
+        exchange_stream(dev != nullptr ? std::optional<cuda_stream>(std::in_place) : std::nullopt),
         memory(dev != nullptr ? memory_kind::device : memory_kind::host),
         names(std::move(n)),
         types(std::move(t)),
@@ -261,6 +268,16 @@ struct streaming_shuffle::impl {
   }
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
+
+  // The stream exchanges and the store use: the caller's on the CPU path.
+  cudaStream_t work_stream() const { return exchange_stream ? exchange_stream->get() : stream; }
+  // `waiter` goes on once `signaller` has done what is enqueued on it so far.
+  static void order_after(cudaStream_t waiter, cudaStream_t signaller) {
+    if (waiter == signaller) return;
+    cuda_event done;
+    done.record(signaller);
+    ZS_CUDA_TRY(cudaStreamWaitEvent(waiter, done.get(), 0));
+  }
 
   std::uint32_t first_partition(int r) const {
     return static_cast<std::uint32_t>((static_cast<std::uint64_t>(r) * partitions + ranks - 1) / ranks);
@@ -331,6 +348,13 @@ struct streaming_shuffle::impl {
     auto b = std::make_unique<batch>(std::move(buffer));
     buffer = batch{};
     stats.buffered_bytes = 0;
+    // The exchange reads the pieces the caller's stream made; they are freed after its reads.
+    order_after(work_stream(), stream);
+    for (auto& [p, pieces] : b->pieces) {
+      for (auto& piece : pieces) {
+        for (auto& c : piece.columns) c.set_stream(work_stream());
+      }
+    }
     if (!background || !options.overlap || !host->callable_from_any_thread()) {
       run_exchange(*b);
       return;
@@ -411,7 +435,7 @@ struct streaming_shuffle::impl {
         // Destinations are contiguous blocks of partitions, visited in order.
         for (std::size_t e = d + 1; e <= R; ++e) row_offsets[e] = row;
       }
-      for (std::size_t c = 0; c < C; ++c) send_columns[c] = concatenate(types[c], ranges[c], memory, stream);
+      for (std::size_t c = 0; c < C; ++c) send_columns[c] = concatenate(types[c], ranges[c], memory, work_stream());
     });
     // 2. Tell each destination which partitions follow and how many rows of each.
     std::vector<std::uint64_t> send_counts(R), send_words;
@@ -428,7 +452,7 @@ struct streaming_shuffle::impl {
     for (std::size_t c = 0; c < C; ++c) in[c] = {send_columns[c].view(), row_offsets};
     shuffle_stats moved;
     auto const shuffle_start = clock_type::now();
-    std::vector<column> received = device != nullptr ? shuffle(*device, in, options.shuffle, stream, &moved)
+    std::vector<column> received = device != nullptr ? shuffle(*device, in, options.shuffle, work_stream(), &moved)
                                                      : shuffle(*host, in, options.shuffle, &moved);
     // The batch has left; from here a failure may lose received rows.
     b = batch{};
@@ -462,12 +486,12 @@ struct streaming_shuffle::impl {
         for (std::size_t c = 0; c < C; ++c) {
           std::vector<row_range> ranges;
           for (auto const& [r, source] : runs) ranges.push_back({received[c].view(), r.first, r.rows});
-          piece.columns.push_back(concatenate(types[c], ranges, memory, stream));
+          piece.columns.push_back(concatenate(types[c], ranges, memory, work_stream()));
         }
         std::vector<source_rows> from;
         for (auto const& [r, source] : runs) from.push_back({source, r.rows});
         std::uint64_t const bytes = partition_store::bytes_of(piece);
-        store.insert(p, std::move(piece), stream);
+        store.insert(p, std::move(piece), work_stream());
         piece_sources[p].push_back(std::move(from));
         stats.received_bytes += bytes;
       }
@@ -507,7 +531,8 @@ struct streaming_shuffle::impl {
     std::vector<table> pieces;
     std::vector<std::vector<source_rows>> sources;
     if (store.contains(p)) {
-      pieces = store.extract(p, stream);  // throws before anything leaves the store
+      pieces = store.extract(p, work_stream());  // throws before anything leaves the store
+      order_after(stream, work_stream());
       sources = std::move(piece_sources[p]);
       piece_sources.erase(p);
     }
@@ -534,6 +559,7 @@ struct streaming_shuffle::impl {
       for (auto const& sp : spans) ranges.push_back({pieces[sp.piece].columns[c].view(), sp.first, sp.rows});
       out.columns.push_back(concatenate(types[c], ranges, memory, stream));
     }
+    order_after(work_stream(), stream);  // the pieces are freed on theirs after these reads
     extracted[index] = true;
     stats.extract_seconds += seconds_between(start, clock_type::now());
     return out;

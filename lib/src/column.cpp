@@ -17,6 +17,12 @@ void* column::data_of(storage& s) noexcept {
   return nullptr;
 }
 
+void column::set_stream(cudaStream_t stream) noexcept {
+  for (storage* s : {&data_, &offsets_, &null_mask_}) {
+    if (auto* d = std::get_if<device_buffer>(s)) d->set_stream(stream);
+  }
+}
+
 column column::allocate(value_type type, std::uint64_t count, memory_kind memory,
                         cudaStream_t stream, std::uint64_t chars_bytes) {
   ZS_EXPECTS(is_valid(type), "a valid value type");

@@ -97,6 +97,10 @@ class column {
   std::uint8_t* add_null_mask(cudaStream_t stream = nullptr);
   /// Removes the null mask: every row holds a value again.
   void drop_null_mask() noexcept { null_mask_ = std::monostate{}; }
+  /// Device columns: the stream their memory is freed on (the one it was allocated on until
+  /// this is called), for a column handed to work on another stream. The caller orders `stream`
+  /// after every use of the column.
+  void set_stream(cudaStream_t stream) noexcept;
 
   /// The logical type over the storage type (kind none unless set).
   const logical_type& logical() const noexcept { return logical_; }
