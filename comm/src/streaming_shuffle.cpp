@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "arrow/offset_kernels.hpp"
@@ -345,28 +346,37 @@ struct streaming_shuffle::impl {
   // which the next collective call waits for.
   void exchange_buffer(bool background) {
     join();
-    auto b = std::make_unique<batch>(std::move(buffer));
-    buffer = batch{};
-    stats.buffered_bytes = 0;
-    // The exchange reads the pieces the caller's stream made; they are freed after its reads.
+    bool const overlap = background && options.overlap && host->callable_from_any_thread();
+    int device_id = -1;
+    if (overlap && device != nullptr) ZS_CUDA_TRY(cudaGetDevice(&device_id));
+    // The exchange reads the pieces the caller's stream made, and frees them after its reads.
+    // (What can fail comes before the pieces leave the buffer.)
     order_after(work_stream(), stream);
-    for (auto& [p, pieces] : b->pieces) {
+    for (auto& [p, pieces] : buffer.pieces) {
       for (auto& piece : pieces) {
         for (auto& c : piece.columns) c.set_stream(work_stream());
       }
     }
-    if (!background || !options.overlap || !host->callable_from_any_thread()) {
+    auto b = std::make_unique<batch>();
+    std::swap(*b, buffer);
+    stats.buffered_bytes = 0;
+    if (!overlap) {
       run_exchange(*b);
       return;
     }
-    int device_id = -1;
-    if (device != nullptr) ZS_CUDA_TRY(cudaGetDevice(&device_id));
     sending = std::move(b);
+    try {
+      running = std::async(std::launch::async, [this, device_id, job = sending.get()] {
+        if (device_id >= 0) ZS_CUDA_TRY(cudaSetDevice(device_id));  // the current device is per thread
+        exchange(*job);
+      });
+    } catch (const std::system_error&) {
+      // No thread to be had: the exchange runs here, as without overlap.
+      b = std::move(sending);
+      run_exchange(*b);
+      return;
+    }
     ++stats.background_exchanges;
-    running = std::async(std::launch::async, [this, device_id, job = sending.get()] {
-      if (device_id >= 0) ZS_CUDA_TRY(cudaSetDevice(device_id));  // the current device is per thread
-      exchange(*job);
-    });
   }
 
   // Runs the exchange of `b` here; on a failure before its data moved, `b` goes back in front of
