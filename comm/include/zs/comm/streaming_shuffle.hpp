@@ -50,8 +50,11 @@
 // the store (they count against the budget and are spilled with their columns) and extract; a
 // piece without a mask in a column other pieces have one for counts as all valid.
 //
-// Paths: the GPU path (device_communicator; device columns, the GPU codecs, work on `stream`)
-// and the CPU reference path (communicator; host columns, the CPU codecs), as zs::shuffle.
+// Paths: the GPU path (device_communicator; device columns, the GPU codecs) and the CPU
+// reference path (communicator; host columns, the CPU codecs), as zs::shuffle. On the GPU path
+// the caller's `stream` orders what insert reads and what extract returns; the exchanges and the
+// store work on a stream the shuffle owns, ordered with the caller's by events, so that they run
+// beside what the caller enqueues meanwhile.
 //
 // Failures are zs::error:
 //   - local (this rank only, nothing changes): a partition out of range, a piece whose columns
