@@ -43,6 +43,10 @@ class codec_groups {
                                              std::to_string(c) + ")");
       }
       codec_of_.push_back(chosen);
+      // A string column left to the default may travel as fsst_dict instead, where its sender's
+      // estimate says so (codecs::choose_string_mode); one named by the caller may not.
+      bool const open = !forced[c] && chosen->id() == codec_id::fsst;
+      dictionary_of_.push_back(open ? &get_codec(codec_id::fsst_dict) : nullptr);
       add(chosen, c);
     }
   }
@@ -70,10 +74,13 @@ class codec_groups {
   }
 
   const codec& of(std::size_t column) const { return *codec_of_[column]; }
+  /// The codec a sender may take instead of of(column) where the column's values repeat:
+  /// fsst_dict for a string column left to default_codec, else nullptr.
+  const codec* dictionary(std::size_t column) const { return dictionary_of_[column]; }
   std::span<const group> groups() const noexcept { return groups_; }
 
  private:
-  std::vector<const codec*> codec_of_;
+  std::vector<const codec*> codec_of_, dictionary_of_;
   std::vector<group> groups_;
 };
 

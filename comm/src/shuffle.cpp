@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "codec_groups.hpp"
+#include "codecs/fsst/fsst_mode.hpp"
 #include "collective_engines.hpp"
 #include "common/batch_ops.hpp"
 #include "link_bandwidth.hpp"
@@ -94,6 +95,8 @@ class host_engine {
   static std::vector<codec_estimate> estimate(const codec& c, const sample_batch& samples) {
     return c.estimate_host(samples);
   }
+  // The primitives where estimates run, for parameters prepared ahead of them.
+  static detail::host_ops estimate_ops() { return {}; }
   static int speed_key() { return -1; }  // CPU codec speeds are remembered apart from any GPU's
   static constexpr std::uint64_t speed_sample_bytes = std::uint64_t{4} << 20;
   template <typename Work>
@@ -185,6 +188,9 @@ class device_engine {
   std::vector<codec_estimate> estimate(const codec& c, const sample_batch& samples) const {
     return c.estimate(samples, caller_);
   }
+  // The primitives where estimates run (the caller's stream), for parameters prepared ahead of
+  // them.
+  detail::device_ops estimate_ops() const { return detail::device_ops(caller_, comm_); }
   int speed_key() const {
     int device = 0;
     ZS_CUDA_TRY(cudaGetDevice(&device));
@@ -526,13 +532,17 @@ class shuffle_driver {
             p.out_rows_total.assign(C, 0);
             p.out_chars_total.assign(C, 0);
             p.in_carriage.assign(C * P, 0);
+            std::vector<std::uint8_t> most_way(C, 1);
+            for (std::size_t c = 0; c < C; ++c) {
+              if (p.codecs.dictionary(c) != nullptr) most_way[c] = detail::shuffle_plan::by_dictionary;
+            }
             std::vector<std::uint64_t> out_bytes(C, 0);
             auto const all = std::as_bytes(std::span(in));
             for (std::size_t s = 0; s < P; ++s) {
               auto const slices = detail::read_manifest(all.subspan(s * block_words * 8, manifest_words * 8),
                                                         static_cast<int>(s), comm_.rank(), p.types, R);
-              auto const ways = detail::read_carriages(
-                  all.subspan((s * block_words + manifest_words) * 8, (C + 1) * 8), static_cast<int>(s), comm_.rank(), C);
+              auto const ways = detail::read_carriages(all.subspan((s * block_words + manifest_words) * 8, (C + 1) * 8),
+                                                       static_cast<int>(s), comm_.rank(), most_way);
               for (std::size_t c = 0; c < C; ++c) p.in_carriage[p.link(c, static_cast<int>(s))] = ways[c];
               for (std::size_t c = 0; c < C; ++c) {
                 std::string const what = "the rows " + describe_column(c, p.types[c]) + " receives";
@@ -598,11 +608,17 @@ class shuffle_driver {
     std::size_t const C = p.columns;
     auto const P = static_cast<std::size_t>(p.ranks);
     p.out_carriage.assign(C * P, 0);
+    p.dictionary.assign(C, false);
     bool planned = false;
+    std::vector<bool> open(C, false);  // compressed on every link, with a choice of string codec
     for (std::size_t c = 0; c < C; ++c) {
       auto const how = forced_carriage(c);
       planned = planned || !how;
+      open[c] = how == carriage::compressed && p.codecs.dictionary(c) != nullptr;
       for (std::size_t d = 0; d < P; ++d) p.out_carriage[c * P + d] = static_cast<std::uint8_t>(how.value_or(carriage::raw));
+    }
+    if (!planned && std::find(open.begin(), open.end(), true) != open.end()) {
+      agree(attempt([&] { estimate_ratios(open); }), "choosing the string codecs");
     }
     if (planned) {
       std::vector<double> links = options_.link_bandwidth;
@@ -615,6 +631,15 @@ class shuffle_driver {
               stats_.plan = std::move(plan);
             }),
             "planning the transfers");
+    }
+    stats_.column_codecs.assign(C, codec_id::raw);
+    for (std::size_t c = 0; c < C; ++c) {
+      for (std::size_t d = 0; d < P; ++d) {
+        auto& how = p.out_carriage[c * P + d];
+        if (how == static_cast<std::uint8_t>(carriage::raw)) continue;
+        if (p.dictionary[c]) how = detail::shuffle_plan::by_dictionary;
+        stats_.column_codecs[c] = p.frame_codec(c, how)->id();
+      }
     }
     p.out_groups = frame_groups(p.out_carriage);
   }
@@ -645,7 +670,7 @@ class shuffle_driver {
       for (std::size_t c = 0; c < p.columns; ++c) {
         planner_column col;
         col.name = describe_column(c, p.types[c]);
-        col.codec = std::string(p.codecs.of(c).name());
+        col.codec = std::string(p.dictionary[c] ? p.codecs.dictionary(c)->name() : p.codecs.of(c).name());
         for (int d = 0; d < p.ranks; ++d) col.bytes.push_back(partition_bytes(c, d));
         col.forced = forced_carriage(c);
         col.ratio = ratio[c];
@@ -664,31 +689,74 @@ class shuffle_driver {
     // An estimate encodes a sample on every call. It is not needed where even a column that
     // compressed to almost nothing would leave every partition raw: the planner decides the same
     // with any real ratio.
-    std::vector<double> ratio(p.columns, 1.0), unbounded(p.columns, 1.0);
+    std::vector<double> unbounded(p.columns, 1.0);
     for (std::size_t c = 0; c < p.columns; ++c) unbounded[c] = worth[c] ? 1e12 : 1.0;
     auto const best_case = plan_transfers(inputs_with(unbounded));
     bool const estimates_matter =
         std::any_of(best_case.choice.begin(), best_case.choice.end(), [](carriage how) { return how == carriage::compressed; });
-    // Ratios: one estimate per codec, batched over the columns worth it (those forced compressed
-    // always, for the prediction), from their first round's partitions.
+    // Ratios of the columns worth an estimate (those forced compressed always, for the
+    // prediction), and the speed of the string codec each chose.
+    std::vector<bool> estimated(p.columns, false);
+    for (std::size_t c = 0; c < p.columns; ++c) {
+      estimated[c] = worth[c] && (estimates_matter || forced_carriage(c) == carriage::compressed);
+    }
+    auto const ratio = estimate_ratios(estimated);
+    for (std::size_t c = 0; c < p.columns; ++c) {
+      if (p.dictionary[c]) speeds[c] = speed_of(*p.codecs.dictionary(c), c);
+    }
+    return inputs_with(ratio);
+  }
+
+  // The estimated ratio of each column in `wanted` (1 for the others, and for a column with no
+  // bytes here, which costs nothing either way), from its first round's partitions: one
+  // estimate per codec, batched over the columns. A string column that may take its dictionary
+  // codec (codec_groups::dictionary) is estimated both ways, with one symbol table prepared here
+  // for both, and takes fsst_dict where codecs::choose_string_mode says so: plan_.dictionary.
+  std::vector<double> estimate_ratios(const std::vector<bool>& wanted) {
+    auto& p = plan_;
+    std::vector<double> ratio(p.columns, 1.0);
     for (auto const& g : p.codecs.groups()) {
       std::vector<encode_source> pieces;
       std::vector<std::uint64_t> piece_begin{0};
       std::vector<std::size_t> estimated;
+      std::vector<value_type> types;
+      const codec* dictionary = nullptr;
       for (std::size_t c : g.columns) {
-        if (!worth[c] || (!estimates_matter && forced_carriage(c) != carriage::compressed)) continue;
+        if (!wanted[c]) continue;
         for (int d = 0; d < p.ranks; ++d) pieces.push_back(source(c, d, 0));
         piece_begin.push_back(pieces.size());
         estimated.push_back(c);
+        types.push_back(p.types[c]);
+        if (p.codecs.dictionary(c) != nullptr) dictionary = p.codecs.dictionary(c);
       }
       if (estimated.empty()) continue;
-      auto const estimates = engine_.estimate(*g.c, sample_batch{pieces, piece_begin});
+      sample_batch const samples{pieces, piece_begin};
+      auto const ops = engine_.estimate_ops();
+      typename Engine::buffer params;
+      if (dictionary != nullptr) {
+        auto const offsets = layout_params(*g.c, types);
+        params = ops.allocate(offsets.back());
+        ops.prepare(*g.c, samples, params.template as<std::byte>(), offsets);
+        for (std::size_t i = 0; i < estimated.size(); ++i) {
+          for (auto j = piece_begin[i]; j < piece_begin[i + 1]; ++j) {
+            pieces[j].params = params.template as<std::byte>() + offsets[i];
+          }
+        }
+      }
+      auto const estimates = engine_.estimate(*g.c, samples);
+      std::vector<codec_estimate> by_dictionary;
+      if (dictionary != nullptr) by_dictionary = engine_.estimate(*dictionary, samples);
       for (std::size_t i = 0; i < estimated.size(); ++i) {
-        // A column with no bytes here costs nothing either way; its frames are headers alone.
-        if (estimates[i].raw_bytes > 0) ratio[estimated[i]] = estimates[i].ratio();
+        std::size_t const c = estimated[i];
+        if (estimates[i].raw_bytes == 0) continue;
+        ratio[c] = estimates[i].ratio();
+        if (p.codecs.dictionary(c) == nullptr) continue;
+        p.dictionary[c] = &codecs::choose_string_mode(estimates[i].frame_bytes, by_dictionary[i].frame_bytes) ==
+                          p.codecs.dictionary(c);
+        if (p.dictionary[c]) ratio[c] = by_dictionary[i].ratio();
       }
     }
-    return inputs_with(ratio);
+    return ratio;
   }
 
   struct codec_speed {

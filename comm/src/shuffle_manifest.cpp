@@ -98,14 +98,17 @@ std::vector<std::uint64_t> seal_carriages(std::span<const std::uint8_t> carriage
 }
 
 std::vector<std::uint8_t> read_carriages(std::span<const std::byte> block, int source, int destination,
-                                         std::size_t columns) {
+                                         std::span<const std::uint8_t> most_way) {
   block_route const route{"carriages", source, destination};
+  std::size_t const columns = most_way.size();
   auto const words = unseal(block, columns, route);
   std::vector<std::uint8_t> out(columns);
   for (std::size_t c = 0; c < columns; ++c) {
-    if (words[c] > 1) {
-      ZS_FAIL(error_code::corrupt_frame, from(route) + ": column " + std::to_string(c) + " travels in way " +
-                                             std::to_string(words[c]) + ", neither raw (0) nor compressed (1)");
+    if (words[c] > most_way[c]) {
+      ZS_FAIL(error_code::corrupt_frame,
+              from(route) + ": column " + std::to_string(c) + " travels in way " + std::to_string(words[c]) +
+                  ", which it cannot take: raw (0), compressed (1)" +
+                  (most_way[c] >= 2 ? " or by its dictionary codec (2)" : ""));
     }
     out[c] = static_cast<std::uint8_t>(words[c]);
   }

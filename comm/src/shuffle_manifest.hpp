@@ -63,14 +63,16 @@ std::vector<std::uint64_t> seal_manifest(std::span<const slice_counts> slices, i
 std::vector<slice_counts> read_manifest(std::span<const std::byte> block, int source, int destination,
                                         std::span<const value_type> types, std::uint64_t rounds);
 
-/// How rank `source` sends each column to rank `destination` (shuffle_planner.hpp's carriage:
-/// raw or compressed), one word per column, then the seal. Travels with the manifest.
+/// How rank `source` sends each column to rank `destination` (0 raw, 1 compressed, 2 by the
+/// column's dictionary codec: shuffle_plan::out_carriage), one word per column, then the seal.
+/// Travels with the manifest.
 std::vector<std::uint64_t> seal_carriages(std::span<const std::uint8_t> carriages, int source, int destination);
 
-/// Checks and parses such a block: `columns` carriages, each 0 (raw) or 1 (compressed), or
-/// throws corrupt_frame (wrong length, bad seal, another value).
+/// Checks and parses such a block: one way per column, each at most most_way[c] (1, or 2 where
+/// the column has a dictionary codec), or throws corrupt_frame (wrong length, bad seal, another
+/// value).
 std::vector<std::uint8_t> read_carriages(std::span<const std::byte> block, int source, int destination,
-                                         std::size_t columns);
+                                         std::span<const std::uint8_t> most_way);
 
 /// The block of round `round`'s frame sizes that rank `source` sends rank `destination`: one
 /// size per column, then the seal.

@@ -145,6 +145,28 @@ TEST_P(ShuffleGpu, RealColumnHashPartitionedMatchesTheCpuShuffle) {
   }
 }
 
+// Each sender's choice between fsst and fsst_dict, as on the CPU: the same codec and frame bytes
+// (the GPU and CPU codecs write the same frames), and the expected rows.
+TEST_P(ShuffleGpu, EachSenderTakesTheDictionaryWhereItsStringsRepeatAsOnTheCpu) {
+  int const me = host_->rank(), ranks = host_->size();
+  constexpr std::uint64_t rows = 6000;
+  auto const mine = zs::test::repeating_or_distinct_strings(me, rows);
+  auto const device_col = mine.copy_to(zs::memory_kind::device, *stream_);
+  auto const cut = zs::test::even_cut(rows, ranks);
+  std::vector<zs::shuffle_column> const host_in{{mine.view(), cut}}, device_in{{device_col.view(), cut}};
+  zs::shuffle_options options;
+  options.plan = zs::shuffle_options::planning::compress;
+  options.round_bytes = 64 << 10;
+  zs::shuffle_stats cpu, gpu;
+  zs::shuffle(*host_, host_in, options, &cpu);
+  auto const out = to_host(zs::shuffle(*device_, device_in, options, *stream_, &gpu));
+  zs::test::expect_column(out[0], zs::test::expected_repeating_or_distinct(me, ranks, rows), "gpu");
+  ASSERT_EQ(gpu.column_codecs.size(), 1u);
+  EXPECT_EQ(gpu.column_codecs[0], me % 2 == 0 ? zs::codec_id::fsst_dict : zs::codec_id::fsst) << "rank " << me;
+  EXPECT_EQ(gpu.column_codecs, cpu.column_codecs);
+  EXPECT_EQ(gpu.column_wire_bytes, cpu.column_wire_bytes);
+}
+
 // Null masks of every kind on every type, as the CPU path sends them: the same rows, the same
 // nulls, and the validity's cost in the stats alike (the GPU and CPU codecs write the same frames).
 TEST_P(ShuffleGpu, NullMasksOfEveryKindMatchTheCpuShuffle) {

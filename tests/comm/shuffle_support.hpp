@@ -116,6 +116,37 @@ inline void expect_column(const column& got, const expected_column& e, const std
   }
 }
 
+/// `rows` rows cut into `ranks` even ranges: row offsets, ranks + 1 of them.
+inline std::vector<std::uint64_t> even_cut(std::uint64_t rows, int ranks) {
+  std::vector<std::uint64_t> off(static_cast<std::size_t>(ranks) + 1);
+  for (int d = 0; d <= ranks; ++d) off[static_cast<std::size_t>(d)] = rows * static_cast<std::uint64_t>(d) / ranks;
+  return off;
+}
+
+/// Rank `src`'s string column for the choice between the string codecs: on even ranks `rows`
+/// values drawn from 40 distinct strings of 20-40 random bytes (where fsst_dict wins), on odd
+/// ranks every value distinct (where fsst does).
+inline column repeating_or_distinct_strings(int src, std::uint64_t rows) {
+  bool const repeating = src % 2 == 0;
+  std::vector<std::string> strings(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    std::uint64_t const n = noise(src, 99, repeating ? i % 40 : i);
+    std::string s(20 + n % 21, '\0');
+    for (std::size_t j = 0; j < s.size(); ++j) s[j] = static_cast<char>(noise(n, j, 3) & 0xff);
+    strings[i] = std::move(s);
+  }
+  return column::from_strings(strings);
+}
+
+/// What rank `me` receives when every rank sends its repeating_or_distinct_strings(rows) cut by
+/// even_cut.
+inline expected_column expected_repeating_or_distinct(int me, int ranks, std::uint64_t rows) {
+  auto const cut = even_cut(rows, ranks);
+  expected_column e{value_type::string, {}, {}};
+  for (int s = 0; s < ranks; ++s) append_rows(e, repeating_or_distinct_strings(s, rows), cut[me], cut[me + 1]);
+  return e;
+}
+
 inline const std::vector<value_type>& all_types() {
   // The narrow integers last: earlier columns keep their places (and their values).
   static const std::vector<value_type> types{value_type::int32,   value_type::int64,   value_type::uint32,

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "comm_test.hpp"
@@ -202,16 +203,46 @@ TEST(ShuffleHost, RealColumnsArriveIntact) {
     auto const [b, e] = zs::test::share_of(whole.size(), me, ranks);
     auto const off = cut(me);
     std::vector<zs::shuffle_column> in{{zs::test::slice(whole.view(), b, e), off}};
-    zs::shuffle_options options;
-    options.round_bytes = 1 << 20;
-    auto const out = zs::shuffle(comm, in, options);
     zs::test::expected_column expected{whole.type(), {}, {}};
     for (int s = 0; s < ranks; ++s) {
       auto const o = cut(s);
       std::uint64_t const base = zs::test::share_of(whole.size(), s, ranks).first;
       zs::test::append_rows(expected, whole, base + o[me], base + o[me + 1]);
     }
-    zs::test::expect_column(out[0], expected, file);
+    for (auto options : {zs::shuffle_options{}, compress_everything()}) {
+      options.round_bytes = 1 << 20;
+      zs::shuffle_stats stats;
+      auto const out = zs::shuffle(comm, in, options, &stats);
+      zs::test::expect_column(out[0], expected, file);
+      // 2,247 distinct maintainers in 63,440 rows: every rank's share repeats.
+      if (options.plan == zs::shuffle_options::planning::compress && std::string_view(file) == "deb_maintainers.txt") {
+        EXPECT_EQ(stats.column_codecs.at(0), zs::codec_id::fsst_dict) << file;
+      }
+    }
+  }
+}
+
+// Each sender chooses its string codec from its own rows, so one column arrives as fsst frames
+// from some ranks and fsst_dict frames from others; a codec named by the caller is kept.
+TEST(ShuffleHost, EachSenderTakesTheDictionaryWhereItsStringsRepeat) {
+  zs::mpi_communicator comm;
+  int const ranks = comm.size(), me = comm.rank();
+  constexpr std::uint64_t rows = 6000;
+  auto const expected = zs::test::expected_repeating_or_distinct(me, ranks, rows);
+  auto const mine = zs::test::repeating_or_distinct_strings(me, rows);
+  auto const cut = zs::test::even_cut(rows, ranks);
+  std::vector<zs::shuffle_column> const in{{mine.view(), cut}};
+  for (bool named : {false, true}) {
+    zs::shuffle_options options = compress_everything();
+    options.round_bytes = 64 << 10;
+    if (named) options.column_codecs = {zs::codec_id::fsst};
+    zs::shuffle_stats stats;
+    auto const out = zs::shuffle(comm, in, options, &stats);
+    zs::test::expect_column(out[0], expected, named ? "fsst named" : "fsst or fsst_dict");
+    ASSERT_EQ(stats.column_codecs.size(), 1u);
+    auto const wanted = !named && me % 2 == 0 ? zs::codec_id::fsst_dict : zs::codec_id::fsst;
+    EXPECT_EQ(stats.column_codecs[0], wanted) << "rank " << me << (named ? ", fsst named" : "");
+    EXPECT_GE(stats.rounds, 2u);
   }
 }
 
