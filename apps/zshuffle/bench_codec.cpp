@@ -3,7 +3,8 @@
 // measured in the same run.
 //
 // What runs: --codec names one registered codec; without it each column gets its type's default
-// codec (zs::default_codec). The columns are the files that --column / --columns name; without
+// codec (zs::default_codec), and a string input fsst or fsst_dict as the shuffle and the spill
+// choose (codecs::choose_string_mode, by the CPU reference's estimates on the untiled input). The columns are the files that --column / --columns name; without
 // them, with --codec or --type, every column file of the data folder that the codec encodes and
 // that reads as --type; with none of these, the three integer columns of the figures in
 // bench/RESULTS.md (so `zshuffle bench codec` measures bitpack on them as it always has). --type
@@ -50,6 +51,7 @@
 
 #include "args.hpp"
 #include "bench_inputs.hpp"
+#include "codecs/fsst/fsst_mode.hpp"
 #include "commands.hpp"
 #include "geometry.hpp"
 #include "output_file.hpp"
@@ -286,6 +288,18 @@ zs::encode_source whole(const zs::column_view& v, std::uint64_t chars_bytes) {
   zs::encode_source s{v.type, v.count, v.data, v.offsets};
   if (v.type == zs::value_type::string) s.chars_bytes = chars_bytes;
   return s;
+}
+
+// The codec of a string input when none is named: fsst, or fsst_dict where the two codecs'
+// estimates say so (the CPU reference's, on the untiled host input), as the shuffle and the
+// spill choose.
+const zs::codec& string_mode_for(const zs::column& input) {
+  std::vector<zs::encode_source> const sources{whole(input.view(), input.data_bytes())};
+  std::vector<std::uint64_t> const piece_begin{0, 1};
+  auto const bytes = [&](zs::codec_id id) {
+    return zs::get_codec(id).estimate_host({sources, piece_begin}).front().frame_bytes;
+  };
+  return zs::codecs::choose_string_mode(bytes(zs::codec_id::fsst), bytes(zs::codec_id::fsst_dict));
 }
 
 // Column parameters, for a codec that has them: prepared once from every frame of the batch (one
@@ -851,7 +865,8 @@ int run_bench_codec(int argc, char** argv) {
   // The codecs that run, each once, in order: one name for the usual run of one codec.
   std::vector<std::string> codecs;
   for (auto const& c : p.columns) {
-    std::string const name = codec_name(*c.codec);
+    bool const chooses = named_codec == nullptr && c.codec->id() == zs::codec_id::fsst;
+    std::string const name = chooses ? "fsst or fsst_dict" : codec_name(*c.codec);
     if (std::find(codecs.begin(), codecs.end(), name) == codecs.end()) codecs.push_back(name);
   }
   std::string codecs_text;
@@ -860,7 +875,11 @@ int run_bench_codec(int argc, char** argv) {
   std::string others_text;
   for (const zs::codec* c : others) others_text += (others_text.empty() ? "" : ", ") + codec_name(*c);
   int codec_width = 7;
-  for (auto const& c : p.columns) codec_width = std::max(codec_width, static_cast<int>(c.codec->name().size()));
+  for (auto const& c : p.columns) {
+    auto const chooses = named_codec == nullptr && c.codec->id() == zs::codec_id::fsst;
+    std::string_view const widest = chooses ? zs::get_codec(zs::codec_id::fsst_dict).name() : c.codec->name();
+    codec_width = std::max(codec_width, static_cast<int>(widest.size()));
+  }
   for (const zs::codec* c : others) codec_width = std::max(codec_width, static_cast<int>(c->name().size()));
   int name_width = 20;
   for (auto const& c : p.columns) {
@@ -911,13 +930,15 @@ int run_bench_codec(int argc, char** argv) {
       r.file = c.file.filename().string();
       r.shape = std::string(zs::cli::to_string(shape));
       r.name = shape == zs::cli::input_shape::as_is ? r.file : r.file + ":" + r.shape;
-      r.codec = codec_name(*c.codec);
       r.type = c.type;
       zs::column const input = zs::cli::shape_column(real, shape);
+      bool const chooses = named_codec == nullptr && c.codec->id() == zs::codec_id::fsst;
+      const zs::codec& codec = chooses ? string_mode_for(input) : *c.codec;
+      r.codec = codec_name(codec);
       if (s.cpu) {
-        measure_on_cpu(*c.codec, input, s, r);
+        measure_on_cpu(codec, input, s, r);
       } else {
-        measure_on_gpu(*c.codec, input, s, copy_bandwidth, stream->get(), r);
+        measure_on_gpu(codec, input, s, copy_bandwidth, stream->get(), r);
       }
       print_row(r, name_width, codec_width);
       every_input_ok = every_input_ok && r.identical.value_or(true) && r.verified;
