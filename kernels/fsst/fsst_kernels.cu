@@ -163,7 +163,7 @@ __global__ void encode_place_kernel(device_encode_batch batch, batch_plan plan, 
 // Per frame, before anything of its body past the lengths frame's header is read: the table,
 // the layout (the split count the host planned from the target's characters), the lengths
 // frame filling its place, and the split offsets' ends (0 and D). Each split's own offsets are
-// checked by the warp that checks its codes (decode_splits_kernel<false>).
+// checked by the warp that decodes it (decode_splits_kernel).
 __global__ void decode_check_frames_kernel(device_decode_batch batch, batch_plan plan) {
   for (std::uint64_t f = first_item(); f <= batch.num_frames; f += item_stride()) {
     if (f == batch.num_frames) {
@@ -208,11 +208,16 @@ __device__ void fill_decode_table(const std::byte* block, decode_table& table) {
   if (threadIdx.x == 0) table.count = table_symbol_count(block);
 }
 
-// The split kernels: a block per group of one frame's splits, a warp per split (fsst_warp.hpp),
+// The split kernel: a block per group of one frame's splits, a warp per split (fsst_warp.hpp),
 // the frame's table in shared memory, filled again only when the block moves to another frame;
-// each block takes a contiguous range of groups, so that it meets each frame about once.
-// The writer gets a ring of ring_bytes per warp in dynamic shared memory.
-template <bool Write>
+// each block takes a contiguous range of groups, so that it meets each frame about once. Each
+// warp gets a ring of ring_bytes in dynamic shared memory.
+//
+// A split is checked as it is decoded, in one pass over its codes: first its own offsets (in
+// order, inside the data section, no more bytes than its characters: split_in_section), then
+// its codes, which must decode to exactly its characters (decode_split_warp's verdict). A warp
+// writes only its split's characters, so a bad split costs its frame (refused here) nothing
+// outside the frame's target; what the other warps wrote of that frame is unspecified.
 __global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan) {
   __shared__ decode_table table;
   __shared__ bool table_ok;
@@ -247,27 +252,19 @@ __global__ void decode_splits_kernel(device_decode_batch batch, batch_plan plan)
     std::uint64_t const end = ::zs::detail::load_le(body + l.offsets_at + 8 * (i + 1), 8);
     std::uint64_t const n = split_chars(t.chars_bytes, default_split_bytes, i);
     auto const* in = reinterpret_cast<const std::uint8_t*>(body + l.data_at);
-    if constexpr (Write) {
-      // The frame is still ok, so the pass below ran on every split of it and accepted each.
-      auto* out = static_cast<std::uint8_t*>(t.values) + t.chars_begin + i * default_split_bytes;
-      auto* ring = reinterpret_cast<std::uint8_t*>(rings) + std::size_t{warp_in_block} * ring_bytes;
-      decode_split_warp(w, table, in + begin, end - begin, out, n, ring);
-    } else {
-      // The split's own offsets first: in order, inside the data section, no more bytes than its
-      // characters (split_in_section), since the warps of the other splits check theirs at the
-      // same time and a frame is refused only after they do. Then its codes, which must decode
-      // to exactly its characters. Every lane reaches the same verdict.
-      bool const ok =
-          split_in_section(begin, end, l.data_bytes, n) && check_split_warp(w, table, in + begin, end - begin, n);
-      if (!ok && w.lane == 0) batch.status[f] = frame_status::corrupt_payload;
-    }
+    auto* out = static_cast<std::uint8_t*>(t.values) + t.chars_begin + i * default_split_bytes;
+    auto* ring = reinterpret_cast<std::uint8_t*>(rings) + std::size_t{warp_in_block} * ring_bytes;
+    // Every lane reaches the same verdict.
+    bool const ok = split_in_section(begin, end, l.data_bytes, n) &&
+                    decode_split_warp(w, table, in + begin, end - begin, out, n, ring);
+    if (!ok && w.lane == 0) batch.status[f] = frame_status::corrupt_payload;
   }
 }
 
 // Per string: its offset, and the lengths' check (the running sum never wraps and ends at the
 // frame's characters) in the same pass over the lengths. A frame refused here may have had some
-// offsets written, inside its target (all that zs/codec.hpp asks of a payload decoder); never
-// its characters, since the split writer runs after this kernel and reads the status.
+// offsets written, inside its target (all that zs/codec.hpp asks of a payload decoder); its
+// characters are not decoded, since the split kernel runs after this one and reads the status.
 __global__ void decode_offsets_kernel(device_decode_batch batch, batch_plan plan) {
   for (std::uint64_t j = first_item(); j < plan.num_strings + batch.num_frames; j += item_stride()) {
     if (j >= plan.num_strings) {
@@ -367,10 +364,9 @@ void decode_splits(const device_decode_batch& batch, const batch_plan& plan, con
   launch_items(decode_lengths_status_kernel, batch.num_frames, stream, batch, plan, lengths_status);
   ZS_CUDA_TRY(cub::DeviceScan::ExclusiveSum(cub_temp, cub_bytes, plan.lengths, plan.prefix,
                                             static_cast<std::int64_t>(plan.num_strings + 1), stream));
-  launch_groups(decode_splits_kernel<false>, "fsst_decode", decode, plan, 32, 0, stream, batch, plan);
   // The offsets, with the lengths' check; then the characters of every frame still ok.
   launch_items(decode_offsets_kernel, plan.num_strings + batch.num_frames, stream, batch, plan);
-  launch_groups(decode_splits_kernel<true>, "fsst_decode", decode, plan, 32, std::size_t{plan.group_splits} * ring_bytes,
+  launch_groups(decode_splits_kernel, "fsst_decode", decode, plan, 32, std::size_t{plan.group_splits} * ring_bytes,
                 stream, batch, plan);
 }
 

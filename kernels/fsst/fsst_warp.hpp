@@ -150,25 +150,6 @@ ZS_WARP_FN inline lane_lengths step_lengths(const decode_table& t, const lane_st
   return r;
 }
 
-/// check_split by a warp: the same answer in every lane.
-template <class Warp>
-ZS_WARP_FN bool check_split_warp(Warp& w, const decode_table& t, const std::uint8_t* in, std::uint64_t stored,
-                                 std::uint64_t n) {
-  if (stored > n) return false;
-  if (stored == n) return true;
-  std::uint64_t produced = 0;  // at most 8 x stored: no wrap
-  bool undefined = false;
-  std::uint32_t carry = 0;
-  for (std::uint64_t pos = 0; pos < stored; pos += step_codes) {
-    lane_step const s = read_step(w, in, stored, pos, carry);
-    lane_lengths const l = step_lengths(t, s);
-    undefined |= l.undefined;
-    produced += w.reduce_add(l.bytes);
-  }
-  // An escape must have its byte: the state after the last code is 0.
-  return !w.any(undefined) && carry == 0 && produced == n;
-}
-
 /// Writes the ring's bytes of positions [from, to) (to - from at most ring_bytes, from a
 /// multiple of 16) to `base` + position, but only those of positions [lo, hi): whole aligned
 /// 16-byte groups with one store each, the groups cut by lo or hi byte by byte.
@@ -190,15 +171,19 @@ ZS_WARP_FN void flush_ring(Warp& w, const std::uint8_t* ring, std::uint8_t* base
   }
 }
 
-/// decode_split by a warp, for a split that check_split accepted: its `n` characters to `out`,
-/// through `ring` (ring_bytes of this warp's shared memory, 16-byte aligned).
+/// decode_split by a warp, checking the split as it goes: its `n` characters to `out`, through
+/// `ring` (ring_bytes of this warp's shared memory, 16-byte aligned), and check_split's verdict,
+/// the same in every lane. Whatever the codes, it reads only in[0, stored) and writes only
+/// out[0, n); where the verdict is false, what it wrote there is unspecified. Checking while
+/// writing spares a pass over the codes: the decoder reads each code once.
 template <class Warp>
-ZS_WARP_FN void decode_split_warp(Warp& w, const decode_table& t, const std::uint8_t* in, std::uint64_t stored,
+ZS_WARP_FN bool decode_split_warp(Warp& w, const decode_table& t, const std::uint8_t* in, std::uint64_t stored,
                                   std::uint8_t* out, std::uint64_t n, std::uint8_t* ring) {
   // Positions count from the aligned address at or before out: out's bytes are [lo, hi).
   std::uint64_t const lo = reinterpret_cast<std::uintptr_t>(out) & 15;
   std::uint64_t const hi = lo + n;
   std::uint8_t* const base = out - lo;
+  if (stored > n) return false;
   if (stored == n) {
     // Stored raw: each lane an aligned group at a time, read a word at a time.
     for (std::uint64_t g = 16 * std::uint64_t{w.lane}; g < hi; g += 16 * kernels::warp::warp_lanes) {
@@ -211,17 +196,20 @@ ZS_WARP_FN void decode_split_warp(Warp& w, const decode_table& t, const std::uin
         }
       }
     }
-    return;
+    return true;
   }
   std::uint64_t produced = lo;  // positions written to the ring so far
   std::uint64_t flushed = 0;    // positions before it are in out (a multiple of 16)
   std::uint32_t carry = 0;
+  bool undefined = false;       // a code the table does not define (it decodes to nothing)
   for (std::uint64_t pos = 0; pos < stored; pos += step_codes) {
     lane_step const s = read_step(w, in, stored, pos, carry);
     // Where the lane's first symbol goes: a scan of the lanes' output lengths. The symbols are
     // looked up again below rather than kept from here (8 words a lane more held across the
     // scan cost occupancy).
-    std::uint32_t const bytes = step_lengths(t, s).bytes;
+    lane_lengths const lengths = step_lengths(t, s);
+    undefined |= lengths.undefined;
+    std::uint32_t const bytes = lengths.bytes;
     std::uint32_t inclusive = bytes;
     for (unsigned d = 1; d < kernels::warp::warp_lanes; d <<= 1) {
       std::uint32_t const earlier = w.shfl_up(inclusive, d);
@@ -256,7 +244,8 @@ ZS_WARP_FN void decode_split_warp(Warp& w, const decode_table& t, const std::uin
     }
     produced += step_bytes;
     w.sync();
-    // The complete groups go out; the incomplete last one stays for the next step.
+    // The complete groups go out; the incomplete last one stays for the next step. Codes that
+    // decode to more than n characters (a bad split) are cut at hi.
     std::uint64_t const complete = produced / 16 * 16;
     flush_ring(w, ring, base, flushed, complete, lo, hi);
     flushed = complete;
@@ -264,6 +253,8 @@ ZS_WARP_FN void decode_split_warp(Warp& w, const decode_table& t, const std::uin
   }
   flush_ring(w, ring, base, flushed, hi, lo, hi);
   w.sync();
+  // An escape must have its byte: the state after the last code is 0.
+  return !w.any(undefined) && carry == 0 && produced == hi;
 }
 
 // ---- the warp encoder ----

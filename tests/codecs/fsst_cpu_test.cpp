@@ -502,19 +502,27 @@ struct code_streams {
   }
 };
 
-// check_split_warp's verdict (every lane must agree).
+// decode_split_warp's verdict (every lane must agree), checking that, whatever the codes, it
+// wrote nothing outside the split's n characters.
 bool warp_check(const zs::fsst::decode_table& t, const std::vector<std::uint8_t>& codes, std::uint64_t n) {
   // Room past the codes, as in a frame, so that a lane's window may reach past the split.
   std::vector<std::uint8_t> padded(codes);
   padded.resize(codes.size() + 64, 0x5A);
+  std::vector<std::array<std::uint64_t, 2>> storage((n + 64) / 16 + 2);  // 16-byte aligned
+  auto* out = reinterpret_cast<std::uint8_t*>(storage.data());
+  std::memset(out, 0xAB, storage.size() * 16);
+  constexpr std::size_t at = 16 + 5;  // not a 16-byte boundary: both ends cut a group
   bool verdict[32];
   zs::test::warp_emulator::run(
-      1, 0,
-      [&](auto& w, std::uint64_t, std::byte*) {
-        verdict[w.lane] = zs::fsst::check_split_warp(w, t, padded.data(), codes.size(), n);
+      1, zs::fsst::ring_bytes,
+      [&](auto& w, std::uint64_t, std::byte* smem) {
+        verdict[w.lane] = zs::fsst::decode_split_warp(w, t, padded.data(), codes.size(), out + at, n,
+                                                      reinterpret_cast<std::uint8_t*>(smem));
       },
       [](auto&) {});
   for (unsigned l = 1; l < 32; ++l) EXPECT_EQ(verdict[l], verdict[0]) << "lanes disagree";
+  for (std::size_t k = 0; k < at; ++k) EXPECT_EQ(out[k], 0xAB) << "wrote before the split";
+  for (std::size_t k = at + n; k < storage.size() * 16; ++k) EXPECT_EQ(out[k], 0xAB) << "wrote past the split";
   return verdict[0];
 }
 
@@ -529,8 +537,8 @@ void expect_warp_decode(const zs::fsst::decode_table& t, const std::vector<std::
   zs::test::warp_emulator::run(
       1, zs::fsst::ring_bytes,
       [&](auto& w, std::uint64_t, std::byte* smem) {
-        zs::fsst::decode_split_warp(w, t, codes.data(), codes.size(), out + 16 + shift, n,
-                                    reinterpret_cast<std::uint8_t*>(smem));
+        EXPECT_TRUE(zs::fsst::decode_split_warp(w, t, codes.data(), codes.size(), out + 16 + shift, n,
+                                                reinterpret_cast<std::uint8_t*>(smem)));
       },
       [](auto&) {});
   ASSERT_EQ(std::memcmp(out + 16 + shift, expected.data(), n), 0) << n << " bytes at alignment " << shift;
@@ -560,7 +568,7 @@ TEST(FsstWarp, TableEntriesReadInParallelMatchTheParsedTable) {
   }
 }
 
-TEST(FsstWarp, CheckerAgreesWithTheSplitChecker) {
+TEST(FsstWarp, DecoderVerdictAgreesWithTheSplitCheckerAndStaysInsideTheSplit) {
   code_streams s;
   for (unsigned escapes : {0U, 5U, 50U, 100U}) {
     for (std::size_t target : {1, 7, 100, 700, 5000}) {
