@@ -110,7 +110,8 @@ bool same_column(const zs::column& a, const zs::column& b) {
          std::memcmp(a.view().offsets, b.view().offsets, (a.size() + 1) * sizeof(std::int64_t)) == 0;
 }
 
-result measure(const fs::path& file, const zs::column& host, const std::optional<zs::codec_id>& codec, int repeat,
+// `options`: the spill's, codec and frame and batch sizes included; the column's name is set here.
+result measure(const fs::path& file, const zs::column& host, zs::spill_options options, int repeat,
                cudaStream_t stream) {
   result r;
   r.column = file.filename().string();
@@ -150,8 +151,6 @@ result measure(const fs::path& file, const zs::column& host, const std::optional
   }
   r.copy_ms = median(copy_ms);
 
-  zs::spill_options options;
-  options.codec = codec;
   options.name = r.column;
   std::vector<double> total_ms, spill_ms, restore_ms;
   for (int i = 0; i <= repeat; ++i) {  // run 0 is the warm-up
@@ -201,12 +200,17 @@ int run_bench_spill(int argc, char** argv) {
   app.add_option("--codec", codec_option,
                  "force this codec for every column, by name (default: the spill chooses per column, raw where the "
                  "codec would not beat PCIe)");
+  zs::spill_options options;
+  zs::cli::add_size_option(app, "--frame-bytes", options.frame_bytes,
+                           "uncompressed bytes per frame (zs::spill_options::frame_bytes)", 1);
+  zs::cli::add_size_option(app, "--batch-bytes", options.batch_bytes,
+                           "uncompressed bytes per encode call and host block (zs::spill_options::batch_bytes)", 1);
   app.add_option("--json", json_path, "also write the results as JSON to this file");
   if (!zs::cli::parse(app, argc, argv)) return 0;
   std::optional<zs::cli::output_file> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
   fs::path const dir = zs::cli::data_folder(data);
-  std::optional<zs::codec_id> codec;
+  std::optional<zs::codec_id>& codec = options.codec;
   if (!codec_option.empty()) {
     try {
       codec = zs::get_codec(std::string_view(codec_option)).id();
@@ -255,7 +259,7 @@ int run_bench_spill(int argc, char** argv) {
                   codec_option.c_str(), std::string(zs::to_string(host.type())).c_str());
       continue;
     }
-    result const r = measure(file, host, codec, repeat, stream);
+    result const r = measure(file, host, options, repeat, stream);
     std::printf("%-24s %-7s %-8s %7.3f %7.3f %9.2f %9.2f %9.2f %9.2f %8.2f %9.2f %6s %4s\n", r.column.c_str(),
                 std::string(zs::to_string(r.type)).c_str(), r.report.codec_name.c_str(), r.report.ratio(),
                 r.report.estimated_ratio, r.copy_ms, r.spill_ms, r.restore_ms, r.total_ms, r.speedup(), r.share(),
@@ -301,6 +305,8 @@ int run_bench_spill(int argc, char** argv) {
                       {"pcie_gbs", pcie / 1e9},
                       {"bytes_per_column", bytes},
                       {"repeat", repeat},
+                      {"frame_bytes", options.frame_bytes},
+                      {"batch_bytes", options.batch_bytes},
                       {"codec", codec_option.empty() ? "auto" : codec_option},
                       {"target_speedup_over_ratio", target_share},
                       {"results", std::move(rows)}});
