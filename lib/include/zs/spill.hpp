@@ -108,8 +108,11 @@ struct spill_options {
   /// that the batched codecs spread over the GPU.
   std::uint64_t frame_bytes = std::uint64_t{1} << 20;
   /// Uncompressed bytes per batch: one encode (or decode) call and one host block each, so that
-  /// a batch's copy overlaps the next batch's encoding.
-  std::uint64_t batch_bytes = std::uint64_t{64} << 20;
+  /// a batch's copy overlaps the next batch's encoding. Two batches' frames are on the device at
+  /// once (at most about 2 x batch_bytes of scratch). Each call has a fixed cost of about a
+  /// millisecond, so batches of 256 MiB spill a 2 GiB string column in 47 ms where batches of
+  /// 64 MiB take 67 (bench/RESULTS.md).
+  std::uint64_t batch_bytes = std::uint64_t{256} << 20;
   /// How errors and reports name the column; empty: "column".
   std::string name;
   /// Where the frames go: host memory (pinned), or device memory (a device column only): the
