@@ -84,6 +84,35 @@ class codec_groups {
   std::vector<group> groups_;
 };
 
+/// What a batch of columns (samples of each, as codec::estimate takes them) is estimated to make
+/// with codec `c`, and with `dictionary` too where it is not null (string columns that may take
+/// fsst_dict; `c` is then fsst). Both estimates encode with one set of column parameters,
+/// prepared here, where each would otherwise prepare its own: an FSST table serves fsst and
+/// fsst_dict alike. `pieces` are the samples' pieces, their params set here; `types` has one
+/// entry per column. `Ops` is host_ops or device_ops (collective_engines.hpp).
+struct batch_estimates {
+  std::vector<codec_estimate> plain, dictionary;  // per column; dictionary empty without one
+};
+template <typename Ops>
+batch_estimates estimate_batch(const Ops& ops, const codec& c, const codec* dictionary,
+                               std::vector<encode_source>& pieces, std::span<const std::uint64_t> piece_begin,
+                               std::span<const value_type> types) {
+  batch_estimates out;
+  typename Ops::buffer params;
+  if (dictionary != nullptr) {
+    auto const offsets = layout_params(c, types);
+    params = ops.allocate(offsets.back());
+    ops.prepare(c, sample_batch{pieces, piece_begin}, params.template as<std::byte>(), offsets);
+    for (std::size_t i = 0; i + 1 < piece_begin.size(); ++i) {
+      for (auto j = piece_begin[i]; j < piece_begin[i + 1]; ++j) pieces[j].params = params.template as<std::byte>() + offsets[i];
+    }
+  }
+  sample_batch const samples{pieces, piece_begin};
+  out.plain = ops.estimate(c, samples);
+  if (dictionary != nullptr) out.dictionary = ops.estimate(*dictionary, samples);
+  return out;
+}
+
 /// Frames encoded group by group into one scratch buffer: frame j of group g at
 /// scratch + base[g] + layouts[g][j], its size in frame_bytes (groups one after another).
 template <typename Buffer>

@@ -145,6 +145,9 @@ class host_ops {
                       std::span<const std::uint64_t> offsets) {
     c.prepare_host(samples, params, offsets);
   }
+  static std::vector<codec_estimate> estimate(const codec& c, const sample_batch& samples) {
+    return c.estimate_host(samples);
+  }
   static void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,
                      std::span<const std::uint64_t> layout, std::uint64_t* frame_bytes) {
     c.encode_host({sources, frames, layout, frame_bytes});
@@ -194,6 +197,10 @@ class device_ops {
   void prepare(const codec& c, const sample_batch& samples, std::byte* params,
                std::span<const std::uint64_t> offsets) const {
     c.prepare_async(samples, params, offsets, stream_);
+  }
+  /// Waits for this stream.
+  std::vector<codec_estimate> estimate(const codec& c, const sample_batch& samples) const {
+    return c.estimate(samples, stream_);
   }
   // The codecs' device scratch is freed on this stream after the batch that uses it.
   void encode(const codec& c, std::span<const encode_source> sources, std::byte* frames,

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "codec_groups.hpp"
+#include "codecs/fsst/fsst_mode.hpp"
 #include "collective_engines.hpp"
 #include "null_columns.hpp"
 #include "shuffle_manifest.hpp"
@@ -155,6 +156,7 @@ class column_collective {
     check_arguments(std::nullopt);
     if (columns_.empty()) return done(start, stats, 0);
     choose_codecs();
+    choose_string_modes(true);
 
     for (int p = 0; p < ranks; ++p) contributor_rank_.push_back(p);
     manifest_ = manifest(static_cast<std::size_t>(ranks), columns_.size());
@@ -194,8 +196,9 @@ class column_collective {
     check_arguments(root);
     if (columns_.empty()) return done(start, stats, 0);
     choose_codecs();
-
     bool const is_root = comm_.rank() == root;
+    choose_string_modes(is_root);
+
     contributor_rank_.push_back(root);
     manifest_ = manifest(1, columns_.size());
     std::optional<failure> failed;
@@ -257,15 +260,56 @@ class column_collective {
   // encode a type throws here on every rank alike.
   void choose_codecs() { codecs_ = detail::codec_groups(types(), codec_of_, name_); }
 
-  // Encodes this rank's columns, one frame each, and packs the frames in column order at
-  // frame_alignment multiples into packed_.
-  void encode_mine() {
+  // A string column left to the default codec takes fsst_dict where its values repeat, as in the
+  // shuffle, but one codec for every contributor's frame of the column: each contributor
+  // estimates fsst and fsst_dict on its rows (one table for both), the ranks add the estimates
+  // up (a broadcast's other ranks add nothing), and codecs::choose_string_mode decides from the
+  // sums, the same on every rank. Columns of no characters here cost no estimate.
+  void choose_string_modes(bool contributes) {
+    std::vector<std::size_t> open;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      if (codecs_.dictionary(c) != nullptr) open.push_back(c);
+    }
+    if (open.empty()) return;
+    std::vector<std::uint64_t> bytes(2 * open.size(), 0);
+    agree(attempt([&] {
+            if (!contributes) return;
+            measure_mine();
+            std::vector<encode_source> pieces;
+            std::vector<std::uint64_t> piece_begin{0};
+            std::vector<std::size_t> estimated;  // indices into open
+            for (std::size_t i = 0; i < open.size(); ++i) {
+              std::size_t const c = open[i];
+              if (my_chars_[c] == 0) continue;
+              pieces.push_back(detail::source_rows(columns_[c], 0, my_rows_[c], my_chars_[c]));
+              piece_begin.push_back(pieces.size());
+              estimated.push_back(i);
+            }
+            if (estimated.empty()) return;
+            std::vector<value_type> const types(estimated.size(), value_type::string);
+            auto const e = detail::estimate_batch(static_cast<const Engine&>(engine_), codecs_.of(open.front()),
+                                                  codecs_.dictionary(open.front()), pieces, piece_begin, types);
+            for (std::size_t k = 0; k < estimated.size(); ++k) {
+              bytes[2 * estimated[k]] = e.plain[k].frame_bytes;
+              bytes[2 * estimated[k] + 1] = e.dictionary[k].frame_bytes;
+            }
+          }),
+          "choosing the string codecs");
+    for (std::size_t i = 0; i < open.size(); ++i) {
+      std::uint64_t const plain = comm_.allreduce_sum(bytes[2 * i]);
+      std::uint64_t const dictionary = comm_.allreduce_sum(bytes[2 * i + 1]);
+      if (plain > 0 && &codecs::choose_string_mode(plain, dictionary) == codecs_.dictionary(open[i])) {
+        codec_of_[open[i]] = codecs_.dictionary(open[i])->id();
+      }
+    }
+    choose_codecs();
+  }
+
+  // This rank's rows and string characters per column (a slice's offsets need not start at 0).
+  void measure_mine() {
     std::size_t const C = columns_.size();
     my_rows_.assign(C, 0);
     my_chars_.assign(C, 0);
-    my_bytes_.assign(C, 0);
-
-    // Character extent of each string column (a slice's offsets need not start at 0).
     std::vector<const std::int64_t*> ends;
     for (auto const& v : columns_) {
       if (v.type == value_type::string && v.count > 0) {
@@ -287,6 +331,14 @@ class column_collective {
       }
       my_chars_[c] = static_cast<std::uint64_t>(last - first);
     }
+  }
+
+  // Encodes this rank's columns, one frame each, and packs the frames in column order at
+  // frame_alignment multiples into packed_.
+  void encode_mine() {
+    std::size_t const C = columns_.size();
+    if (my_rows_.size() != C) measure_mine();
+    my_bytes_.assign(C, 0);
 
     // One batch per codec group, each frame with its worst-case room.
     auto const groups = codecs_.groups();
@@ -442,6 +494,7 @@ class column_collective {
         }
         stats->wire_bytes = manifest_.block_bytes(k);
         stats->rounds = 1;
+        for (std::size_t c = 0; c < columns_.size(); ++c) stats->column_codecs.push_back(codecs_.of(c).id());
       }
       stats->seconds = std::chrono::duration<double>(clock_type::now() - start).count();
     }

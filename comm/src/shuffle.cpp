@@ -92,10 +92,7 @@ class host_engine {
 
   // What the planner measures.
   const std::vector<double>& link_bandwidth() { return comm_.link_bandwidth(); }
-  static std::vector<codec_estimate> estimate(const codec& c, const sample_batch& samples) {
-    return c.estimate_host(samples);
-  }
-  // The primitives where estimates run, for parameters prepared ahead of them.
+  // The primitives estimates run with.
   static detail::host_ops estimate_ops() { return {}; }
   static int speed_key() { return -1; }  // CPU codec speeds are remembered apart from any GPU's
   static constexpr std::uint64_t speed_sample_bytes = std::uint64_t{4} << 20;
@@ -185,11 +182,7 @@ class device_engine {
 
   // What the planner measures, before the pipeline starts.
   const std::vector<double>& link_bandwidth() { return comm_.link_bandwidth(caller_); }
-  std::vector<codec_estimate> estimate(const codec& c, const sample_batch& samples) const {
-    return c.estimate(samples, caller_);
-  }
-  // The primitives where estimates run (the caller's stream), for parameters prepared ahead of
-  // them.
+  // The primitives estimates run with: on the caller's stream, before the pipeline starts.
   detail::device_ops estimate_ops() const { return detail::device_ops(caller_, comm_); }
   int speed_key() const {
     int device = 0;
@@ -730,30 +723,15 @@ class shuffle_driver {
         if (p.codecs.dictionary(c) != nullptr) dictionary = p.codecs.dictionary(c);
       }
       if (estimated.empty()) continue;
-      sample_batch const samples{pieces, piece_begin};
-      auto const ops = engine_.estimate_ops();
-      typename Engine::buffer params;
-      if (dictionary != nullptr) {
-        auto const offsets = layout_params(*g.c, types);
-        params = ops.allocate(offsets.back());
-        ops.prepare(*g.c, samples, params.template as<std::byte>(), offsets);
-        for (std::size_t i = 0; i < estimated.size(); ++i) {
-          for (auto j = piece_begin[i]; j < piece_begin[i + 1]; ++j) {
-            pieces[j].params = params.template as<std::byte>() + offsets[i];
-          }
-        }
-      }
-      auto const estimates = engine_.estimate(*g.c, samples);
-      std::vector<codec_estimate> by_dictionary;
-      if (dictionary != nullptr) by_dictionary = engine_.estimate(*dictionary, samples);
+      auto const e = detail::estimate_batch(engine_.estimate_ops(), *g.c, dictionary, pieces, piece_begin, types);
       for (std::size_t i = 0; i < estimated.size(); ++i) {
         std::size_t const c = estimated[i];
-        if (estimates[i].raw_bytes == 0) continue;
-        ratio[c] = estimates[i].ratio();
+        if (e.plain[i].raw_bytes == 0) continue;
+        ratio[c] = e.plain[i].ratio();
         if (p.codecs.dictionary(c) == nullptr) continue;
-        p.dictionary[c] = &codecs::choose_string_mode(estimates[i].frame_bytes, by_dictionary[i].frame_bytes) ==
-                          p.codecs.dictionary(c);
-        if (p.dictionary[c]) ratio[c] = by_dictionary[i].ratio();
+        p.dictionary[c] =
+            &codecs::choose_string_mode(e.plain[i].frame_bytes, e.dictionary[i].frame_bytes) == p.codecs.dictionary(c);
+        if (p.dictionary[c]) ratio[c] = e.dictionary[i].ratio();
       }
     }
     return ratio;

@@ -97,6 +97,27 @@ TEST_P(ColumnCollectivesGpu, AllgatherEveryTypeMatchesTheExpectedRowsAndTheCpuPa
   EXPECT_EQ(gpu_stats.rounds, 1u);
 }
 
+// The choice between fsst and fsst_dict as on the CPU path: the same codecs and wire bytes.
+// Rank r passes a column of repeated values and one of distinct values.
+TEST_P(ColumnCollectivesGpu, StringColumnsTakeTheDictionaryAsOnTheCpuPath) {
+  int const me = host_->rank();
+  std::vector<zs::column> host_mine;
+  for (int k = 0; k < 2; ++k) host_mine.push_back(zs::test::repeating_or_distinct_strings(2 * me + k, 3000));
+  auto const device_mine = to_device(host_mine);
+  zs::shuffle_stats gpu_stats, cpu_stats;
+  auto const gpu = to_host(zs::allgather(*device_, views(device_mine), {}, *stream_, &gpu_stats));
+  auto const cpu = zs::allgather(*host_, views(host_mine), {}, &cpu_stats);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (std::size_t c = 0; c < cpu.size(); ++c) {
+    zs::test::expected_column expected{zs::value_type::string, {}, {}};
+    zs::test::append_rows(expected, cpu[c], 0, cpu[c].size());
+    zs::test::expect_column(gpu[c], expected, "column " + std::to_string(c));
+  }
+  EXPECT_EQ(gpu_stats.column_codecs, (std::vector<zs::codec_id>{zs::codec_id::fsst_dict, zs::codec_id::fsst}));
+  EXPECT_EQ(gpu_stats.column_codecs, cpu_stats.column_codecs);
+  EXPECT_EQ(gpu_stats.wire_bytes, cpu_stats.wire_bytes);
+}
+
 TEST_P(ColumnCollectivesGpu, AllgatherOfDeviceSlicesReassemblesTheWholeColumn) {
   int const me = host_->rank(), ranks = host_->size();
   for (const char* file : {"deb_maintainers.txt", "ncbi_tax_id.i32"}) {

@@ -154,6 +154,44 @@ TEST(ColumnAllgatherHost, SlicesOfRealColumnsReassembleTheWholeColumn) {
   }
 }
 
+// A string column left to the default codec takes fsst_dict where the contributors' estimates,
+// added up over the ranks, say so: one codec a column on every rank. A codec named is kept. Rank
+// r passes a column of repeated values (repeating_or_distinct_strings(2 r)) and one of distinct
+// values (2 r + 1).
+TEST(ColumnAllgatherHost, StringColumnsTakeTheDictionaryWhereTheRanksEstimatesSaySo) {
+  zs::mpi_communicator comm;
+  int const ranks = comm.size(), me = comm.rank();
+  constexpr std::uint64_t rows = 3000;
+  auto const repeating = zs::test::repeating_or_distinct_strings(2 * me, rows);
+  auto const distinct = zs::test::repeating_or_distinct_strings(2 * me + 1, rows);
+  std::vector<zs::column_view> const in{repeating.view(), distinct.view()};
+  std::vector<zs::test::expected_column> expected(2, {zs::value_type::string, {}, {}});
+  for (int r = 0; r < ranks; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      zs::test::append_rows(expected[k], zs::test::repeating_or_distinct_strings(2 * r + k, rows), 0, rows);
+    }
+  }
+  for (bool named : {false, true}) {
+    zs::shuffle_options options;
+    if (named) options.codec = zs::codec_id::fsst;
+    zs::shuffle_stats stats;
+    auto const out = zs::allgather(comm, in, options, &stats);
+    expect_columns(out, expected, named ? "fsst named" : "fsst or fsst_dict");
+    std::vector<zs::codec_id> const wanted{named ? zs::codec_id::fsst : zs::codec_id::fsst_dict, zs::codec_id::fsst};
+    EXPECT_EQ(stats.column_codecs, wanted) << (named ? "fsst named" : "chosen");
+  }
+  // A broadcast: the root's estimates alone decide.
+  int const root = ranks - 1;
+  zs::shuffle_stats stats;
+  auto const out = zs::broadcast(comm, in, root, {}, &stats);
+  std::vector<zs::test::expected_column> from_root(2, {zs::value_type::string, {}, {}});
+  for (int k = 0; k < 2; ++k) {
+    zs::test::append_rows(from_root[k], zs::test::repeating_or_distinct_strings(2 * root + k, rows), 0, rows);
+  }
+  expect_columns(out, from_root, "broadcast");
+  EXPECT_EQ(stats.column_codecs, (std::vector<zs::codec_id>{zs::codec_id::fsst_dict, zs::codec_id::fsst}));
+}
+
 TEST(ColumnAllgatherHost, NoColumnsEmptyColumnsAndRanksWithoutRows) {
   zs::mpi_communicator comm;
   zs::shuffle_stats stats;

@@ -12,6 +12,9 @@
 //   1. agree     every rank's arguments are valid (one word per rank), and every rank passes the
 //                same number of columns, of the same types, with the same codec (and, for
 //                broadcast, the same root): one more word per rank
+//      strings   a string column left to default_codec (fsst) takes fsst_dict where the
+//                contributors' estimates, added up over the ranks (two allreduces a column),
+//                make it at most 7/8 of fsst's bytes: one codec a column, on every rank
 //   2. encode    each contributed column into one frame: one batched encode per codec for all
 //                columns, then the frames are packed back to back at frame_alignment multiples;
 //                the ranks agree that every contributor encoded
@@ -31,7 +34,8 @@
 //   - String columns may be slices: their offsets need not start at 0. Outputs are owning
 //     columns whose string offsets start at 0.
 //   - Codecs: options.codec for every column when set, otherwise default_codec(type) per
-//     column. options.round_bytes is ignored: these collectives are not split into rounds.
+//     column, or fsst_dict for a string column as step 1 chooses (stats->column_codecs says
+//     which). options.round_bytes is ignored: these collectives are not split into rounds.
 //     options.timeout, when set, is the communicator's timeout for the call only.
 //   - Memory: everything moves at once. Besides its outputs (all ranks' rows of every column,
 //     uncompressed), a rank holds every contributor's frames (the compressed size of all
