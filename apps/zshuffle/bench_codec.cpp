@@ -4,11 +4,11 @@
 //
 // What runs: --codec names one registered codec; without it each column gets its type's default
 // codec (zs::default_codec), and a string input fsst or fsst_dict as the shuffle and the spill
-// choose (codecs::choose_string_mode, by the CPU reference's estimates on the untiled input). The columns are the files that --column / --columns name; without
-// them, with --codec or --type, every column file of the data folder that the codec encodes and
-// that reads as --type; with none of these, the three integer columns of the figures in
-// bench/RESULTS.md (so `zshuffle bench codec` measures bitpack on them as it always has). --type
-// reads every column as that type (integers as any integer type, floats as either float type).
+// choose (codecs::choose_string_mode, by the CPU reference's estimates on the untiled input).
+// The columns are the files that --column / --columns name; without them, with --codec or
+// --type, every column file of the data folder that the codec encodes and that reads as --type;
+// with none of these, the three integer columns of the figures in bench/RESULTS.md (so
+// `zshuffle bench codec` measures bitpack on them as it always has). --type reads every column as that type (integers as any integer type, floats as either float type).
 // --shapes adds inputs derived from each column on the host (bench_inputs.hpp).
 //
 // Each input is tiled on the device to --bytes (its values, or the characters of strings, whose
@@ -21,8 +21,9 @@
 // device's measured copy bandwidth (bytes read + written). A codec with column parameters has
 // them prepared from the batch's frames before the timed runs, as a shuffle prepares them from
 // a round's partitions; the preparation is timed on its own ("prep ms", host time, as part of
-// it runs on the host), and the JSON also gives encode throughput with it (encode_with_prepare_gbs). The CPU reference encodes the untiled input as one frame: its ratio is
-// printed beside the GPU's, and the GPU's frame of the same untiled input must equal it byte for
+// it runs on the host), and the JSON also gives encode throughput with it
+// (encode_with_prepare_gbs). The CPU reference encodes the untiled input as one frame: its ratio
+// is printed beside the GPU's, and the GPU's frame of the same untiled input must equal it byte for
 // byte. Beside them, the ratio the codec itself estimates (codec::estimate on the untiled input).
 // Ratios divide the bytes a raw shuffle would move (values, or characters + 8 per string) by the
 // frame bytes, as shuffle statistics and estimates do.
@@ -887,11 +888,14 @@ int run_bench_codec(int argc, char** argv) {
     return zs::cli::no_gpu("bench codec", "no CUDA device on this machine; the benchmark needs one");
   }
 
+  // A string column without --codec takes fsst or fsst_dict by estimate (string_mode_for).
+  auto const chooses_string_mode = [&](const auto& c) {
+    return named_codec == nullptr && c.codec->id() == zs::codec_id::fsst;
+  };
   // The codecs that run, each once, in order: one name for the usual run of one codec.
   std::vector<std::string> codecs;
   for (auto const& c : p.columns) {
-    bool const chooses = named_codec == nullptr && c.codec->id() == zs::codec_id::fsst;
-    std::string const name = chooses ? "fsst or fsst_dict" : codec_name(*c.codec);
+    std::string const name = chooses_string_mode(c) ? "fsst or fsst_dict" : codec_name(*c.codec);
     if (std::find(codecs.begin(), codecs.end(), name) == codecs.end()) codecs.push_back(name);
   }
   std::string codecs_text;
@@ -901,8 +905,8 @@ int run_bench_codec(int argc, char** argv) {
   for (const zs::codec* c : others) others_text += (others_text.empty() ? "" : ", ") + codec_name(*c);
   int codec_width = 7;
   for (auto const& c : p.columns) {
-    auto const chooses = named_codec == nullptr && c.codec->id() == zs::codec_id::fsst;
-    std::string_view const widest = chooses ? zs::get_codec(zs::codec_id::fsst_dict).name() : c.codec->name();
+    std::string_view const widest =
+        chooses_string_mode(c) ? zs::get_codec(zs::codec_id::fsst_dict).name() : c.codec->name();
     codec_width = std::max(codec_width, static_cast<int>(widest.size()));
   }
   for (const zs::codec* c : others) codec_width = std::max(codec_width, static_cast<int>(c->name().size()));
@@ -957,8 +961,7 @@ int run_bench_codec(int argc, char** argv) {
       r.name = shape == zs::cli::input_shape::as_is ? r.file : r.file + ":" + r.shape;
       r.type = c.type;
       zs::column const input = zs::cli::shape_column(real, shape);
-      bool const chooses = named_codec == nullptr && c.codec->id() == zs::codec_id::fsst;
-      const zs::codec& codec = chooses ? string_mode_for(input) : *c.codec;
+      const zs::codec& codec = chooses_string_mode(c) ? string_mode_for(input) : *c.codec;
       r.codec = codec_name(codec);
       if (s.cpu) {
         measure_on_cpu(codec, input, s, r);
