@@ -278,7 +278,7 @@ ZS_HD inline bool load_params(const std::byte* in, column_params& p) noexcept {
 // --- sizes -------------------------------------------------------------------------------------
 
 /// Words of `width` bits that `rows` rows of `bits`-bit fields take in the lane layout.
-ZS_HD inline std::uint64_t packed_bytes(int lanes, int width, std::uint32_t rows, int bits) noexcept {
+ZS_HD constexpr std::uint64_t packed_bytes(int lanes, int width, std::uint32_t rows, int bits) noexcept {
   std::uint64_t const words_per_lane = (std::uint64_t{rows} * static_cast<std::uint64_t>(bits) + width - 1) / width;
   return words_per_lane * static_cast<std::uint64_t>(lanes) * static_cast<std::uint64_t>(width / 8);
 }

@@ -105,6 +105,9 @@ std::size_t carved_bytes(std::uint64_t num_vectors) {
 constexpr unsigned max_vector_threads = 256;
 constexpr unsigned min_encode_blocks = 2;
 constexpr unsigned min_alp_size_blocks = 3;
+// The decoder's stage (decode_stage_bytes_per_warp) allows 24 warps an SM: 3 blocks of 256
+// threads, at most 80 registers a thread (unbounded it took 160, and half the warps).
+constexpr unsigned min_decode_blocks = 3;
 __device__ std::uint64_t first_warp() { return (blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x) / warp_lanes; }
 __device__ std::uint64_t warp_stride() { return std::uint64_t{gridDim.x} * blockDim.x / warp_lanes; }
 
@@ -271,46 +274,65 @@ __global__ void check_kernel(device_decode_batch batch) {
   }
 }
 
-// A warp checks and decodes a vector.
+// A warp checks and decodes vectors [first, last) of a frame that check_frame accepted; false
+// at the first it refuses. The frame's parameters are read once for them all. Each vector
+// that fits the stage is copied into it whole first, so that its checks and its decode read
+// shared memory (one round trip to the device memory for the vector, not one per section).
 template <typename Float>
-__device__ bool decode_vector(cuda_warp& w, const std::byte* frame, const decode_target& t, std::uint64_t v,
-                              std::uint64_t* stage) {
+__device__ bool decode_vectors(cuda_warp& w, const std::byte* frame, const decode_target& t, std::uint64_t first,
+                               std::uint64_t last, std::uint64_t* stage) {
   const std::byte* payload = frame + frame_header_bytes;
   fmt::column_params p;
   fmt::load_params<Float>(payload + params_prefix_bytes, p);
   const std::byte* body = payload + params_section_bytes(fmt::params_bytes);
-  // fmt::check_ends, split over the vectors: the ends are 8-byte multiples that never decrease,
-  // within the data section, the last at its end.
   std::uint64_t const vectors = fmt::vector_count(t.count);
   std::uint64_t const data = detail::load_le(frame + 24, 8) - params_section_bytes(fmt::params_bytes) - 8 * vectors;
-  std::uint64_t const start = fmt::vector_start(body, v);
-  std::uint64_t const end = fmt::vector_end(body, v);
-  if (start % 8 != 0 || end % 8 != 0 || end < start || end > data || (v + 1 == vectors && end != data)) return false;
-  const std::byte* vector = body + 8 * vectors + start;
-  std::uint32_t const count = fmt::values_in_vector(t.count, v);
-  fmt::vector_fields fields;
-  if (!check_vector_warp<cuda_warp, Float>(w, vector, end - start, count, p, fields)) return false;
-  decode_vector_warp(w, vector, count, p, fields, static_cast<Float*>(t.values) + v * fmt::vector_values, stage);
+  for (std::uint64_t v = first; v < last; ++v) {
+    // fmt::check_ends, split over the vectors: the ends are 8-byte multiples that never
+    // decrease, within the data section, the last at its end.
+    std::uint64_t const start = fmt::vector_start(body, v);
+    std::uint64_t const end = fmt::vector_end(body, v);
+    if (start % 8 != 0 || end % 8 != 0 || end < start || end > data || (v + 1 == vectors && end != data)) return false;
+    const std::byte* vector = body + 8 * vectors + start;
+    bool const staged = stage_vector_warp(w, vector, end - start, stage);
+    if (staged) vector = reinterpret_cast<const std::byte*>(stage);
+    std::uint32_t const count = fmt::values_in_vector(t.count, v);
+    fmt::vector_fields fields;
+    if (!check_vector_warp<cuda_warp, Float>(w, vector, end - start, count, p, fields)) return false;
+    decode_vector_warp(w, vector, staged, count, p, fields, static_cast<Float*>(t.values) + v * fmt::vector_values,
+                       stage);
+  }
   return true;
 }
 
-__global__ void decode_kernel(device_decode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors) {
+// A warp decodes a run of consecutive vectors of the batch (not a grid stride over them), so
+// that it looks up each frame it meets once: its index, status, target and parameters.
+__global__ void __launch_bounds__(max_vector_threads, min_decode_blocks)
+    decode_kernel(device_decode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors) {
   extern __shared__ std::uint64_t stage_all[];
   cuda_warp w;
   std::uint64_t* stage = stage_all + (threadIdx.x / warp_lanes) * (decode_stage_bytes_per_warp / sizeof(std::uint64_t));
-  for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
-    std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
-    // One read of the status for the warp: another warp may mark the frame corrupt meanwhile,
-    // and the lanes must agree on whether to decode.
+  std::uint64_t const per_warp = (num_vectors + warp_stride() - 1) / warp_stride();
+  std::uint64_t g = first_warp() * per_warp;
+  std::uint64_t const end = g + per_warp < num_vectors ? g + per_warp : num_vectors;
+  if (g >= end) return;
+  std::size_t f = frame_of_chunk(vector_begin, batch.num_frames, g);
+  while (g < end) {
+    while (g >= vector_begin[f + 1]) ++f;  // frames without vectors take none
+    std::uint64_t const last = vector_begin[f + 1] < end ? vector_begin[f + 1] : end;
+    // One read of the status for the warp: the lanes must agree on whether to decode. Another
+    // warp may mark the frame corrupt meanwhile: this one still checks each vector it decodes.
     int const ok = w.shfl(w.lane == 0 && batch.status[f] == frame_status::ok ? 1 : 0, 0);
-    if (ok == 0) continue;
-    decode_target const& t = batch.targets[f];
-    const std::byte* frame = batch.frames + batch.frame_offsets[f];
-    std::uint64_t const v = g - vector_begin[f];
-    bool const decoded = t.type == value_type::float64 ? decode_vector<double>(w, frame, t, v, stage)
-                                                       : decode_vector<float>(w, frame, t, v, stage);
-    // Every failing vector writes the same status; the race between warps is benign.
-    if (!decoded && w.lane == 0) batch.status[f] = frame_status::corrupt_payload;
+    if (ok != 0) {
+      decode_target const& t = batch.targets[f];
+      const std::byte* frame = batch.frames + batch.frame_offsets[f];
+      std::uint64_t const v = g - vector_begin[f];
+      bool const decoded = t.type == value_type::float64 ? decode_vectors<double>(w, frame, t, v, v + (last - g), stage)
+                                                         : decode_vectors<float>(w, frame, t, v, v + (last - g), stage);
+      // Every failing vector writes the same status; the race between warps is benign.
+      if (!decoded && w.lane == 0) batch.status[f] = frame_status::corrupt_payload;
+    }
+    g = last;
   }
 }
 

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "alp/alp_format.hpp"
 #include "common/warp_tools.hpp"
@@ -29,9 +30,11 @@ namespace fmt = ::zs::alp;
 
 inline constexpr unsigned warp_lanes = 32;
 inline constexpr unsigned full_mask = 0xffffffffU;
-/// Shared memory decode_vector_warp stages an ALP vector's packed offsets in (at most 1024
-/// fields of the value's width).
-inline constexpr std::size_t decode_stage_bytes_per_warp = 1024 * sizeof(std::uint64_t);
+/// Shared memory decode_vector_warp stages a vector's main section in: the largest there is, an
+/// ALP_RD vector of doubles with 3-bit codes and 63-bit right parts (1024 values, FastLanes'
+/// 16 lanes of 64 rows); ALP offsets take at most 8 KiB.
+inline constexpr std::size_t decode_stage_bytes_per_warp =
+    fmt::packed_bytes(16, 64, 64, 3) + fmt::packed_bytes(16, 64, 64, 63);
 /// Rows of a vector as the warp holds it: row k is cells 32k .. 32k + 31.
 inline constexpr unsigned cell_rows = fmt::vector_values / warp_lanes;
 /// Shared memory write_vector_warp stages a vector's integers in (8 bytes a value whatever the
@@ -943,19 +946,37 @@ ZS_WARP_FN bool check_vector_warp(Warp& w, const std::byte* in, std::uint64_t av
   return !w.any(bad);
 }
 
-/// Kept value j of a vector before patching (fmt::unpatched), with ALP's scales looked up once.
-template <typename Float>
-ZS_HD inline Float kept_value(const fmt::vector_sections& s, const fmt::vector_fields& v, const alp_scales<Float>& sc,
-                            std::uint32_t j) {
-  using traits = fmt::float_traits<Float>;
-  using word_t = typename traits::bits_t;
-  if (v.mode != fmt::mode_alp) return fmt::unpatched<Float>(s, v, j);
-  word_t const offset = fmt::get_field<word_t>(reinterpret_cast<const word_t*>(s.packed), traits::lanes, j, v.bits);
-  return decode_scaled<Float>(static_cast<std::int64_t>(v.base + static_cast<std::uint64_t>(offset)), sc);
-}
+/// Field `slot` of a FastLanes lane-layout area of `bits`-bit fields (fmt::get_field) for the
+/// width a whole vector shares: the place in 32-bit arithmetic (an area holds at most 1024
+/// fields), the mask made once, and the area typed by where it lives, so that a staged area in
+/// shared memory is read with shared loads.
+template <typename Word>
+struct lane_fields {
+  const Word* words = nullptr;
+  int bits = 0;
+  Word mask = 0;
+
+  ZS_HD lane_fields() = default;
+  ZS_HD lane_fields(const Word* area, int field_bits)
+      : words(area),
+        bits(field_bits),
+        mask(field_bits >= static_cast<int>(sizeof(Word) * 8) ? ~Word{0} : static_cast<Word>((Word{1} << field_bits) - 1)) {}
+
+  ZS_HD Word operator()(std::uint32_t slot) const {
+    constexpr unsigned width = sizeof(Word) * 8;
+    constexpr unsigned lanes = fmt::vector_values / width;  // FastLanes rows are 1024 bits
+    // bits 0: the mask is 0; the read stays inside the area's first row of words.
+    std::uint32_t const bit = slot / lanes * static_cast<std::uint32_t>(bits);
+    std::uint32_t const at = bit / width * lanes + slot % lanes;
+    unsigned const shift = bit % width;
+    Word v = static_cast<Word>(words[at] >> shift);
+    if (shift + static_cast<unsigned>(bits) > width) v |= static_cast<Word>(words[at + lanes] << (width - shift));
+    return static_cast<Word>(v & mask);
+  }
+};
 
 /// Bytes of a vector's main section (ALP offsets, ALP_RD codes and right parts, raw values):
-/// what decode_vector_warp reads for every cell.
+/// what decode_vector_warp reads for every cell, and stages.
 template <typename Float>
 ZS_HD inline std::uint64_t main_section_bytes(const fmt::vector_fields& v, std::uint32_t count) {
   using traits = fmt::float_traits<Float>;
@@ -972,98 +993,131 @@ ZS_HD inline std::uint64_t main_section_bytes(const fmt::vector_fields& v, std::
   }
 }
 
+/// Copies `words` 8-byte words into the stage, every lane's loads issued together (8 a lane at
+/// a time in flight), between syncs: the previous vector's readers are done with the stage
+/// before, and every lane sees the copy after.
+template <class Warp>
+ZS_WARP_FN void copy_to_stage_warp(Warp& w, const std::uint64_t* from, std::uint32_t words, std::uint64_t* stage_words) {
+  unsigned const lane = w.lane;
+  w.sync();
+  constexpr unsigned batch = 8;
+  for (std::uint32_t first_word = 0; first_word < words; first_word += batch * warp_lanes) {
+    std::uint64_t held[batch];
+ZS_UNROLL
+    for (unsigned b = 0; b < batch; ++b) {
+      std::uint32_t const i = first_word + b * warp_lanes + lane;
+      held[b] = i < words ? from[i] : 0;
+    }
+ZS_UNROLL
+    for (unsigned b = 0; b < batch; ++b) {
+      std::uint32_t const i = first_word + b * warp_lanes + lane;
+      if (i < words) stage_words[i] = held[b];
+    }
+  }
+  w.sync();
+}
+
+/// Copies a whole vector of `bytes` (a multiple of 8, 8-byte aligned) into the stage where it
+/// fits, which every vector the encoder writes does (none is larger than its raw form), and
+/// answers whether it did: its checks and decode then read shared memory, not the device
+/// memory a section at a time.
+template <class Warp>
+ZS_WARP_FN bool stage_vector_warp(Warp& w, const std::byte* vector, std::uint64_t bytes, std::uint64_t* stage_words) {
+  if (bytes > decode_stage_bytes_per_warp) return false;
+  copy_to_stage_warp(w, reinterpret_cast<const std::uint64_t*>(vector), static_cast<std::uint32_t>(bytes / 8), stage_words);
+  return true;
+}
+
 /// Decodes a vector that check_vector_warp accepted into out[0 .. count), as fmt::read_vector
-/// does: the cells row by row (cell 32k + lane by lane `lane`, so a row's stores are one
-/// coalesced run; the kept value of each cell from a scan of the fill map's rows), then the
-/// exceptions 32 at a time (their patches placed by a scan of their sizes, their cells found by
-/// a search of the rows). The main section is read from a copy in `stage_words`
-/// (decode_stage_bytes_per_warp of shared memory) where it fits, which all but ALP_RD vectors
-/// of doubles with the widest right parts do. An ALP_RD code's left part comes from the lane
-/// that holds that dictionary entry, by a shuffle: the dictionary indexed at run time would
-/// live in local memory.
+/// does: its main section from shared memory (`stage_words`, decode_stage_bytes_per_warp, which
+/// holds the largest a checked vector can have: where `in_stage`, `vector` is the stage, the
+/// whole vector staged by stage_vector_warp; else the main section is copied there first), the
+/// cells row by row (cell 32k + lane by lane `lane`, so a row's stores are one coalesced run;
+/// the kept value of each cell from a scan of the fill map's rows), then the exceptions 32 at a
+/// time (their patches placed by a scan of their sizes, their cells found by a search of the
+/// rows). An ALP_RD code's left part comes from the lane that holds that dictionary entry, by a
+/// shuffle: the dictionary indexed at run time would live in local memory.
 template <class Warp, typename Float>
-ZS_WARP_FN void decode_vector_warp(Warp& w, const std::byte* vector, std::uint32_t count, const fmt::column_params& p,
-                                   const fmt::vector_fields& fields, Float* out, std::uint64_t* stage_words) {
+ZS_WARP_FN void decode_vector_warp(Warp& w, const std::byte* vector, bool in_stage, std::uint32_t count,
+                                   const fmt::column_params& p, const fmt::vector_fields& fields, Float* out,
+                                   std::uint64_t* stage_words) {
   unsigned const lane = w.lane;
   using traits = fmt::float_traits<Float>;
   using word_t = typename traits::bits_t;
-  fmt::vector_sections s = fmt::sections_of<Float>(vector, count, fields);
-  std::uint64_t const main_bytes = main_section_bytes<Float>(fields, count);
-  if (main_bytes != 0 && main_bytes <= decode_stage_bytes_per_warp) {
-    // The main section into shared memory first, every lane's 8-byte loads issued together
-    // (the whole section in flight at once), so that the cells' reads below wait on shared
-    // memory, not on a global load each: the cells' stores may alias the frame, so the
-    // compiler cannot move a row's loads above the rows' stores before it.
-    auto const words = static_cast<std::uint32_t>(main_bytes / 8);
-    const auto* from = reinterpret_cast<const std::uint64_t*>(s.packed);
-    w.sync();  // the previous vector's readers are done with the stage
-    constexpr unsigned batch = 8;
-    for (std::uint32_t first_word = 0; first_word < words; first_word += batch * warp_lanes) {
-      std::uint64_t held[batch];
-ZS_UNROLL
-      for (unsigned b = 0; b < batch; ++b) {
-        std::uint32_t const i = first_word + b * warp_lanes + lane;
-        held[b] = i < words ? from[i] : 0;
-      }
-ZS_UNROLL
-      for (unsigned b = 0; b < batch; ++b) {
-        std::uint32_t const i = first_word + b * warp_lanes + lane;
-        if (i < words) stage_words[i] = held[b];
-      }
-    }
-    w.sync();
-    auto const* staged = reinterpret_cast<const std::byte*>(stage_words);
-    if (fields.mode == fmt::mode_rd) s.right = staged + (s.right - s.packed);
-    s.packed = staged;
+  fmt::vector_sections const s = fmt::sections_of<Float>(vector, count, fields);
+  // The main section's words, read by every cell, in shared memory: typed from the stage's own
+  // pointer, so that they are read with shared loads. A copy made here lets the cells' reads
+  // wait on shared memory, not on a global load each (the cells' stores may alias the frame,
+  // so the compiler could not move a row's loads above the stores before it).
+  std::uint64_t main_offset = 0;
+  if (in_stage) {
+    main_offset = static_cast<std::uint64_t>(s.packed - vector);
+  } else {
+    copy_to_stage_warp(w, reinterpret_cast<const std::uint64_t*>(s.packed),
+                       static_cast<std::uint32_t>(main_section_bytes<Float>(fields, count) / 8), stage_words);
   }
+  const auto* staged = reinterpret_cast<const word_t*>(stage_words + main_offset / 8);
+  std::uint32_t const rows = (count - fields.fills + traits::lanes - 1) / traits::lanes;
+  lane_fields<word_t> const packed(staged, fields.mode == fmt::mode_raw ? 0 : fields.bits);
+  lane_fields<word_t> const right(
+      staged + fmt::packed_bytes(traits::lanes, traits::width, rows, fields.bits) / sizeof(word_t),
+      fields.mode == fmt::mode_rd ? fields.right_bits : 0);
+
   std::uint32_t const fill_row = fields.fill ? reinterpret_cast<const std::uint32_t*>(s.map)[lane] : 0U;
   kept_rows const rows_kept = scan_kept(w, valid_cells_of_row(count, lane) & ~fill_row);
   unsigned const below = lanes_below(lane);
   Float const fill = fmt::from_bits<Float>(static_cast<word_t>(p.fill));
   alp_scales<Float> const sc = fields.mode == fmt::mode_alp ? scales_of<Float>(fields.exponent, fields.factor)
                                                             : alp_scales<Float>{};
-  // Cell c's place among the kept cells (j), and whether it holds the fill value.
-  auto const locate = [&](unsigned k, std::uint32_t c, std::uint32_t& j, bool& fill_cell) {
-    j = c;
-    fill_cell = false;
-    if (fields.fill) {
-      std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
-      std::uint32_t const base = w.shfl(rows_kept.base, k);
-      fill_cell = ((kept_mask >> lane) & 1U) == 0;
-      j = base + popc32(kept_mask & below);
+  auto const alp_value = [&](std::uint32_t j) {
+    return decode_scaled<Float>(static_cast<std::int64_t>(fields.base + static_cast<std::uint64_t>(packed(j))), sc);
+  };
+  // The cells row by row: each lane's cell c, its place j among the kept cells, and `decode(j,
+  // kept)`, called by every lane (ALP_RD's shuffle needs them all), its value stored where c
+  // is kept. One loop per mode: a mode test inside the unrolled loop slowed the ALP rows
+  // (float64 decode 945 -> 570 GB/s on one H200).
+  Float* const lane_out = out + lane;  // cell 32k + lane at lane_out[32k]: constant offsets
+  auto const rows_of_cells = [&](auto decode, auto has_fill) {
+ZS_UNROLL_4
+    for (unsigned k = 0; k < cell_rows; ++k) {
+      if (k * warp_lanes >= count) break;
+      std::uint32_t const c = k * warp_lanes + lane;
+      std::uint32_t j = c;
+      bool fill_cell = false;
+      if constexpr (decltype(has_fill)::value) {
+        std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
+        std::uint32_t const base = w.shfl(rows_kept.base, k);
+        fill_cell = ((kept_mask >> lane) & 1U) == 0;
+        j = base + popc32(kept_mask & below);
+      }
+      Float const value = decode(j, c < count && !fill_cell);
+      if (c < count) lane_out[k * warp_lanes] = fill_cell ? fill : value;
     }
   };
-  // One loop per mode: a mode test inside the unrolled loop slowed the ALP rows (float64
-  // decode 945 -> 570 GB/s on one H200).
+  // Vectors without fill cells (most) take a loop without the fill map's steps.
+  auto const each_cell = [&](auto decode) {
+    if (fields.fill) {
+      rows_of_cells(decode, std::true_type{});
+    } else {
+      rows_of_cells(decode, std::false_type{});
+    }
+  };
   if (fields.mode == fmt::mode_rd) {
     // Lane i (i < 8) holds entry i, picked without indexing the dictionary at run time.
     std::uint32_t dict_entry = 0;
 ZS_UNROLL
     for (int i = 0; i < fmt::max_dict; ++i) dict_entry = static_cast<int>(lane % fmt::max_dict) == i ? fields.dict[i] : dict_entry;
-ZS_UNROLL
-    for (unsigned k = 0; k < cell_rows; ++k) {
-      if (k * warp_lanes >= count) break;
-      std::uint32_t const c = k * warp_lanes + lane;
-      std::uint32_t j = 0;
-      bool fill_cell = false;
-      locate(k, c, j, fill_cell);
-      bool const read = c < count && !fill_cell;
-      word_t const code = read ? fmt::get_field<word_t>(reinterpret_cast<const word_t*>(s.packed), traits::lanes, j, fields.bits) : 0;
+    each_cell([&](std::uint32_t j, bool kept) {
+      word_t const code = kept ? packed(j) : 0;
       auto const left = static_cast<word_t>(w.shfl(dict_entry, static_cast<unsigned>(code & 7U)));
-      word_t const right =
-          read ? fmt::get_field<word_t>(reinterpret_cast<const word_t*>(s.right), traits::lanes, j, fields.right_bits) : 0;
-      if (c < count) out[c] = fill_cell ? fill : fmt::from_bits<Float>(static_cast<word_t>((left << fields.right_bits) | right));
-    }
+      word_t const r = kept ? right(j) : 0;
+      return fmt::from_bits<Float>(static_cast<word_t>((left << fields.right_bits) | r));
+    });
+  } else if (fields.mode == fmt::mode_alp) {
+    // Cells that are not kept read nothing: past the vector's end, j lies past the section.
+    each_cell([&](std::uint32_t j, bool kept) { return kept ? alp_value(j) : Float(0); });
   } else {
-ZS_UNROLL
-    for (unsigned k = 0; k < cell_rows; ++k) {
-      if (k * warp_lanes >= count) break;
-      std::uint32_t const c = k * warp_lanes + lane;
-      std::uint32_t j = 0;
-      bool fill_cell = false;
-      locate(k, c, j, fill_cell);
-      if (c < count) out[c] = fill_cell ? fill : kept_value<Float>(s, fields, sc, j);
-    }
+    each_cell([&](std::uint32_t j, bool kept) { return fmt::from_bits<Float>(kept ? staged[j] : word_t{0}); });
   }
   if (fields.mode == fmt::mode_raw || fields.exceptions == 0) return;
   w.sync();  // the exceptions' cells were written above, maybe by other lanes
@@ -1095,12 +1149,10 @@ ZS_UNROLL
     Float value;
     if (fields.mode == fmt::mode_rd) {
       word_t const left = static_cast<word_t>(detail::load_le(s.patches + patch, 2));
-      word_t const right =
-          fmt::get_field<word_t>(reinterpret_cast<const word_t*>(s.right), traits::lanes, j, fields.right_bits);
-      value = fmt::from_bits<Float>(static_cast<word_t>((left << fields.right_bits) | right));
+      value = fmt::from_bits<Float>(static_cast<word_t>((left << fields.right_bits) | right(j)));
     } else if (corrected) {
       auto const correction = static_cast<std::int16_t>(static_cast<std::uint16_t>(detail::load_le(s.patches + patch, 2)));
-      value = fmt::from_bits<Float>(static_cast<word_t>(fmt::bits_of(kept_value<Float>(s, fields, sc, j)) +
+      value = fmt::from_bits<Float>(static_cast<word_t>(fmt::bits_of(alp_value(j)) +
                                                         static_cast<word_t>(static_cast<std::int64_t>(correction))));
     } else {
       value = fmt::from_bits<Float>(static_cast<word_t>(detail::load_le(s.patches + patch, sizeof(Float))));

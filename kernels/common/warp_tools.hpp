@@ -30,7 +30,8 @@
 //
 // Functions that run on both sides are ZS_HD (zs/hd.hpp); those that take a Warp are
 // ZS_WARP_FN, device code under nvcc and plain functions for the emulator. ZS_UNROLL asks nvcc
-// to unroll the loop it precedes (the CPU build ignores it).
+// to unroll the loop it precedes, ZS_UNROLL_4 to unroll it four times (for long bodies, whose
+// full unrolling would outgrow the instruction cache); the CPU build ignores both.
 #pragma once
 
 #include <cstddef>
@@ -44,9 +45,11 @@
 #if defined(__CUDACC__)
 #define ZS_WARP_FN __device__
 #define ZS_UNROLL _Pragma("unroll")
+#define ZS_UNROLL_4 _Pragma("unroll 4")
 #else
 #define ZS_WARP_FN
 #define ZS_UNROLL
+#define ZS_UNROLL_4
 #endif
 
 namespace zs::kernels::warp {

@@ -157,23 +157,31 @@ chosen_paths check_column(const std::vector<T>& values, const fmt::column_params
         << ref_fields[v].exceptions << ") differs from the reference";
   }
 
-  // The reference's vectors decoded by the warp: every value's bits come back.
-  std::vector<T> decoded(vectors * fmt::vector_values);
-  std::memset(decoded.data(), 0xAB, decoded.size() * sizeof(T));
-  std::vector<int> accepted(vectors, 0);
-  emu::run(
-      vectors, ka::decode_stage_bytes_per_warp,
-      [&](emu::warp& w, std::uint64_t v, std::byte* smem) {
-        std::uint32_t const count = fmt::values_in_vector(values.size(), v);
-        fmt::vector_fields fields;
-        if (!ka::check_vector_warp<emu::warp, T>(w, ref + v * slot, ref_bytes[v], count, p, fields)) return;
-        ka::decode_vector_warp(w, ref + v * slot, count, p, fields, decoded.data() + v * fmt::vector_values,
-                               reinterpret_cast<std::uint64_t*>(smem));
-        if (w.lane == 0) accepted[v] = 1;
-      },
-      [](emu::warp&) {});
-  for (std::uint64_t v = 0; v < vectors; ++v) EXPECT_EQ(accepted[v], 1) << "vector " << v << " rejected";
-  EXPECT_EQ(std::memcmp(decoded.data(), values.data(), values.size() * sizeof(T)), 0) << "decoded bits differ";
+  // The reference's vectors decoded by the warp, staged whole (as the GPU decoder stages every
+  // vector that fits) and read in place (the main section staged alone): every value's bits
+  // come back both ways.
+  for (bool const whole : {true, false}) {
+    std::vector<T> decoded(vectors * fmt::vector_values);
+    std::memset(decoded.data(), 0xAB, decoded.size() * sizeof(T));
+    std::vector<int> accepted(vectors, 0);
+    emu::run(
+        vectors, ka::decode_stage_bytes_per_warp,
+        [&](emu::warp& w, std::uint64_t v, std::byte* smem) {
+          auto* stage = reinterpret_cast<std::uint64_t*>(smem);
+          std::uint32_t const count = fmt::values_in_vector(values.size(), v);
+          const std::byte* vector = ref + v * slot;
+          bool const staged = whole && ka::stage_vector_warp(w, vector, ref_bytes[v], stage);
+          if (staged) vector = smem;
+          fmt::vector_fields fields;
+          if (!ka::check_vector_warp<emu::warp, T>(w, vector, ref_bytes[v], count, p, fields)) return;
+          ka::decode_vector_warp(w, vector, staged, count, p, fields, decoded.data() + v * fmt::vector_values, stage);
+          if (w.lane == 0) accepted[v] = 1;
+        },
+        [](emu::warp&) {});
+    for (std::uint64_t v = 0; v < vectors; ++v) EXPECT_EQ(accepted[v], 1) << "vector " << v << " rejected";
+    EXPECT_EQ(std::memcmp(decoded.data(), values.data(), values.size() * sizeof(T)), 0)
+        << "decoded bits differ (" << (whole ? "staged whole" : "in place") << ")";
+  }
 
   // Damaged vectors: the warp's verdict is the reference's.
   std::mt19937_64 rng(5);
