@@ -487,7 +487,7 @@ ZS_WARP_FN alp_outcome choose_alp_warp(Warp& w, const Float* first, std::uint32_
     alp_scales<Float> const sc = scales_of<Float>(p.exponent[c], p.factor[c]);
     alp_stats kept;
     alp_stats filled;
-ZS_UNROLL
+ZS_UNROLL_4
     for (unsigned k = 0; k < cell_rows; ++k) {
       if (((valid >> k) & 1U) == 0) continue;
       std::int64_t d = 0;
@@ -715,7 +715,7 @@ ZS_UNROLL
   unsigned const below = lanes_below(lane);
   auto* stage = reinterpret_cast<word_t*>(stage_words);
   std::uint32_t exceptions_before = 0;
-ZS_UNROLL
+ZS_UNROLL_4
   for (unsigned k = 0; k < cell_rows; ++k) {
     std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
     std::uint32_t const base = w.shfl(rows_kept.base, k);
@@ -786,7 +786,7 @@ ZS_WARP_FN void write_vector_warp(Warp& w, const Float* first, std::uint32_t cou
     if (lane == 0 && raw % 8 != 0) *reinterpret_cast<std::uint64_t*>(at + fmt::pad8(raw) - 8) = 0;
     w.sync();
     auto* words = reinterpret_cast<word_t*>(at);
-ZS_UNROLL
+ZS_UNROLL_4
     for (unsigned k = 0; k < cell_rows; ++k) {
       std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
       std::uint32_t const base = w.shfl(rows_kept.base, k);
@@ -811,7 +811,7 @@ ZS_UNROLL
   auto* stage = reinterpret_cast<word_t*>(stage_words);
   std::uint32_t exceptions_before = 0;
   std::uint32_t patch_before = 0;
-ZS_UNROLL
+ZS_UNROLL_4
   for (unsigned k = 0; k < cell_rows; ++k) {
     std::uint32_t const kept_mask = w.shfl(rows_kept.mask, k);
     std::uint32_t const base = w.shfl(rows_kept.base, k);
