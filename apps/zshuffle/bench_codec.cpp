@@ -25,6 +25,8 @@
 // (encode_with_prepare_gbs). The CPU reference encodes the untiled input as one frame: its ratio
 // is printed beside the GPU's, and the GPU's frame of the same untiled input must equal it byte for
 // byte. Beside them, the ratio the codec itself estimates (codec::estimate on the untiled input).
+// For alp, a line under the row counts that frame's vectors by the path they took (ALP, ALP_RD,
+// raw; the fill value taken out), JSON alp_vectors_untiled.
 // Ratios divide the bytes a raw shuffle would move (values, or characters + 8 per string) by the
 // frame bytes, as shuffle statistics and estimates do.
 //
@@ -48,12 +50,14 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "args.hpp"
 #include "bench_inputs.hpp"
+#include "codecs/alp/alp_codec.hpp"
 #include "codecs/fsst/fsst_mode.hpp"
 #include "commands.hpp"
 #include "geometry.hpp"
@@ -366,6 +370,7 @@ struct result {
   std::optional<double> estimate;     // codec::estimate on the untiled input
   double ratio = 0;                   // tiled input, all frames
   std::vector<std::pair<std::string, std::uint64_t>> frames_by_scheme;  // frames per codec id in the headers
+  std::optional<zs::codecs::alp_vector_mix> alp_vectors;  // alp: the CPU frame's vectors by mode (untiled input)
   bool timed = false;                 // GPU runs; CPU runs time nothing
   double encode_ms = 0, decode_ms = 0;
   double prepare_ms = 0;              // the column parameters' preparation (zshuffle's GPU runs)
@@ -406,6 +411,12 @@ bool has_cpu_reference(const zs::codec& c, zs::value_type type) {
   return true;
 }
 
+// Which paths an alp column takes (ALP, ALP_RD, raw vectors; the fill value taken out), from
+// the CPU reference's frame of the untiled input, which the GPU's equals.
+void note_alp_vectors(const zs::codec& c, std::span<const std::byte> frame, zs::value_type type, result& r) {
+  if (c.id() == zs::codec_id::alp) r.alp_vectors = zs::codecs::vector_mix(frame, type);
+}
+
 void cpu_reference(const zs::codec& c, const zs::column& host, result& r) {
   std::vector<zs::encode_source> sources{whole(host.view(), host.data_bytes())};
   zs::host_buffer const params = attach_params_on_host(c, sources);
@@ -415,6 +426,7 @@ void cpu_reference(const zs::codec& c, const zs::column& host, result& r) {
   c.encode_host({sources, frame.as<std::byte>(), offsets, &frame_bytes});
   r.cpu_ratio = static_cast<double>(uncompressed_bytes(sources.front())) / static_cast<double>(frame_bytes);
   r.cpu_scheme = std::string(zs::to_string(static_cast<zs::codec_id>(frame.as<std::byte>()[6])));
+  note_alp_vectors(c, {frame.as<std::byte>(), frame_bytes}, host.type(), r);
   std::array<std::uint64_t, 2> const piece_begin{0, 1};
   r.estimate = estimated_ratio([&] { return c.estimate_host({sources, piece_begin}); });
 }
@@ -438,6 +450,7 @@ void gpu_reference(const zs::codec& c, const zs::column& host, result& r, cudaSt
   c.encode_host({sources, cpu.data(), offsets, &cpu_bytes});
   r.cpu_ratio = static_cast<double>(uncompressed_bytes(sources.front())) / static_cast<double>(cpu_bytes);
   r.cpu_scheme = std::string(zs::to_string(static_cast<zs::codec_id>(cpu[6])));
+  note_alp_vectors(c, {cpu.data(), cpu_bytes}, host.type(), r);
 
   zs::column const device = host.copy_to(zs::memory_kind::device, stream);
   std::vector<zs::encode_source> dsources{whole(device.view(), host.data_bytes())};
@@ -740,6 +753,11 @@ void print_row(const result& r, int name_width, int codec_width) {
                 100.0 * r.decode_limit_ms / r.decode_ms);
   }
   std::printf(" %3s\n", r.verified ? "yes" : "NO");
+  if (auto const& v = r.alp_vectors) {
+    std::printf("    vectors of the untiled column: alp %llu, alp_rd %llu, raw %llu; fill value taken out of %llu\n",
+                static_cast<unsigned long long>(v->alp), static_cast<unsigned long long>(v->alp_rd),
+                static_cast<unsigned long long>(v->raw), static_cast<unsigned long long>(v->with_fill));
+  }
   for (auto const& g : r.geometry) std::printf("    geometry: %s\n", g.c_str());
   std::fflush(stdout);
 }
@@ -764,6 +782,9 @@ nlohmann::json result_json(const result& r) {
                    {"gpu_equals_cpu_untiled", r.identical ? nlohmann::json(*r.identical) : nlohmann::json(nullptr)},
                    {"frames_by_scheme", std::move(schemes)},
                    {"verified", r.verified}};
+  if (auto const& v = r.alp_vectors) {
+    j["alp_vectors_untiled"] = {{"alp", v->alp}, {"alp_rd", v->alp_rd}, {"raw", v->raw}, {"with_fill", v->with_fill}};
+  }
   if (r.timed) {
     j["encode_ms"] = r.encode_ms;
     j["encode_gbs"] = gbs(r.raw_bytes, r.encode_ms);

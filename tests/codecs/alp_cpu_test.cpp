@@ -14,11 +14,14 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "alp/alp_format.hpp"
+#include "codecs/alp/alp_codec.hpp"
 #include "zs/codec.hpp"
+#include "zs/error.hpp"
 #include "zs/hash.hpp"
 #include "zs/io.hpp"
 #include "zs_test.hpp"
@@ -103,23 +106,16 @@ T from_bits(bits_t<T> b) {
   return std::bit_cast<T>(b);
 }
 
-// The vector modes of a frame, counted: ALP, ALP_RD, raw, and how many took the fill path.
-struct mode_counts {
-  std::uint64_t alp = 0, rd = 0, raw = 0, fill = 0;
-};
-mode_counts modes_of(const encoded& e) {
-  mode_counts m;
-  std::uint64_t const section = zs::params_section_bytes(zs::alp::params_bytes);
+// The vector modes of a column's frames, counted (codecs::vector_mix of each frame, added up):
+// ALP, ALP_RD, raw, and how many took the fill path.
+zs::codecs::alp_vector_mix modes_of(const encoded& e) {
+  zs::codecs::alp_vector_mix m;
   for (std::size_t f = 0; f < e.sources.size(); ++f) {
-    const std::byte* frame = e.frames.data() + e.offsets[f];
-    const std::byte* body = frame + zs::frame_header_bytes + section;
-    std::uint64_t const vectors = zs::alp::vector_count(e.sources[f].count);
-    for (std::uint64_t v = 0; v < vectors; ++v) {
-      auto const mode_byte = static_cast<std::uint8_t>(body[8 * vectors + zs::alp::vector_start(body, v)]);
-      auto const mode = mode_byte & ~zs::alp::fill_flag;
-      (mode == zs::alp::mode_alp ? m.alp : mode == zs::alp::mode_rd ? m.rd : m.raw) += 1;
-      if ((mode_byte & zs::alp::fill_flag) != 0) ++m.fill;
-    }
+    auto const one = zs::codecs::vector_mix({e.frames.data() + e.offsets[f], e.bytes[f]}, e.sources[f].type);
+    m.alp += one.alp;
+    m.alp_rd += one.alp_rd;
+    m.raw += one.raw;
+    m.with_fill += one.with_fill;
   }
   return m;
 }
@@ -142,7 +138,7 @@ TYPED_TEST(AlpCpu, DecimalValuesCodeAsAlpAndShrink) {
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<T>(static_cast<double>(i % 977) / 100.0);
   std::uint64_t const bytes = expect_round_trip(values);
   EXPECT_LT(bytes * 2, values.size() * sizeof(T));
-  mode_counts const m = modes_of(encode_host(values));
+  zs::codecs::alp_vector_mix const m = modes_of(encode_host(values));
   EXPECT_EQ(m.alp, zs::alp::vector_count(values.size()));
 }
 
@@ -235,8 +231,8 @@ TYPED_TEST(AlpCpu, FillValuesCostAboutABitEach) {
     if (!missing) present.push_back(values[i]);
   }
   std::uint64_t const bytes = expect_round_trip(values, 4);
-  mode_counts const m = modes_of(encode_host(values, 4));
-  EXPECT_GT(m.fill, 0U);
+  zs::codecs::alp_vector_mix const m = modes_of(encode_host(values, 4));
+  EXPECT_GT(m.with_fill, 0U);
   // What the present values alone take, plus per vector its map (a bit per cell) and the
   // headers and part-filled rows of the vectors the missing cells spread them over: far below
   // an exception for each missing cell (6 or 10 bytes).
@@ -252,8 +248,8 @@ TYPED_TEST(AlpCpu, HighPrecisionValuesCodeAsAlpRd) {
   std::vector<T> values(20000);
   for (auto& v : values) v = dist(rng);
   std::uint64_t const bytes = expect_round_trip(values);
-  mode_counts const m = modes_of(encode_host(values));
-  EXPECT_EQ(m.rd, zs::alp::vector_count(values.size()));
+  zs::codecs::alp_vector_mix const m = modes_of(encode_host(values));
+  EXPECT_EQ(m.alp_rd, zs::alp::vector_count(values.size()));
   EXPECT_LT(bytes, values.size() * sizeof(T));
 }
 
@@ -291,10 +287,10 @@ TYPED_TEST(AlpCpu, DecodePhasesSplitOverLanesGiveTheSameValues) {
   ASSERT_TRUE(zs::alp::load_params<T>(e.params.data(), p));
   const std::byte* body = e.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
   std::uint64_t const vectors = zs::alp::vector_count(values.size());
-  mode_counts const m = modes_of(e);
+  zs::codecs::alp_vector_mix const m = modes_of(e);
   EXPECT_GT(m.alp, 0U);
-  EXPECT_GT(m.rd, 0U);
-  EXPECT_GT(m.fill, 0U);
+  EXPECT_GT(m.alp_rd, 0U);
+  EXPECT_GT(m.with_fill, 0U);
   for (std::uint64_t v = 0; v < vectors; ++v) {
     const std::byte* vec = body + 8 * vectors + zs::alp::vector_start(body, v);
     std::uint32_t const count = zs::alp::values_in_vector(values.size(), v);
@@ -451,12 +447,47 @@ void check_real_column(const real_float_column& c, const zs::column& col) {
   std::size_t const parts = std::max<std::size_t>(1, values.size() * sizeof(T) / (std::size_t{1} << 20));
   std::uint64_t const bytes = expect_round_trip(values, parts);
   double const ratio = static_cast<double>(values.size() * sizeof(T)) / static_cast<double>(bytes);
-  mode_counts const m = modes_of(encode_host(values, parts));
+  zs::codecs::alp_vector_mix const m = modes_of(encode_host(values, parts));
   std::printf("%-18s ratio %.3f (ALP reference %.3f, Bitcomp %.3f); vectors: ALP %llu, ALP_RD %llu, raw %llu, fill path %llu\n",
               c.file, ratio, c.alp_reference, c.bitcomp, static_cast<unsigned long long>(m.alp),
-              static_cast<unsigned long long>(m.rd), static_cast<unsigned long long>(m.raw),
-              static_cast<unsigned long long>(m.fill));
+              static_cast<unsigned long long>(m.alp_rd), static_cast<unsigned long long>(m.raw),
+              static_cast<unsigned long long>(m.with_fill));
   EXPECT_GE(ratio, std::max(c.alp_reference, c.bitcomp)) << c.file;
+}
+
+// codecs::vector_mix, what bench codec reports per float column: every vector counted once, and
+// a frame the CPU reference refuses (a damaged vector, a wrong type, cut short) refused.
+TEST(AlpCpuVectorMix, CountsEveryVectorAndRefusesWhatTheDecoderRefuses) {
+  std::vector<double> values(5000);
+  std::mt19937_64 rng(7);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    // Decimals with two digits (ALP), the last vectors random bit patterns (ALP_RD or raw).
+    values[i] = i < 3072 ? static_cast<double>(static_cast<std::int64_t>(rng() % 100000)) / 100.0
+                         : std::bit_cast<double>(rng());
+  }
+  encoded const e = encode_host(values);
+  std::span<const std::byte> const frame(e.frames.data(), e.bytes[0]);
+  auto const m = zs::codecs::vector_mix(frame, zs::value_type::float64);
+  EXPECT_EQ(m.alp + m.alp_rd + m.raw, zs::alp::vector_count(values.size()));
+  EXPECT_EQ(m.alp, 3U);
+  EXPECT_EQ(m.with_fill, 0U);
+
+  auto const refused = [](std::span<const std::byte> bytes, zs::value_type type) {
+    try {
+      zs::codecs::vector_mix(bytes, type);
+    } catch (const zs::error& err) {
+      return err.code() == zs::error_code::corrupt_frame;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused(frame, zs::value_type::float32));
+  EXPECT_TRUE(refused(frame.first(frame.size() - 8), zs::value_type::float64));
+  std::vector<std::byte> damaged(frame.begin(), frame.end());
+  std::byte* body = damaged.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
+  std::uint64_t const vectors = zs::alp::vector_count(values.size());
+  body[8 * vectors] = std::byte{0x7f};  // the first vector's mode: none defined
+  reseal(damaged.data());
+  EXPECT_TRUE(refused(damaged, zs::value_type::float64));
 }
 
 TEST(AlpCpuRealColumns, RoundTripAtLeastTheReferencesRatios) {

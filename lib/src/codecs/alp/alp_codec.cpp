@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "alp/alp_format.hpp"
@@ -40,28 +41,38 @@ void encode_body(const encode_source& source, const alp::column_params& p, std::
   body_bytes = 8 * vectors + end;
 }
 
+// The checks of a frame's body before any value is read: its parameters, its vector ends and
+// every vector's fields (into `fields`).
 template <typename Float>
-frame_status decode_body(const std::byte* params, const std::byte* body, std::uint64_t body_bytes,
-                         const decode_target& target) {
-  alp::column_params p;
-  if (!alp::load_params<Float>(params, p)) return frame_status::corrupt_payload;
-  std::uint64_t const count = target.count;
-  if (!alp::check_ends(body, body_bytes, count)) return frame_status::corrupt_payload;
+bool check_body(const std::byte* params, const std::byte* body, std::uint64_t body_bytes, std::uint64_t count,
+                alp::column_params& p, std::vector<alp::vector_fields>& fields) {
+  if (!alp::load_params<Float>(params, p)) return false;
+  if (!alp::check_ends(body, body_bytes, count)) return false;
   std::uint64_t const vectors = alp::vector_count(count);
   const std::byte* data = body + 8 * vectors;
-  // Every vector is checked before any value is written, so a refused frame leaves its target
-  // as it was.
-  std::vector<alp::vector_fields> fields(vectors);
+  fields.resize(vectors);
   for (std::uint64_t v = 0; v < vectors; ++v) {
     std::uint64_t const start = alp::vector_start(body, v);
     if (!alp::check_vector<Float>(data + start, alp::vector_end(body, v) - start, alp::values_in_vector(count, v), p,
                                   fields[v])) {
-      return frame_status::corrupt_payload;
+      return false;
     }
   }
+  return true;
+}
+
+template <typename Float>
+frame_status decode_body(const std::byte* params, const std::byte* body, std::uint64_t body_bytes,
+                         const decode_target& target) {
+  // Every vector is checked before any value is written, so a refused frame leaves its target
+  // as it was.
+  alp::column_params p;
+  std::vector<alp::vector_fields> fields;
+  if (!check_body<Float>(params, body, body_bytes, target.count, p, fields)) return frame_status::corrupt_payload;
+  const std::byte* data = body + 8 * fields.size();
   auto* out = static_cast<Float*>(target.values);
-  for (std::uint64_t v = 0; v < vectors; ++v) {
-    alp::read_vector<Float>(data + alp::vector_start(body, v), alp::values_in_vector(count, v), p, fields[v],
+  for (std::uint64_t v = 0; v < fields.size(); ++v) {
+    alp::read_vector<Float>(data + alp::vector_start(body, v), alp::values_in_vector(target.count, v), p, fields[v],
                             out + v * alp::vector_values);
   }
   return frame_status::ok;
@@ -130,6 +141,37 @@ void alp_codec::prepare_params_host(const sample_batch& samples, std::byte* para
       alp::store_params<float>(prepare_one<float>(pieces), out);
     }
   }
+}
+
+alp_vector_mix vector_mix(std::span<const std::byte> frame, value_type type) {
+  auto const refuse = [](const std::string& why) { ZS_FAIL(error_code::corrupt_frame, "alp vector mix: " + why); };
+  if (type != value_type::float32 && type != value_type::float64) refuse("not a float column");
+  if (frame.size() < frame_header_bytes) refuse("shorter than a frame header");
+  frame_header const header = load_header(frame.data());
+  // Checked against what the header itself says of the column: the mix reads any alp frame.
+  frame_expectation const expected{codec_bit(codec_id::alp), type, header.value_count,
+                                   header.value_count * value_width(type), alp::params_bytes};
+  frame_status const status = validate_header(frame.data(), frame.size(), expected);
+  if (status != frame_status::ok) refuse("the frame's header is refused (" + std::string(to_string(status)) + ")");
+  if (!alp::check_codec_params(header.params.data())) refuse("the codec's header fields are refused");
+  const std::byte* payload = frame.data() + frame_header_bytes;
+  std::uint64_t const section = params_section_bytes(alp::params_bytes);
+  alp::column_params p;
+  std::vector<alp::vector_fields> fields;
+  bool const ok = type == value_type::float64
+                      ? check_body<double>(payload + params_prefix_bytes, payload + section, header.payload_bytes - section,
+                                           header.value_count, p, fields)
+                      : check_body<float>(payload + params_prefix_bytes, payload + section, header.payload_bytes - section,
+                                          header.value_count, p, fields);
+  if (!ok) refuse("a vector is refused");
+  alp_vector_mix mix;
+  for (auto const& f : fields) {
+    mix.alp += f.mode == alp::mode_alp ? 1 : 0;
+    mix.alp_rd += f.mode == alp::mode_rd ? 1 : 0;
+    mix.raw += f.mode == alp::mode_raw ? 1 : 0;
+    mix.with_fill += f.fill ? 1 : 0;
+  }
+  return mix;
 }
 
 ZS_REGISTER_CODEC(alp_codec)

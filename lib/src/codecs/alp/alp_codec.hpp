@@ -10,9 +10,25 @@
 // coders that the CPU reference and the GPU kernels share.
 #pragma once
 
+#include <cstdint>
+#include <span>
+
 #include "zs/codec.hpp"
 
 namespace zs::codecs {
+
+/// How an alp frame's vectors are coded: which columns take ALP, ALP_RD or raw vectors, and in
+/// how many the column's fill value is taken out (the fill-value path). For reports.
+struct alp_vector_mix {
+  std::uint64_t alp = 0;
+  std::uint64_t alp_rd = 0;
+  std::uint64_t raw = 0;
+  std::uint64_t with_fill = 0;  // of all three
+};
+
+/// The mix of a whole alp frame (header included) of `type` values, as the CPU reference checks
+/// it (its header, parameters and every vector); zs::error (corrupt_frame) where it refuses it.
+alp_vector_mix vector_mix(std::span<const std::byte> frame, value_type type);
 
 class alp_codec final : public codec {
  public:
