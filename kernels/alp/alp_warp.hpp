@@ -952,11 +952,10 @@ ZS_WARP_FN bool check_vector_warp(Warp& w, const std::byte* in, std::uint64_t av
 /// shared memory is read with shared loads.
 template <typename Word>
 struct lane_fields {
-  const Word* words = nullptr;
-  int bits = 0;
-  Word mask = 0;
+  const Word* words;
+  int bits;
+  Word mask;
 
-  ZS_HD lane_fields() = default;
   ZS_HD lane_fields(const Word* area, int field_bits)
       : words(area),
         bits(field_bits),
