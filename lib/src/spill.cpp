@@ -235,10 +235,10 @@ std::vector<std::uint64_t> frame_boundaries(std::uint64_t count, std::uint64_t r
 }
 
 frame_plan plan_frames(value_type type, std::span<const std::uint64_t> rows, std::span<const std::int64_t> ends,
-                       std::uint64_t batch_bytes) {
+                       std::uint64_t batch_bytes, bool short_ends) {
   frame_plan p;
-  p.batch_begin.push_back(0);
-  std::uint64_t in_batch = 0;
+  std::vector<spilled_frame> frames;
+  std::uint64_t total = 0;
   for (std::size_t f = 0; f + 1 < rows.size(); ++f) {
     spilled_frame fr;
     fr.row = rows[f];
@@ -247,13 +247,26 @@ frame_plan plan_frames(value_type type, std::span<const std::uint64_t> rows, std
       fr.chars_begin = static_cast<std::uint64_t>(ends[f]);
       fr.chars = static_cast<std::uint64_t>(ends[f + 1] - ends[f]);
     }
+    total += uncompressed_bytes(type, fr.rows, fr.chars);
+    frames.push_back(fr);
+  }
+  short_ends = short_ends && total > 2 * batch_bytes;
+  std::uint64_t const end_bytes = std::max<std::uint64_t>(batch_bytes / 8, 1);
+  std::uint64_t in_batch = 0, left = total;
+  bool in_last = false;
+  p.batch_begin.push_back(0);
+  for (spilled_frame& fr : frames) {
     std::uint64_t const bytes = uncompressed_bytes(type, fr.rows, fr.chars);
-    if (in_batch > 0 && in_batch + bytes > batch_bytes) {
+    bool const starts_last = short_ends && !in_last && left <= end_bytes;
+    std::uint64_t const limit = short_ends && p.batch_begin.size() == 1 ? end_bytes : batch_bytes;
+    if (in_batch > 0 && (starts_last || in_batch + bytes > limit)) {
       p.batch_begin.push_back(p.frames.size());
       in_batch = 0;
     }
+    in_last = in_last || starts_last;
     fr.block = p.batch_begin.size() - 1;
     in_batch += bytes;
+    left -= bytes;
     p.frames.push_back(fr);
   }
   if (!p.frames.empty()) p.batch_begin.push_back(p.frames.size());

@@ -234,7 +234,8 @@ struct encoding_batch {
   std::size_t first = 0, frames = 0;
   std::vector<std::uint64_t> layout;
   device_buffer scratch;
-  cuda_event sized;
+  cuda_event sized;   // its sizes are in pinned memory
+  cuda_event packed;  // its frames are packed for the copy to the host
 };
 
 // The raw fast path: where raw was chosen, framing would only add an encode (a device copy
@@ -307,10 +308,15 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   auto const rows = frame_boundaries(v.count, uncompressed_bytes(v.type, v.count, s.chars_bytes), options.frame_bytes);
   std::vector<std::int64_t> ends;
   if (v.type == value_type::string) ends = device_offsets_at(v, rows, stream);
-  frame_plan const p = plan_frames(v.type, rows, ends, options.batch_bytes);
+  frame_plan p = plan_frames(v.type, rows, ends, options.batch_bytes);
   trace.mark("plan");
   device_side side(v, p, stream);
   choose_codec(s, options, v, p, side);
+  // Where the codec outruns the link, the copies bound the pipeline: short first and last batches.
+  spill_report const& r = s.report;
+  if (r.encode_bps > 0 && r.estimated_ratio * r.pcie_bps < r.encode_bps) {
+    p = plan_frames(v.type, rows, ends, options.batch_bytes, true);
+  }
   trace.mark(("choose " + s.report.codec_name).c_str());
   if (s.report.codec == codec_id::raw && !s.report.forced) {
     spill_unframed(s, v, stream);
@@ -342,7 +348,7 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
   spill_block lists_block(std::max<std::size_t>(all.size(), 1) * 3 * 8, true, column);
   auto* const lists = reinterpret_cast<std::uint64_t*>(lists_block.data());
   device_buffer d_sizes(std::max<std::size_t>(all.size(), 1) * 8, stream);
-  cuda_stream copier;
+  cuda_stream packer, copier;
 
   auto const enqueue = [&](std::size_t b) {
     encoding_batch e;
@@ -358,10 +364,11 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
     e.sized.record(stream);
     return e;
   };
-  // Once a batch's sizes are known: its host block, and on the copy stream (overlapping the next
-  // batch's encoding on `stream`) one batched device copy that packs its frames without the gaps
-  // of their worst-case layout, then one copy of them all to the host block. Many small copies
-  // to the host would each pay the copy engine's fixed cost.
+  // Once a batch's sizes are known: its host block, and on a packing stream one batched device
+  // copy that packs its frames without the gaps of their worst-case layout, then on the copy
+  // stream one copy of them all to the host block. Many small copies to the host would each pay
+  // the copy engine's fixed cost. Packing on a stream of its own keeps it off the path of both
+  // the encoding (which bounds string columns) and the copies (which bound fast codecs).
   auto const drain = [&](encoding_batch& e) {
     e.sized.synchronize();
     const std::uint64_t* size = sizes + e.first;
@@ -369,8 +376,8 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
     for (std::size_t i = 0; i < e.frames; ++i) total += align_frame(size[i]);
     bool const keep_on_device = s.frames_memory == memory_kind::device;
     spill_block block = keep_on_device ? spill_block() : spill_block(total, true, column);
-    ZS_CUDA_TRY(cudaStreamWaitEvent(copier, e.sized.get(), 0));
-    device_buffer packed(total, copier);
+    ZS_CUDA_TRY(cudaStreamWaitEvent(packer, e.sized.get(), 0));
+    device_buffer packed(total, packer);
     std::uint64_t* const list = lists + 3 * e.first;
     std::uint64_t at = 0;
     for (std::size_t i = 0; i < e.frames; ++i) {
@@ -385,21 +392,24 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
       s.report.spilled_bytes += size[i];
       at += align_frame(size[i]);
     }
-    device_buffer d_lists(3 * e.frames * 8, copier);
-    copy_async(d_lists.data(), list, 3 * e.frames * 8, copier);
-    device_buffer temp(kernels::copy_buffers_temp_bytes(e.frames), copier);
+    device_buffer d_lists(3 * e.frames * 8, packer);
+    copy_async(d_lists.data(), list, 3 * e.frames * 8, packer);
+    device_buffer temp(kernels::copy_buffers_temp_bytes(e.frames), packer);
     auto* const words = d_lists.as<std::uint64_t>();
     kernels::copy_buffers(reinterpret_cast<const void* const*>(words), reinterpret_cast<void* const*>(words + e.frames),
-                          words + 2 * e.frames, e.frames, temp.data(), temp.size(), copier);
+                          words + 2 * e.frames, e.frames, temp.data(), temp.size(), packer);
+    e.scratch.set_stream(packer);  // freed once its frames are packed
     if (keep_on_device) {
-      // The packed frames are the block; freed on `stream`, which waits for the copier below.
+      // The packed frames are the block; freed on `stream`, which waits for the packer below.
       packed.set_stream(stream);
       block = spill_block(std::move(packed), total);
     } else {
+      e.packed.record(packer);
+      ZS_CUDA_TRY(cudaStreamWaitEvent(copier, e.packed.get(), 0));
       ZS_CUDA_TRY(cudaMemcpyAsync(block.data(), packed.data(), total, cudaMemcpyDeviceToHost, copier));
+      packed.set_stream(copier);  // freed once copied
     }
     s.blocks.push_back(std::move(block));
-    e.scratch.set_stream(copier);  // freed once its frames are packed
   };
 
   std::size_t const batches = p.batch_begin.empty() ? 0 : p.batch_begin.size() - 1;
@@ -413,11 +423,14 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
     }
   } catch (...) {
     // Host blocks that copies may still write go back to the cache as the state unwinds.
+    ZS_CUDA_TRY_NOTHROW(cudaStreamSynchronize(packer));
     ZS_CUDA_TRY_NOTHROW(cudaStreamSynchronize(copier));
     throw;
   }
-  cuda_event copied;
+  cuda_event packed, copied;
+  packed.record(packer);
   copied.record(copier);
+  ZS_CUDA_TRY(cudaStreamWaitEvent(stream, packed.get(), 0));
   ZS_CUDA_TRY(cudaStreamWaitEvent(stream, copied.get(), 0));
   // Every batch's sizes were awaited: the encodes that read the parameters are done.
   if (s.report.raw_bytes > 0) s.preparation = prepared(std::move(params));

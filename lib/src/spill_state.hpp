@@ -128,9 +128,12 @@ struct frame_plan {
 /// uncompressed bytes (0 frames for an empty column).
 std::vector<std::uint64_t> frame_boundaries(std::uint64_t count, std::uint64_t raw_bytes, std::uint64_t frame_bytes);
 /// The plan from boundary rows and, for strings, the column's offsets at them (relative to the
-/// first row's offset).
+/// first row's offset). With short_ends, a column of more than two batches starts and ends
+/// with a batch of an eighth of batch_bytes: the pipeline's two ends overlap nothing (the first
+/// batch's encoding runs before any copy, the last batch's copy, or on restore its decoding,
+/// after every other), which matters where the copies bound it, not the codec.
 frame_plan plan_frames(value_type type, std::span<const std::uint64_t> rows, std::span<const std::int64_t> ends,
-                       std::uint64_t batch_bytes);
+                       std::uint64_t batch_bytes, bool short_ends = false);
 
 /// The encode source of frame `f` over the column `v` (memory of the side that encodes).
 encode_source frame_source(const column_view& v, const spilled_frame& f);

@@ -3,6 +3,7 @@
 // test corrupts spilled frames in place (lib/src/spill_state.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -120,6 +121,33 @@ TEST(Spill, DecisionComparesOverlappedDirectionsWithRawTransfers) {
   // The same codec at 40 B/s: 2 x 25 s, slower than raw.
   zs::detail::decide_codec(r, bitpack, 4.0, {40, 40}, 100);
   EXPECT_EQ(r.codec, zs::codec_id::raw);
+}
+
+TEST(Spill, ShortEndsCutTheFirstAndLastBatchOfALongColumn) {
+  using zs::value_type;
+  // 1000 frames of 1000 int32 values (4000 bytes each) in batches of 40000 bytes: a first and a
+  // last batch of an eighth (one frame), the others of ten frames.
+  auto const rows = zs::detail::frame_boundaries(1'000'000, 4'000'000, 4000);
+  ASSERT_EQ(rows.size(), 1001u);
+  auto const p = zs::detail::plan_frames(value_type::int32, rows, {}, 40'000, true);
+  ASSERT_EQ(p.frames.size(), 1000u);
+  std::vector<std::size_t> sizes;
+  for (std::size_t b = 0; b + 1 < p.batch_begin.size(); ++b) sizes.push_back(p.batch_begin[b + 1] - p.batch_begin[b]);
+  ASSERT_GE(sizes.size(), 3u);
+  EXPECT_EQ(sizes.front(), 1u);
+  EXPECT_EQ(sizes.back(), 1u);
+  for (std::size_t b = 1; b + 1 < sizes.size(); ++b) EXPECT_LE(sizes[b], 10u) << "batch " << b;
+  EXPECT_EQ(sizes.size(), 2u + 100u);  // 998 frames in the middle: 99 of ten and one of eight
+  for (std::size_t f = 0; f < p.frames.size(); ++f) {
+    EXPECT_EQ(p.frames[f].row, rows[f]);
+    EXPECT_EQ(p.frames[f].block, static_cast<std::size_t>(std::upper_bound(p.batch_begin.begin(), p.batch_begin.end(), f) -
+                                                          p.batch_begin.begin() - 1));
+  }
+  // Without short ends, and with them on two batches or fewer: equal batches.
+  auto const plain = zs::detail::plan_frames(value_type::int32, rows, {}, 40'000);
+  EXPECT_EQ(plain.batch_begin.size(), 101u);
+  auto const two = zs::detail::plan_frames(value_type::int32, rows, {}, 2'000'000, true);
+  EXPECT_EQ(two.batch_begin, (std::vector<std::size_t>{0, 500, 1000}));
 }
 
 TEST(Spill, RealColumnsRoundTrip) {

@@ -111,7 +111,9 @@ struct spill_options {
   /// a batch's copy overlaps the next batch's encoding. Two batches' frames are on the device at
   /// once (at most about 2 x batch_bytes of scratch). Each call has a fixed cost of about a
   /// millisecond, so batches of 256 MiB spill a 2 GiB string column in 47 ms where batches of
-  /// 64 MiB take 67 (bench/RESULTS.md).
+  /// 64 MiB take 67 (bench/RESULTS.md). Where the codec outruns PCIe, a column of more than two
+  /// batches starts and ends with a batch of an eighth of this, so that less of the pipeline
+  /// runs without overlap.
   std::uint64_t batch_bytes = std::uint64_t{256} << 20;
   /// How errors and reports name the column; empty: "column".
   std::string name;
