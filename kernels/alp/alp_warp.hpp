@@ -460,10 +460,55 @@ ZS_HD inline bool rd_may_undercut(std::uint32_t count, const alp_outcome& alp) {
           rd_floor_bytes<Float>(count, true, alp.fills, top_shift) < min_of(alp.before_rd, alp.alp_less_fill));
 }
 
-/// The ALP options of fmt::choose_vector by a warp: raw, then each candidate with the fill
-/// cells kept, then each without them (where the vector has fill cells), costed over the
-/// lanes' cells with warp reductions; `choice` and `size` get the first of the least (what
-/// the vector becomes unless ALP_RD undercuts it), in every lane.
+/// fmt::vector_candidate by a warp: lane l costs sample cells l and l + 32 (cells 16 l and
+/// 16 l + 512, where they lie in the vector and hold no fill value) under each candidate; warp
+/// totals give the reference's costs, which do not depend on the order of the cells.
+template <class Warp, typename Float>
+ZS_WARP_FN int vector_candidate_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::column_params& p) {
+  constexpr unsigned per_lane = fmt::vector_values / fmt::candidate_sample_stride / warp_lanes;
+  if (p.candidates <= 1) return 0;
+  Float value[per_lane];
+  std::uint32_t sampled = 0;  // bit j: sample cell j of the lane is costed
+ZS_UNROLL
+  for (unsigned j = 0; j < per_lane; ++j) {
+    std::uint32_t const cell = (j * warp_lanes + w.lane) * fmt::candidate_sample_stride;
+    value[j] = cell < count ? first[cell] : Float(0);
+    bool const take = cell < count && !(p.has_fill && static_cast<std::uint64_t>(fmt::bits_of(value[j])) == p.fill);
+    sampled |= take ? 1U << j : 0U;
+  }
+  std::uint64_t const sampled_values = warp_sum(w, popc32(sampled));
+  int best = 0;
+  std::uint64_t best_cost = 0;
+  for (int c = 0; c < p.candidates; ++c) {
+    alp_scales<Float> const sc = scales_of<Float>(p.exponent[c], p.factor[c]);
+    alp_stats stats;
+    std::uint32_t exception_bits = 0;
+ZS_UNROLL
+    for (unsigned j = 0; j < per_lane; ++j) {
+      if (((sampled >> j) & 1U) == 0) continue;
+      std::int64_t d = 0;
+      std::int32_t correction = 0;
+      fmt::fit const how = fit_scaled(value[j], sc, d, correction);
+      add_fit(stats, how, d);
+      exception_bits += how == fmt::fit::exact ? 0U : static_cast<std::uint32_t>(fmt::exception_bits<Float>(how));
+    }
+    stats = warp_total(w, stats);
+    exception_bits = warp_sum(w, exception_bits);
+    bool const any = stats.lo <= stats.hi;
+    std::uint64_t const range = any ? static_cast<std::uint64_t>(stats.hi) - static_cast<std::uint64_t>(stats.lo) : 0;
+    std::uint64_t const cost = sampled_values * static_cast<std::uint64_t>(bit_length64(range)) + exception_bits;
+    if (c == 0 || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+/// The ALP options of fmt::choose_vector by a warp: raw, then the vector's candidate
+/// (vector_candidate_warp) with the fill cells kept, then without them (where the vector has
+/// fill cells), costed over the lanes' cells with warp reductions; `choice` and `size` get the
+/// first of the least (what the vector becomes unless ALP_RD undercuts it), in every lane.
 template <class Warp, typename Float>
 ZS_WARP_FN alp_outcome choose_alp_warp(Warp& w, const Float* first, std::uint32_t count, const fmt::column_params& p,
                                        fmt::vector_fields& choice, std::uint64_t& size) {
@@ -474,66 +519,45 @@ ZS_WARP_FN alp_outcome choose_alp_warp(Warp& w, const Float* first, std::uint32_
   std::uint32_t const fills = warp_sum(w, popc32(fill));
   bool const both = fills != 0;
 
-  // The best candidate with the fill cells kept (view 0) and taken out (view 1): its index and
-  // totals, as named variables (an array indexed by the view would live in local memory); the
-  // fields are made once, at the end, which holds fewer registers than two vector_fields.
-  std::uint64_t best_bytes0 = ~std::uint64_t{0};
-  std::uint64_t best_bytes1 = ~std::uint64_t{0};
-  int best_candidate0 = 0;
-  int best_candidate1 = 0;
-  alp_stats best_stats0;
-  alp_stats best_stats1;
-  for (int c = 0; c < p.candidates; ++c) {
-    alp_scales<Float> const sc = scales_of<Float>(p.exponent[c], p.factor[c]);
-    alp_stats kept;
-    alp_stats filled;
+  int const candidate = vector_candidate_warp(w, first, count, p);
+  int const e = p.exponent[candidate];
+  int const f = p.factor[candidate];
+  alp_scales<Float> const sc = scales_of<Float>(e, f);
+  alp_stats kept;
+  alp_stats filled;
 ZS_UNROLL_4
-    for (unsigned k = 0; k < cell_rows; ++k) {
-      if (((valid >> k) & 1U) == 0) continue;
-      std::int64_t d = 0;
-      std::int32_t correction = 0;
-      fmt::fit const how = fit_scaled(first[k * warp_lanes + lane], sc, d, correction);
-      if (((fill >> k) & 1U) != 0) {
-        add_fit(filled, how, d);
-      } else {
-        add_fit(kept, how, d);
-      }
-    }
-    kept = warp_total(w, kept);
-    filled = warp_total(w, filled);
-    alp_stats const whole = merged(kept, filled);
-    std::uint64_t const whole_bytes = fmt::vector_bytes<Float>(alp_fields<Float>(whole, p.exponent[c], p.factor[c], false, fills), count);
-    if (whole_bytes < best_bytes0) {
-      best_bytes0 = whole_bytes;
-      best_candidate0 = c;
-      best_stats0 = whole;
-    }
-    if (both) {
-      std::uint64_t const less_fill_bytes =
-          fmt::vector_bytes<Float>(alp_fields<Float>(kept, p.exponent[c], p.factor[c], true, fills), count);
-      if (less_fill_bytes < best_bytes1) {
-        best_bytes1 = less_fill_bytes;
-        best_candidate1 = c;
-        best_stats1 = kept;
-      }
+  for (unsigned k = 0; k < cell_rows; ++k) {
+    if (((valid >> k) & 1U) == 0) continue;
+    std::int64_t d = 0;
+    std::int32_t correction = 0;
+    fmt::fit const how = fit_scaled(first[k * warp_lanes + lane], sc, d, correction);
+    if (((fill >> k) & 1U) != 0) {
+      add_fit(filled, how, d);
+    } else {
+      add_fit(kept, how, d);
     }
   }
-  // The reference's order: raw, then the candidates with the fill cells kept, then without.
+  kept = warp_total(w, kept);
+  filled = warp_total(w, filled);
+  // The reference's order: raw, then the candidate with the fill cells kept, then without.
   choice = fmt::vector_fields{};
   choice.mode = fmt::mode_raw;
   size = fmt::vector_bytes<Float>(choice, count);
-  if (best_bytes0 < size) {
-    size = best_bytes0;
-    choice = alp_fields<Float>(best_stats0, p.exponent[best_candidate0], p.factor[best_candidate0], false, fills);
+  fmt::vector_fields const whole = alp_fields<Float>(merged(kept, filled), e, f, false, fills);
+  std::uint64_t const whole_bytes = fmt::vector_bytes<Float>(whole, count);
+  if (whole_bytes < size) {
+    size = whole_bytes;
+    choice = whole;
   }
   alp_outcome outcome;
   outcome.before_rd = size;
   outcome.fills = fills;
   if (both) {
-    outcome.alp_less_fill = best_bytes1;
-    if (best_bytes1 < size) {
-      size = best_bytes1;
-      choice = alp_fields<Float>(best_stats1, p.exponent[best_candidate1], p.factor[best_candidate1], true, fills);
+    fmt::vector_fields const less_fill = alp_fields<Float>(kept, e, f, true, fills);
+    outcome.alp_less_fill = fmt::vector_bytes<Float>(less_fill, count);
+    if (outcome.alp_less_fill < size) {
+      size = outcome.alp_less_fill;
+      choice = less_fill;
     }
   }
   return outcome;

@@ -240,6 +240,12 @@ void check_awkward(std::size_t n, std::uint64_t seed) {
     }
     EXPECT_GT(second.fill, 0);
     EXPECT_GT(first.rd + second.rd, 0);
+    // The vectors' samples pick other candidates than the first.
+    int later = 0;
+    for (std::uint64_t v = 0; v < fmt::vector_count(n); ++v) {
+      later += fmt::vector_candidate(values.data() + v * fmt::vector_values, fmt::values_in_vector(n, v), q) > 0 ? 1 : 0;
+    }
+    EXPECT_GT(later, 0);
   }
 }
 
