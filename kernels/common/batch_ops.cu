@@ -12,6 +12,10 @@ __global__ void gather_i64_kernel(const std::int64_t* values, const std::uint64_
   for (std::uint64_t i = first_item(); i < count; i += item_stride()) out[i] = values[index[i]];
 }
 
+__global__ void store_words_kernel(const std::uint64_t* from, std::uint64_t* to, std::size_t count) {
+  for (std::uint64_t i = first_item(); i < count; i += item_stride()) to[i] = from[i];
+}
+
 }  // namespace
 
 std::size_t copy_buffers_temp_bytes(std::size_t count) {
@@ -38,6 +42,14 @@ void gather_i64(const std::int64_t* values, const std::uint64_t* index, std::int
   observed_launch(r, stream, [&] {
     gather_i64_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(values, index, out, count);
   });
+}
+
+void store_words(const std::uint64_t* from, std::uint64_t* to, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  // An item kernel over 8-byte items like gather's: its geometry.
+  launch_choice const choice = choose_registered_launch("gather", value_type::int64, count * sizeof(std::uint64_t));
+  launch_record const r = plan_item_launch(reinterpret_cast<const void*>(store_words_kernel), choice, count);
+  observed_launch(r, stream, [&] { store_words_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(from, to, count); });
 }
 
 }  // namespace zs::kernels

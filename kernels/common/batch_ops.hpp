@@ -21,4 +21,9 @@ void copy_buffers(const void* const* src, void* const* dst, const std::uint64_t*
 void gather_i64(const std::int64_t* values, const std::uint64_t* index, std::int64_t* out, std::size_t count,
                 cudaStream_t stream);
 
+/// to[i] = from[i] for i < count, by a kernel's stores: for `to` in pinned host memory (which
+/// kernels address directly), where a cudaMemcpyAsync of a few words would queue in the copy
+/// engine behind a large copy of another stream.
+void store_words(const std::uint64_t* from, std::uint64_t* to, std::size_t count, cudaStream_t stream);
+
 }  // namespace zs::kernels

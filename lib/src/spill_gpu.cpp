@@ -360,7 +360,9 @@ void spill_on_device(spill_state& s, const column_view& v, cudaStream_t stream, 
     device_buffer temp(c.encode_temp_bytes(sources), stream);
     c.encode_async({sources, e.scratch.as<std::byte>(), e.layout, d_sizes.as<std::uint64_t>() + e.first}, temp.data(),
                    temp.size(), stream);
-    copy_async(sizes + e.first, d_sizes.as<std::uint64_t>() + e.first, e.frames * 8, stream);
+    // By a kernel: a copy of the sizes would wait in the copy engine behind the previous
+    // batch's copy to the host, and the packing of this batch for the sizes.
+    kernels::store_words(d_sizes.as<std::uint64_t>() + e.first, sizes + e.first, e.frames, stream);
     e.sized.record(stream);
     return e;
   };
