@@ -819,8 +819,11 @@ double reserve_spill_host_memory(std::uint64_t bytes) {
 namespace {
 
 constexpr char file_magic[8] = {'Z', 'S', 'S', 'P', 'I', 'L', 'L', '1'};
-constexpr std::uint64_t file_version = 1;
-constexpr std::uint64_t fixed_header_words = 9;  // after the magic
+// Version 1 files hold one section, the values'; version 2 adds a word of flags after the
+// version and, where the column has a null mask, the mask's section after the values' frames.
+constexpr std::uint64_t file_version = 2;
+constexpr std::uint64_t flag_null_mask = 1;
+constexpr std::uint64_t section_header_words = 8;
 constexpr std::uint64_t words_per_frame = 7;
 
 void put(std::string& out, std::uint64_t v) {
@@ -829,99 +832,68 @@ void put(std::string& out, std::uint64_t v) {
   out.append(reinterpret_cast<const char*>(b), 8);
 }
 
-}  // namespace
+// The frames of `s` as a file holds them: the raw fast path kept none, so its values are
+// framed here (into `framed`) as a raw spill would have framed them.
+const detail::spill_state& with_frames(const detail::spill_state& s, detail::spill_state& framed) {
+  if (!s.unframed) return s;
+  framed.name = s.name;
+  framed.type = s.type;
+  framed.count = s.count;
+  framed.origin = s.origin;
+  spill_options raw;
+  raw.codec = codec_id::raw;
+  column const values = detail::unframed_on_host(s);
+  detail::spill_on_host(framed, values.view(), raw);
+  return framed;
+}
 
-void spill_to_file(const spilled_column& handle, const std::filesystem::path& path) {
-  if (handle.state().frames_memory == memory_kind::device) {
-    auto const& d = handle.state();
-    ZS_FAIL(error_code::invalid_argument, "writing " + detail::describe(d.name, d.type) + " to " + path.string() +
-                                              ": its frames are in device memory (move_to_host first)");
-  }
-  if (handle.state().null_mask) {
-    auto const& n = handle.state();
-    ZS_FAIL(error_code::unsupported, "writing " + detail::describe(n.name, n.type) + " to " + path.string() +
-                                         ": the column has a null mask, which the spill file cannot hold yet");
-  }
-  handle.state().wait_for_spill();
-  // The raw fast path kept no frames: frame its values on the host, as a raw spill would have.
-  detail::spill_state framed;
-  if (handle.state().unframed) {
-    auto const& u = handle.state();
-    framed.name = u.name;
-    framed.type = u.type;
-    framed.count = u.count;
-    framed.origin = u.origin;
-    spill_options raw;
-    raw.codec = codec_id::raw;
-    column const values = detail::unframed_on_host(u);
-    detail::spill_on_host(framed, values.view(), raw);
-  }
-  auto const& s = handle.state().unframed ? framed : handle.state();
-  // The header and the frame table, with their checksum, then the blocks' frames in order.
-  std::string head(file_magic, sizeof file_magic);
-  for (std::uint64_t v : {file_version, static_cast<std::uint64_t>(s.type), static_cast<std::uint64_t>(s.origin),
+// Appends a section to `out` (what precedes it in the file, from `checked_from` on, counts into
+// its checksum): its header, name and frame table, their checksum, then its frames.
+void put_section(std::string& out, std::size_t checked_from, const detail::spill_state& s) {
+  for (std::uint64_t v : {static_cast<std::uint64_t>(s.type), static_cast<std::uint64_t>(s.origin),
                           static_cast<std::uint64_t>(s.report.codec), s.count, s.chars_bytes,
                           static_cast<std::uint64_t>(s.frames.size()), static_cast<std::uint64_t>(s.blocks.size()),
                           static_cast<std::uint64_t>(s.name.size())}) {
-    put(head, v);
+    put(out, v);
   }
-  head += s.name;
+  out += s.name;
   std::uint64_t at = 0;
   for (auto const& f : s.frames) {
-    for (std::uint64_t v : {f.row, f.rows, f.chars_begin, f.chars, f.block, at, f.bytes}) put(head, v);
+    for (std::uint64_t v : {f.row, f.rows, f.chars_begin, f.chars, f.block, at, f.bytes}) put(out, v);
     at += align_frame(f.bytes);
   }
-  put(head, hash::checksum(reinterpret_cast<const std::byte*>(head.data()), head.size()));
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  auto const fail = [&](const std::string& problem) {
-    ZS_FAIL(error_code::io_error,
-            "spilling " + detail::describe(s.name, s.type) + " to '" + path.string() + "': " + problem);
-  };
-  if (!file) fail("cannot open the file for writing");
-  file.write(head.data(), static_cast<std::streamsize>(head.size()));
-  static constexpr char zeros[frame_alignment] = {};
+  put(out, hash::checksum(reinterpret_cast<const std::byte*>(out.data()) + checked_from, out.size() - checked_from));
   for (auto const& f : s.frames) {
-    auto const* frame = reinterpret_cast<const char*>(s.blocks[f.block].data() + f.offset);
-    file.write(frame, static_cast<std::streamsize>(f.bytes));
-    file.write(zeros, static_cast<std::streamsize>(align_frame(f.bytes) - f.bytes));
+    out.append(reinterpret_cast<const char*>(s.blocks[f.block].data() + f.offset), f.bytes);
+    out.append(align_frame(f.bytes) - f.bytes, '\0');
   }
-  file.flush();
-  if (!file) fail("not every byte reached the file (is the disk full?)");
 }
 
-spilled_column restore_from_file(const std::filesystem::path& path) {
-  std::string const bytes = detail::read_regular_file(path, "spill file");
-  auto const fail = [&](const std::string& problem) {
-    ZS_FAIL(error_code::corrupt_frame, "spill file '" + path.string() + "': " + problem);
-  };
+// Reads the section at `at` (its checksum covers the bytes from `checked_from`) into a state
+// whose blocks hold its frames, each frame checked; `at` moves past its frames. `fail` throws.
+template <class Fail>
+std::unique_ptr<detail::spill_state> read_section(const std::string& bytes, std::uint64_t& at,
+                                                  std::uint64_t checked_from, const Fail& fail) {
   auto const* data = reinterpret_cast<const std::byte*>(bytes.data());
   std::uint64_t const size = bytes.size();
-  std::uint64_t at = 0;
   auto const word = [&](const char* what) {
     if (size - at < 8) fail(std::string("truncated: it ends in its ") + what);
     std::uint64_t const v = detail::load_le(data + at, 8);
     at += 8;
     return v;
   };
-  if (size < sizeof file_magic || std::memcmp(data, file_magic, sizeof file_magic) != 0) {
-    fail("not a spill file (no ZSSPILL1 at its start)");
-  }
-  at = sizeof file_magic;
-  std::uint64_t head[fixed_header_words];
+  std::uint64_t head[section_header_words];
   for (auto& v : head) v = word("header");
   auto s = std::make_unique<detail::spill_state>();
-  if (head[0] != file_version) {
-    fail("version " + std::to_string(head[0]) + ", expected " + std::to_string(file_version));
-  }
-  s->type = static_cast<value_type>(head[1]);
-  if (head[1] > 255 || !is_valid(s->type)) fail("an unknown value type");
-  if (head[2] > 1) fail("an unknown memory kind");
-  s->origin = static_cast<memory_kind>(head[2]);
-  if (head[3] > max_codec_id) fail("an unknown codec id");
-  s->report.codec = static_cast<codec_id>(head[3]);
-  s->count = head[4];
-  s->chars_bytes = head[5];
-  std::uint64_t const frames = head[6], blocks = head[7], name_bytes = head[8];
+  s->type = static_cast<value_type>(head[0]);
+  if (head[0] > 255 || !is_valid(s->type)) fail("an unknown value type");
+  if (head[1] > 1) fail("an unknown memory kind");
+  s->origin = static_cast<memory_kind>(head[1]);
+  if (head[2] > max_codec_id) fail("an unknown codec id");
+  s->report.codec = static_cast<codec_id>(head[2]);
+  s->count = head[3];
+  s->chars_bytes = head[4];
+  std::uint64_t const frames = head[5], blocks = head[6], name_bytes = head[7];
   if (!count_fits(s->type, s->count)) fail("a value count whose sizes do not fit in 64 bits");
   if (name_bytes > size - at) fail("truncated: it ends in the column's name");
   s->name.assign(bytes.data() + at, name_bytes);
@@ -953,7 +925,9 @@ spilled_column restore_from_file(const std::filesystem::path& path) {
   if (frames == 0 ? blocks != 0 : s->frames.back().block + 1 != blocks) fail("its frame table is inconsistent: blocks");
   std::uint64_t const table_end = at;
   std::uint64_t const checksum = word("header checksum");
-  if (checksum != hash::checksum(data, table_end)) fail("its header checksum does not match (the header is corrupted)");
+  if (checksum != hash::checksum(data + checked_from, table_end - checked_from)) {
+    fail("its header checksum does not match (the header is corrupted)");
+  }
   if (row != s->count || (s->type == value_type::string && chars != s->chars_bytes)) {
     fail("its frames do not cover the column's " + std::to_string(s->count) + " rows");
   }
@@ -961,7 +935,6 @@ spilled_column restore_from_file(const std::filesystem::path& path) {
     fail("truncated: " + std::to_string(size - at) + " bytes of frames, the table lists " +
          std::to_string(expected_at));
   }
-  if (size - at > expected_at) fail(std::to_string(size - at - expected_at) + " bytes after the last frame");
 
   // Blocks as the spill had them, so that restore batches alike; each frame checked as it lands.
   const codec& c = get_codec(s->report.codec);
@@ -991,9 +964,80 @@ spilled_column restore_from_file(const std::filesystem::path& path) {
     block_at += align_frame(f.bytes);
     s->report.spilled_bytes += f.bytes;
   }
+  at = frames_at + expected_at;
   s->report.codec_name = std::string(c.name());
   s->report.raw_bytes = detail::uncompressed_bytes(s->type, s->count, s->chars_bytes);
   s->report.frames = frames;
+  return s;
+}
+
+}  // namespace
+
+void spill_to_file(const spilled_column& handle, const std::filesystem::path& path) {
+  detail::spill_state& values = handle.state();
+  if (values.frames_memory == memory_kind::device) {
+    ZS_FAIL(error_code::invalid_argument, "writing " + detail::describe(values.name, values.type) + " to " +
+                                              path.string() + ": its frames are in device memory (move_to_host first)");
+  }
+  values.wait_for_spill();
+  detail::spill_state framed_values, framed_mask;
+  std::string out(file_magic, sizeof file_magic);
+  put(out, file_version);
+  put(out, values.null_mask ? flag_null_mask : 0);
+  put_section(out, 0, with_frames(values, framed_values));
+  if (values.null_mask) {
+    values.null_mask->wait_for_spill();
+    put_section(out, out.size(), with_frames(*values.null_mask, framed_mask));
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  auto const fail = [&](const std::string& problem) {
+    ZS_FAIL(error_code::io_error,
+            "spilling " + detail::describe(values.name, values.type) + " to '" + path.string() + "': " + problem);
+  };
+  if (!file) fail("cannot open the file for writing");
+  file.write(out.data(), static_cast<std::streamsize>(out.size()));
+  file.flush();
+  if (!file) fail("not every byte reached the file (is the disk full?)");
+}
+
+spilled_column restore_from_file(const std::filesystem::path& path) {
+  std::string const bytes = detail::read_regular_file(path, "spill file");
+  std::string part;  // which section the reader is in, for the message
+  auto const fail = [&](const std::string& problem) {
+    ZS_FAIL(error_code::corrupt_frame, "spill file '" + path.string() + "': " + part + problem);
+  };
+  std::uint64_t const size = bytes.size();
+  if (size < sizeof file_magic || std::memcmp(bytes.data(), file_magic, sizeof file_magic) != 0) {
+    fail("not a spill file (no ZSSPILL1 at its start)");
+  }
+  std::uint64_t at = sizeof file_magic;
+  auto const word = [&](const char* what) {
+    if (size - at < 8) fail(std::string("truncated: it ends in its ") + what);
+    std::uint64_t const v = detail::load_le(reinterpret_cast<const std::byte*>(bytes.data()) + at, 8);
+    at += 8;
+    return v;
+  };
+  std::uint64_t const version = word("header");
+  if (version != 1 && version != file_version) {
+    fail("version " + std::to_string(version) + ", expected 1 or " + std::to_string(file_version));
+  }
+  std::uint64_t const flags = version == 1 ? 0 : word("header");
+  if ((flags & ~flag_null_mask) != 0) fail("unknown flags in its header");
+  auto s = read_section(bytes, at, 0, fail);
+  if ((flags & flag_null_mask) != 0) {
+    part = "its null mask section: ";
+    std::uint64_t const mask_at = at;
+    s->null_mask = read_section(bytes, at, mask_at, fail);
+    auto const& mask = *s->null_mask;
+    if (mask.type != value_type::uint8 || mask.count != null_mask_bytes(s->count)) {
+      fail("not the " + std::to_string(null_mask_bytes(s->count)) + " bytes of a mask of " + std::to_string(s->count) +
+           " rows");
+    }
+    s->report.null_mask_bytes = mask.count;
+    s->report.null_mask_spilled_bytes = mask.report.spilled_bytes;
+    part.clear();
+  }
+  if (at != size) fail(std::to_string(size - at) + " bytes after the last frame");
   return spilled_column(std::move(s));
 }
 

@@ -18,6 +18,7 @@
 
 #include "spill_state.hpp"
 #include "zs/codec.hpp"
+#include "zs/hash.hpp"
 #include "zs/io.hpp"
 #include "zs/spill.hpp"
 #include "spill_test_inputs.hpp"
@@ -270,17 +271,6 @@ TEST(Spill, ADamagedNullMaskFrameIsCaughtAndKeepsTheData) {
   EXPECT_EQ(zs::restore(handle, nullptr).validity(), c.validity());
 }
 
-TEST(Spill, TheFileTierRefusesANullableColumn) {
-  zs::column const c = with_nulls(sample_column(value_type::int32, 100));
-  auto handle = zs::spill(c.view(), nullptr, small_frames());
-  auto const path = fs::temp_directory_path() / ("zs_spill_nullable_" + std::to_string(::getpid()));
-  auto const e = zs::test::thrown_error([&] { zs::spill_to_file(handle, path); });
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->code(), zs::error_code::unsupported);
-  EXPECT_NE(e->message().find("null mask"), std::string::npos) << e->message();
-  fs::remove(path);
-}
-
 TEST(Spill, MovedFromHandleRefusesToRestore) {
   zs::column const c = sample_column(value_type::float32, 100);
   auto handle = zs::spill(c.view(), nullptr);
@@ -398,6 +388,81 @@ TEST_F(SpillFile, CorruptedByteIsDetectedWherever) {
   }
   write_all(whole);
   auto loaded = zs::restore_from_file(path_);
+  zs::test::expect_same_column(c, zs::restore(loaded, nullptr));
+}
+
+TEST_F(SpillFile, NullableColumnsRoundTripWithTheirMaskForEveryTypeAndCodec) {
+  for (auto const type : all_types) {
+    SCOPED_TRACE(type_name(type));
+    for (std::uint64_t rows : {1, 13, 5000}) {
+      zs::column const c = with_nulls(sample_column(type, rows));
+      for (auto const codec : {std::optional<zs::codec_id>(zs::codec_id::raw),
+                               std::optional<zs::codec_id>(zs::default_codec(type).id()),
+                               std::optional<zs::codec_id>()}) {
+        auto handle = zs::spill(c.view(), nullptr, small_frames(codec));
+        zs::spill_to_file(handle, path_);
+        auto loaded = zs::restore_from_file(path_);
+        EXPECT_TRUE(loaded.nullable());
+        EXPECT_EQ(loaded.report().null_mask_bytes, zs::null_mask_bytes(rows));
+        EXPECT_EQ(loaded.report().null_mask_spilled_bytes, handle.report().null_mask_spilled_bytes);
+        EXPECT_EQ(loaded.report().spilled_bytes, handle.report().spilled_bytes);
+        zs::column const back = zs::restore(loaded, nullptr);
+        ASSERT_TRUE(back.nullable());
+        EXPECT_EQ(back.validity(), c.validity());
+        zs::test::expect_same_column(c, back);
+      }
+    }
+  }
+}
+
+TEST_F(SpillFile, ADamagedOrMissingMaskSectionIsCaught) {
+  zs::column const c = with_nulls(sample_column(value_type::int32, 5000));
+  auto handle = zs::spill(c.view(), nullptr, small_frames(zs::codec_id::raw));
+  zs::spill_to_file(handle, path_);
+  std::string const whole = read_all();
+  // The mask's frames end the file: a byte of its last frame, then the file cut inside it.
+  std::string damaged = whole;
+  damaged[whole.size() - 40] = static_cast<char>(damaged[whole.size() - 40] ^ 0x01);
+  write_all(damaged);
+  auto e = zs::test::thrown_error([&] { (void)zs::restore_from_file(path_); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), zs::error_code::corrupt_frame);
+  EXPECT_NE(e->message().find("null mask"), std::string::npos) << e->message();
+  write_all(whole.substr(0, whole.size() - 100));
+  EXPECT_EQ(code_of_restore(), zs::error_code::corrupt_frame);
+  // The flag that announces the mask (the word after the version), cleared: the header's
+  // checksum, which covers it, no longer matches.
+  damaged = whole;
+  damaged[16] = static_cast<char>(damaged[16] ^ 0x01);
+  write_all(damaged);
+  EXPECT_EQ(code_of_restore(), zs::error_code::corrupt_frame);
+  write_all(whole);
+  auto loaded = zs::restore_from_file(path_);
+  EXPECT_EQ(zs::restore(loaded, nullptr).validity(), c.validity());
+}
+
+// A file of version 1 (no flags word, no mask section), as earlier releases wrote: still read.
+TEST_F(SpillFile, VersionOneFilesStillRead) {
+  zs::column const c = sample_column(value_type::int64, 5000);
+  auto handle = zs::spill(c.view(), nullptr, small_frames(zs::default_codec(value_type::int64).id()));
+  zs::spill_to_file(handle, path_);
+  std::string const v2 = read_all();
+  auto const word = [&](std::size_t at) { return zs::detail::load_le(reinterpret_cast<const std::byte*>(v2.data()) + at, 8); };
+  ASSERT_EQ(word(8), 2u);
+  ASSERT_EQ(word(16), 0u);  // no mask
+  // Section header at 24: 8 words, then the name and 7 words per frame, then the checksum.
+  std::size_t const table_end = 24 + 64 + word(24 + 56) + 56 * word(24 + 40);
+  std::string v1 = v2.substr(0, 8);
+  v1.append(v2, 8, 8);
+  v1[8] = 1;
+  v1.append(v2, 24, table_end - 24);
+  std::byte sum[8];
+  zs::detail::store_le(sum, zs::hash::checksum(reinterpret_cast<const std::byte*>(v1.data()), v1.size()), 8);
+  v1.append(reinterpret_cast<const char*>(sum), 8);
+  v1.append(v2, table_end + 8, std::string::npos);
+  write_all(v1);
+  auto loaded = zs::restore_from_file(path_);
+  EXPECT_FALSE(loaded.nullable());
   zs::test::expect_same_column(c, zs::restore(loaded, nullptr));
 }
 

@@ -58,8 +58,8 @@
 //
 // Null masks: a nullable column's mask (zs/column.hpp) is spilled beside its values, as raw
 // frames of its bytes (each checksummed like every frame), and restored with the column; the
-// report counts its bytes apart (spill_report::null_mask_bytes). The file tier does not carry
-// masks yet: spill_to_file refuses a nullable handle (unsupported).
+// report counts its bytes apart (spill_report::null_mask_bytes). The file tier carries the mask
+// in a section of its own after the values' frames.
 //
 // A third tier: spill_to_file writes a handle's frames to a file; restore_from_file reads them
 // back into a handle, detecting a truncated or corrupted file. docs/SPILL.md has the file layout.
@@ -238,11 +238,12 @@ void move_to_host(spilled_column& handle, cudaStream_t stream);
 void move_to_host(spilled_table& t, cudaStream_t stream);
 
 /// Writes the handle's frames to `path` (replacing the file), after the spill's copies are done.
-/// Throws zs::error: io_error naming the path when it cannot be written completely, unsupported
-/// for a nullable column (the file layout has no place for its mask yet), invalid_argument for
-/// frames in device memory (move_to_host first).
+/// A nullable column's mask goes with it. Throws zs::error: io_error naming the path when it
+/// cannot be written completely, invalid_argument for frames in device memory (move_to_host
+/// first).
 void spill_to_file(const spilled_column& handle, const std::filesystem::path& path);
-/// A handle holding the frames of a file that spill_to_file wrote, in host memory. Every frame's
+/// A handle holding the frames of a file that spill_to_file wrote (this version's, or version 1's
+/// without masks), in host memory, with its null mask where the file has one. Every frame's
 /// header and checksum is verified as it is read. Throws zs::error: io_error when the file cannot
 /// be read, corrupt_frame naming the file when it is truncated, has bytes after its end, or any
 /// of its bytes is not what was written.
