@@ -847,25 +847,31 @@ const detail::spill_state& with_frames(const detail::spill_state& s, detail::spi
   return framed;
 }
 
-// Appends a section to `out` (what precedes it in the file, from `checked_from` on, counts into
-// its checksum): its header, name and frame table, their checksum, then its frames.
-void put_section(std::string& out, std::size_t checked_from, const detail::spill_state& s) {
+// Appends a section's header, name and frame table to `head`, then their checksum over `head`
+// from `checked_from` on (for the values' section, the file's header too).
+void put_section_head(std::string& head, std::size_t checked_from, const detail::spill_state& s) {
   for (std::uint64_t v : {static_cast<std::uint64_t>(s.type), static_cast<std::uint64_t>(s.origin),
                           static_cast<std::uint64_t>(s.report.codec), s.count, s.chars_bytes,
                           static_cast<std::uint64_t>(s.frames.size()), static_cast<std::uint64_t>(s.blocks.size()),
                           static_cast<std::uint64_t>(s.name.size())}) {
-    put(out, v);
+    put(head, v);
   }
-  out += s.name;
+  head += s.name;
   std::uint64_t at = 0;
   for (auto const& f : s.frames) {
-    for (std::uint64_t v : {f.row, f.rows, f.chars_begin, f.chars, f.block, at, f.bytes}) put(out, v);
+    for (std::uint64_t v : {f.row, f.rows, f.chars_begin, f.chars, f.block, at, f.bytes}) put(head, v);
     at += align_frame(f.bytes);
   }
-  put(out, hash::checksum(reinterpret_cast<const std::byte*>(out.data()) + checked_from, out.size() - checked_from));
+  put(head, hash::checksum(reinterpret_cast<const std::byte*>(head.data()) + checked_from, head.size() - checked_from));
+}
+
+// Writes a section's head, then its frames straight from their blocks, each padded.
+void write_section(std::ofstream& file, const std::string& head, const detail::spill_state& s) {
+  static constexpr char zeros[frame_alignment] = {};
+  file.write(head.data(), static_cast<std::streamsize>(head.size()));
   for (auto const& f : s.frames) {
-    out.append(reinterpret_cast<const char*>(s.blocks[f.block].data() + f.offset), f.bytes);
-    out.append(align_frame(f.bytes) - f.bytes, '\0');
+    file.write(reinterpret_cast<const char*>(s.blocks[f.block].data() + f.offset), static_cast<std::streamsize>(f.bytes));
+    file.write(zeros, static_cast<std::streamsize>(align_frame(f.bytes) - f.bytes));
   }
 }
 
@@ -980,22 +986,26 @@ void spill_to_file(const spilled_column& handle, const std::filesystem::path& pa
                                               path.string() + ": its frames are in device memory (move_to_host first)");
   }
   values.wait_for_spill();
+  if (values.null_mask) values.null_mask->wait_for_spill();
   detail::spill_state framed_values, framed_mask;
-  std::string out(file_magic, sizeof file_magic);
-  put(out, file_version);
-  put(out, values.null_mask ? flag_null_mask : 0);
-  put_section(out, 0, with_frames(values, framed_values));
-  if (values.null_mask) {
-    values.null_mask->wait_for_spill();
-    put_section(out, out.size(), with_frames(*values.null_mask, framed_mask));
-  }
+  const detail::spill_state& written = with_frames(values, framed_values);
+  std::string head(file_magic, sizeof file_magic);
+  put(head, file_version);
+  put(head, values.null_mask ? flag_null_mask : 0);
+  put_section_head(head, 0, written);
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   auto const fail = [&](const std::string& problem) {
     ZS_FAIL(error_code::io_error,
             "spilling " + detail::describe(values.name, values.type) + " to '" + path.string() + "': " + problem);
   };
   if (!file) fail("cannot open the file for writing");
-  file.write(out.data(), static_cast<std::streamsize>(out.size()));
+  write_section(file, head, written);
+  if (values.null_mask) {
+    const detail::spill_state& mask = with_frames(*values.null_mask, framed_mask);
+    std::string mask_head;
+    put_section_head(mask_head, 0, mask);
+    write_section(file, mask_head, mask);
+  }
   file.flush();
   if (!file) fail("not every byte reached the file (is the disk full?)");
 }
