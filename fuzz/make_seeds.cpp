@@ -9,7 +9,9 @@
 //   fuzz_frame_header    the same frames, once each, and crafted headers whose sizes wrap;
 //   fuzz_tuning_table    tables of the shipped tuning entries, and an empty one;
 //   fuzz_shuffle_manifest  manifests and frame-size blocks of shuffles of the real columns, as
-//                        the shuffle seals them, behind the target's setting bytes.
+//                        the shuffle seals them, behind the target's setting bytes;
+//   fuzz_spill_file      spill files of slices of the real columns, with and without a null
+//                        mask, each in a few frames.
 // Files already there are replaced; others are kept (a corpus grows in the same folders).
 #include <algorithm>
 #include <array>
@@ -29,6 +31,7 @@
 #include "zs/frame.hpp"
 #include "zs/hash.hpp"
 #include "zs/io.hpp"
+#include "zs/spill.hpp"
 #include "zs/tuning.hpp"
 
 namespace {
@@ -218,6 +221,26 @@ void write_manifests(const fs::path& data_dir, const fs::path& out) {
   }
 }
 
+/// Spill files of a slice of each column: its default codec, frames of 2 KiB (a few per file),
+/// once as it is and once with a null mask of every third row null.
+void write_spill_files(const fs::path& data_dir, const fs::path& out) {
+  fs::path const dir = out / "fuzz_spill_file";
+  zs::spill_options options;
+  options.frame_bytes = 2048;
+  options.name = "seed";
+  for (fs::path const& file : zs::io::list_columns(data_dir)) {
+    zs::column const column = zs::io::read_column(file);
+    zs::column_view slice = column.view();  // its first rows
+    slice.count = std::min<std::uint64_t>(slice.count, slice.type == zs::value_type::string ? 60 : 1500);
+    std::string const name = file.filename().string();
+    zs::spill_to_file(zs::spill(slice, nullptr, options), dir / name);
+    std::vector<std::uint8_t> mask(zs::null_mask_bytes(slice.count), 0xff);
+    for (std::uint64_t r = 0; r < slice.count; r += 3) mask[r / 8] = static_cast<std::uint8_t>(mask[r / 8] & ~(1U << (r % 8)));
+    slice.null_mask = mask.data();
+    zs::spill_to_file(zs::spill(slice, nullptr, options), dir / (name + "-nullable"));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -230,6 +253,7 @@ int main(int argc, char** argv) {
     fs::create_directories(out / "fuzz_frame_header");
     fs::create_directories(out / "fuzz_tuning_table");
     fs::create_directories(out / "fuzz_shuffle_manifest");
+    fs::create_directories(out / "fuzz_spill_file");
     for (const zs::codec* c : zs::all_codecs()) {
       fs::create_directories(out / ("fuzz_decode_" + std::string(c->name())));
     }
@@ -237,7 +261,8 @@ int main(int argc, char** argv) {
     write_crafted_frames(out);
     write_tuning_tables(out);
     write_manifests(data_dir, out);
-    std::printf("fuzz_seeds: %zu frames of %s, crafted frames, tuning tables and manifests in %s\n", frames,
+    write_spill_files(data_dir, out);
+    std::printf("fuzz_seeds: %zu frames of %s, crafted frames, tuning tables, manifests and spill files in %s\n", frames,
                 argv[1], argv[2]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
