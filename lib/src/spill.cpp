@@ -875,6 +875,16 @@ void write_section(std::ofstream& file, const std::string& head, const detail::s
   }
 }
 
+// The file's 64-bit word at `at`, which moves past it; `fail` throws where the file ends first
+// (`what`: the part of the file being read).
+template <class Fail>
+std::uint64_t read_word(const std::string& bytes, std::uint64_t& at, const char* what, const Fail& fail) {
+  if (bytes.size() - at < 8) fail(std::string("truncated: it ends in its ") + what);
+  std::uint64_t const v = detail::load_le(reinterpret_cast<const std::byte*>(bytes.data()) + at, 8);
+  at += 8;
+  return v;
+}
+
 // Reads the section at `at` (its checksum covers the bytes from `checked_from`) into a state
 // whose blocks hold its frames, each frame checked; `at` moves past its frames. `fail` throws.
 template <class Fail>
@@ -882,12 +892,7 @@ std::unique_ptr<detail::spill_state> read_section(const std::string& bytes, std:
                                                   std::uint64_t checked_from, const Fail& fail) {
   auto const* data = reinterpret_cast<const std::byte*>(bytes.data());
   std::uint64_t const size = bytes.size();
-  auto const word = [&](const char* what) {
-    if (size - at < 8) fail(std::string("truncated: it ends in its ") + what);
-    std::uint64_t const v = detail::load_le(data + at, 8);
-    at += 8;
-    return v;
-  };
+  auto const word = [&](const char* what) { return read_word(bytes, at, what, fail); };
   std::uint64_t head[section_header_words];
   for (auto& v : head) v = word("header");
   auto s = std::make_unique<detail::spill_state>();
@@ -1021,12 +1026,7 @@ spilled_column restore_from_file(const std::filesystem::path& path) {
     fail("not a spill file (no ZSSPILL1 at its start)");
   }
   std::uint64_t at = sizeof file_magic;
-  auto const word = [&](const char* what) {
-    if (size - at < 8) fail(std::string("truncated: it ends in its ") + what);
-    std::uint64_t const v = detail::load_le(reinterpret_cast<const std::byte*>(bytes.data()) + at, 8);
-    at += 8;
-    return v;
-  };
+  auto const word = [&](const char* what) { return read_word(bytes, at, what, fail); };
   std::uint64_t const version = word("header");
   if (version != 1 && version != file_version) {
     fail("version " + std::to_string(version) + ", expected 1 or " + std::to_string(file_version));
