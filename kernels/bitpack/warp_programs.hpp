@@ -1597,7 +1597,7 @@ inline constexpr std::uint32_t starts_words = tile_blocks * max_tile_segments + 
 /// second header's job starts on 8 bytes.
 inline constexpr std::uint32_t header_words = (job_words + starts_words + 1) / 2 * 2;
 /// Words of the staging area where a decode warp regroups a segment's values for its stores,
-/// which also holds an rfor segment's run starts (512 x 16 bits) before: 32 lanes x 17 words.
+/// which also holds an rfor segment's run-start marks (512 bytes) before: 32 lanes x 17 words.
 inline constexpr std::uint32_t stage_words = warp_lanes * (lane_values + 1);
 /// Where a decode warp's tile region starts in its shared memory: after its frame
 /// (decode_frame) and two buffer headers (the tile being decoded, and the next one arriving),
@@ -1805,54 +1805,78 @@ ZS_UNROLL
 /// Decodes the rfor segment at tile word `off` (m values) into out, as values of `type`; false,
 /// writing nothing, when its run lengths do not cover exactly m values or a value does not fit
 /// a narrow type.
+///
+/// Its cost does not grow with the runs a lane's values cross: lane l reads the lengths of runs
+/// [c l, c l + c), c = ceil(runs / 32), so a segment of few long runs takes one length a lane;
+/// the runs' starts are marked in a byte a position, and a position's run is the count of marks
+/// up to it less one, which a multiply sums four bytes at a time; each value is then one field
+/// read from the tile, or a shuffle where the segment has 32 runs or fewer.
 template <class Warp, typename U, typename S>
 ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage, std::uint32_t off,
                                     std::uint32_t m, std::byte* out, value_type type) {
-  auto* run_start = reinterpret_cast<std::uint16_t*>(stage);
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
   rfor_header const h = unpack_rfor_header(tile[off]);
   U const ref = load_reference<U>(tile + off + 1);
-  std::uint64_t const value_bit = (std::uint64_t{off} + 1 + rw) * 32;
-  std::uint64_t const length_bit = (std::uint64_t{off} + 1 + rw + field_words(h.runs, h.value_bits)) * 32;
-  // Lane l reads the lengths of runs [16 l, 16 l + 16); a scan gives the run starts.
-  std::uint32_t const r0 = lane * lane_values;
-  std::uint32_t lengths[lane_values];
+  // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
+  std::uint32_t const value_bit = (off + 1 + rw) * 32;
+  std::uint32_t const length_bit = value_bit + field_words(h.runs, h.value_bits) * 32;
+  std::uint32_t const length_mask = static_cast<std::uint32_t>(low_mask(h.length_bits));
+  auto const length = [&](std::uint32_t r) {
+    return h.min_length + field32(tile, length_bit + r * h.length_bits, length_mask);
+  };
+  std::uint32_t const per = (h.runs + warp_lanes - 1) / warp_lanes;
+  std::uint32_t const r0 = min_of(lane * per, h.runs), r1 = min_of(r0 + per, h.runs);
   std::uint32_t total = 0;
-ZS_UNROLL
-  for (unsigned k = 0; k < lane_values; ++k) {
-    lengths[k] = r0 + k < h.runs
-                     ? h.min_length + read_field_window<std::uint32_t>(tile, length_bit + std::uint64_t{r0 + k} * h.length_bits, h.length_bits)
-                     : 0;
-    total += lengths[k];
-  }
+  for (std::uint32_t r = r0; r < r1; ++r) total += length(r);
   std::uint32_t const through = inclusive_sum(w, total);
   if (w.shfl(through, warp_lanes - 1) != m) return false;
+
+  // Byte p of the marks is 1 where a run starts at position p (every run is at least 1 long, so
+  // the starts differ and lie below m); lane l's 16 bytes are 16-byte chunk l.
+  auto* marks = reinterpret_cast<word4*>(stage);
+  marks[lane] = word4{0, 0, 0, 0};
+  w.sync();
   std::uint32_t start = through - total;
-ZS_UNROLL
-  for (unsigned k = 0; k < lane_values; ++k) {
-    if (r0 + k < h.runs) run_start[r0 + k] = static_cast<std::uint16_t>(start);
-    start += lengths[k];
+  for (std::uint32_t r = r0; r < r1; ++r) {
+    reinterpret_cast<std::uint8_t*>(stage)[start] = 1;
+    start += length(r);
   }
   w.sync();
-  // Lane l writes positions [16 l, 16 l + 16): the run of its first by binary search, then on.
-  std::uint32_t const p0 = lane * lane_values;
-  U x[lane_values];
-  std::uint32_t lo = 0, hi = h.runs;
-  while (hi - lo > 1) {
-    std::uint32_t const mid = (lo + hi) / 2;
-    if (run_start[mid] <= p0) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
+  word4 const mine = marks[lane];
+  // Times 0x01010101, a word of 0/1 bytes holds in byte b the count of its bytes 0..b.
+  std::uint32_t counts[4] = {mine.x * 0x01010101u, mine.y * 0x01010101u, mine.z * 0x01010101u,
+                             mine.w * 0x01010101u};
+  std::uint32_t before = 0;
 ZS_UNROLL
-  for (unsigned k = 0; k < lane_values; ++k) {
-    while (lo + 1 < h.runs && run_start[lo + 1] <= p0 + k) ++lo;
-    x[k] = static_cast<U>(ref + read_field_window<U>(tile, value_bit + std::uint64_t{lo} * h.value_bits, h.value_bits));
+  for (unsigned q = 0; q < 4; ++q) {
+    std::uint32_t const in_word = counts[q] >> 24;
+    counts[q] += before * 0x01010101u;  // no byte passes 16
+    before += in_word;
   }
-  w.sync();  // the run starts' memory stages the values
+  std::uint32_t const runs_before = inclusive_sum(w, before) - before;
+  std::uint32_t const bits = h.value_bits;
+  auto const value = [&](std::uint32_t run) -> U {
+    std::uint32_t const bit = value_bit + run * bits;
+    if constexpr (sizeof(U) == 4) {
+      return ref + field32(tile, bit, static_cast<std::uint32_t>(low_mask(bits)));
+    } else {
+      return static_cast<U>(ref + read_field_window<U>(tile, bit, bits));
+    }
+  };
+  auto const run_of = [&](unsigned k) { return runs_before + ((counts[k / 4] >> (8 * (k % 4))) & 0xffu) - 1; };
+  U x[lane_values];
+  if (h.runs <= warp_lanes) {
+    // Lane r holds run r's value, and a shuffle fetches each position's: one instruction where
+    // a field read takes six.
+    U const mine = lane < h.runs ? value(lane) : U{0};
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = w.shfl(mine, run_of(k));
+  } else {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = value(run_of(k));
+  }
+  w.sync();  // the marks' memory stages the values
   return store_values<S>(w, out, type, m, x, stage);
 }
 

@@ -419,6 +419,38 @@ TEST(BitpackPrograms, DecoderReadsTheCpuFramesWithEveryTileSize) {
   }
 }
 
+// The rfor decoder gives each lane ceil(runs / 32) runs: segments of 1 to 512 runs of random
+// lengths (each lane's share from 1 to 16, some lanes without runs), of both width classes and a
+// narrow type, whole and with a partial last segment, checked against the input.
+TEST(BitpackPrograms, RforSegmentsOfAnyRunCountDecode) {
+  batch b;
+  std::mt19937_64 rng(17);
+  auto const runs_of = [&]<typename T>(std::size_t n, std::uint32_t longest, T) {
+    std::vector<T> v(n);
+    for (std::size_t i = 0; i < n;) {
+      std::size_t const length = 1 + rng() % longest;
+      auto const value = static_cast<T>(rng() % 1000);
+      for (std::size_t k = 0; k < length && i < n; ++k) v[i++] = value;
+    }
+    return v;
+  };
+  for (std::uint32_t longest : {1U, 2U, 5U, 20U, 60U, 200U, 700U}) {
+    b.add(runs_of(6 * 512, longest, std::int32_t{}), 1);
+    b.add(runs_of(3 * 512 + 77, longest, std::uint64_t{}), 1);
+    b.add(runs_of(2 * 512 + 300, longest, std::int16_t{}), 1);
+  }
+  cpu_frames const cpu = cpu_encode(b);
+  std::size_t rfor = 0;
+  for (std::size_t f = 0; f < b.sources.size(); ++f) {
+    rfor += zs::load_header(cpu.frames.data() + cpu.offsets[f]).codec == zs::codec_id::bitpack_rfor ? 1 : 0;
+  }
+  EXPECT_GE(rfor, b.sources.size() - 3) << "the inputs are meant to choose rfor (runs of one may not)";
+  for (std::uint32_t g : {1U, 4U}) {
+    SCOPED_TRACE("segments per tile " + std::to_string(g));
+    expect_decodes_cpu_frames(b, g);
+  }
+}
+
 // How the decoder's tile region (gp::region_words) holds tiles of data that compresses less
 // and less: the tile being decoded and the next one side by side, or the next one placed before
 // the other (the region's start), or the next alone once the other is decoded, or a tile too
