@@ -1806,14 +1806,11 @@ ZS_UNROLL
 /// writing nothing, when its run lengths do not cover exactly m values or a value does not fit
 /// a narrow type.
 ///
-/// Its cost does not grow with the runs a lane's values cross. Lane l reads the lengths of runs
-/// [c l, c l + c), c = ceil(runs / 32), and a scan gives the runs' starts. A position's run is the
-/// count of starts up to it, less one:
-/// - a segment of 32 runs or fewer (the long runs rfor is for) marks its starts in a 512-bit
-///   map, lane r holds run r's value, and position 32 k + l takes its value by a shuffle and is
-///   stored straight away: each store instruction of the warp writes 32 consecutive values;
-/// - others mark them in a byte a position, which a multiply counts four at a time; each value
-///   is a field read from the tile, and the values are regrouped for their stores.
+/// Its cost does not grow with the runs a lane's values cross: lane l reads the lengths of runs
+/// [c l, c l + c), c = ceil(runs / 32), so a segment of few long runs takes one length a lane;
+/// the runs' starts are marked in a byte a position, and a position's run is the count of marks
+/// up to it less one, which a multiply sums four bytes at a time; each value is then one field
+/// read from the tile, or a shuffle where the segment has 32 runs or fewer.
 template <class Warp, typename U, typename S>
 ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage, std::uint32_t off,
                                     std::uint32_t m, std::byte* out, value_type type) {
@@ -1828,6 +1825,36 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
   auto const length = [&](std::uint32_t r) {
     return h.min_length + field32(tile, length_bit + r * h.length_bits, length_mask);
   };
+  std::uint32_t const per = (h.runs + warp_lanes - 1) / warp_lanes;
+  std::uint32_t const r0 = min_of(lane * per, h.runs), r1 = min_of(r0 + per, h.runs);
+  std::uint32_t total = 0;
+  for (std::uint32_t r = r0; r < r1; ++r) total += length(r);
+  std::uint32_t const through = inclusive_sum(w, total);
+  if (w.shfl(through, warp_lanes - 1) != m) return false;
+
+  // Byte p of the marks is 1 where a run starts at position p (every run is at least 1 long, so
+  // the starts differ and lie below m); lane l's 16 bytes are 16-byte chunk l.
+  auto* marks = reinterpret_cast<word4*>(stage);
+  marks[lane] = word4{0, 0, 0, 0};
+  w.sync();
+  std::uint32_t start = through - total;
+  for (std::uint32_t r = r0; r < r1; ++r) {
+    reinterpret_cast<std::uint8_t*>(stage)[start] = 1;
+    start += length(r);
+  }
+  w.sync();
+  word4 const mine = marks[lane];
+  // Times 0x01010101, a word of 0/1 bytes holds in byte b the count of its bytes 0..b.
+  std::uint32_t counts[4] = {mine.x * 0x01010101u, mine.y * 0x01010101u, mine.z * 0x01010101u,
+                             mine.w * 0x01010101u};
+  std::uint32_t before = 0;
+ZS_UNROLL
+  for (unsigned q = 0; q < 4; ++q) {
+    std::uint32_t const in_word = counts[q] >> 24;
+    counts[q] += before * 0x01010101u;  // no byte passes 16
+    before += in_word;
+  }
+  std::uint32_t const runs_before = inclusive_sum(w, before) - before;
   std::uint32_t const bits = h.value_bits;
   auto const value = [&](std::uint32_t run) -> U {
     std::uint32_t const bit = value_bit + run * bits;
@@ -1837,63 +1864,18 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
       return static_cast<U>(ref + read_field_window<U>(tile, bit, bits));
     }
   };
-  std::uint32_t const per = (h.runs + warp_lanes - 1) / warp_lanes;
-  std::uint32_t const r0 = min_of(lane * per, h.runs), r1 = min_of(r0 + per, h.runs);
-  std::uint32_t total = 0;
-  for (std::uint32_t r = r0; r < r1; ++r) total += length(r);
-  std::uint32_t const through = inclusive_sum(w, total);
-  if (w.shfl(through, warp_lanes - 1) != m) return false;
-  // Every run is at least 1 long, so the starts differ and lie below m.
-  std::uint32_t start = through - total;
-
-  if constexpr (sizeof(S) == sizeof(U)) {
-    if (h.runs <= warp_lanes) {
-      // Bit j of map word k: a run starts at position 32 k + j. Lane r < runs has run r.
-      if (lane < lane_values) stage[lane] = 0;
-      w.sync();
-      if (lane < h.runs) w.set_bits(stage + start / 32, 1U << (start % 32));
-      w.sync();
-      U const mine = lane < h.runs ? value(lane) : U{0};
-      std::uint32_t const up_to_lane = ~0U >> (warp_lanes - 1 - lane);
-      auto* values = reinterpret_cast<U*>(out);
-      std::uint32_t before = 0;  // runs that start in the map words before k
-ZS_UNROLL
-      for (unsigned k = 0; k < lane_values; ++k) {
-        std::uint32_t const starts = stage[k];
-        U const x = w.shfl(mine, before + bit_count(starts & up_to_lane) - 1);
-        if (k * warp_lanes + lane < m) values[k * warp_lanes + lane] = x;
-        before += bit_count(starts);
-      }
-      w.sync();  // the map's memory stages the next segment
-      return true;
-    }
-  }
-
-  // Byte p of the marks is 1 where a run starts at position p; lane l's 16 bytes are 16-byte
-  // chunk l.
-  auto* marks = reinterpret_cast<word4*>(stage);
-  marks[lane] = word4{0, 0, 0, 0};
-  w.sync();
-  for (std::uint32_t r = r0; r < r1; ++r) {
-    reinterpret_cast<std::uint8_t*>(stage)[start] = 1;
-    start += length(r);
-  }
-  w.sync();
-  word4 const mine = marks[lane];
-  // Times 0x01010101, a word of 0/1 bytes holds in byte b the count of its bytes 0..b.
-  std::uint32_t counts[4] = {mine.x * 0x01010101U, mine.y * 0x01010101U, mine.z * 0x01010101U,
-                             mine.w * 0x01010101U};
-  std::uint32_t before = 0;
-ZS_UNROLL
-  for (unsigned q = 0; q < 4; ++q) {
-    std::uint32_t const in_word = counts[q] >> 24;
-    counts[q] += before * 0x01010101U;  // no byte passes 16
-    before += in_word;
-  }
-  std::uint32_t const runs_before = inclusive_sum(w, before) - before;
+  auto const run_of = [&](unsigned k) { return runs_before + ((counts[k / 4] >> (8 * (k % 4))) & 0xffu) - 1; };
   U x[lane_values];
+  if (h.runs <= warp_lanes) {
+    // Lane r holds run r's value, and a shuffle fetches each position's: one instruction where
+    // a field read takes six.
+    U const mine = lane < h.runs ? value(lane) : U{0};
 ZS_UNROLL
-  for (unsigned k = 0; k < lane_values; ++k) x[k] = value(runs_before + ((counts[k / 4] >> (8 * (k % 4))) & 0xffU) - 1);
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = w.shfl(mine, run_of(k));
+  } else {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = value(run_of(k));
+  }
   w.sync();  // the marks' memory stages the values
   return store_values<S>(w, out, type, m, x, stage);
 }

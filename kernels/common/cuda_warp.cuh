@@ -56,7 +56,6 @@ struct cuda_warp {
     return *static_cast<const volatile frame_status*>(p);
   }
   __device__ void store_status(frame_status* p, frame_status s) const { *p = s; }
-  __device__ void set_bits(std::uint32_t* p, std::uint32_t bits) const { atomicOr(p, bits); }
   __device__ void add(std::uint64_t* p, std::uint64_t v) const {
     atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
   }

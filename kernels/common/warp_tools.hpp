@@ -24,7 +24,6 @@
 //                                                latest groups are in flight, then sync()
 //   load_status(p), store_status(p, s)           frame statuses, which other warps may write
 //   void add(std::uint64_t* p, std::uint64_t v)  atomic add (checksum sums)
-//   void set_bits(std::uint32_t* p, u32 bits)    atomic *p |= bits
 // Shared memory is handed in by the executor, one region per warp. The tools that take a Warp
 // are called by every lane of the warp together (they shuffle or meet); the others are plain
 // functions of one thread.

@@ -109,7 +109,6 @@ class warp_emulator {
     frame_status load_status(const frame_status* p) const { return *p; }
     void store_status(frame_status* p, frame_status s) const { *p = s; }
     void add(std::uint64_t* p, std::uint64_t v) const { *p += v; }
-    void set_bits(std::uint32_t* p, std::uint32_t bits) const { *p |= bits; }
 
    private:
     void defer(void* dst, const void* src, std::size_t size) {
