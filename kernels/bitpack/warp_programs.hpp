@@ -1843,15 +1843,15 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
     start += length(r);
   }
   w.sync();
-  word4 const mine = marks[lane];
+  word4 const my_marks = marks[lane];
   // Times 0x01010101, a word of 0/1 bytes holds in byte b the count of its bytes 0..b.
-  std::uint32_t counts[4] = {mine.x * 0x01010101u, mine.y * 0x01010101u, mine.z * 0x01010101u,
-                             mine.w * 0x01010101u};
+  std::uint32_t counts[4] = {my_marks.x * 0x01010101U, my_marks.y * 0x01010101U,
+                             my_marks.z * 0x01010101U, my_marks.w * 0x01010101U};
   std::uint32_t before = 0;
 ZS_UNROLL
   for (unsigned q = 0; q < 4; ++q) {
     std::uint32_t const in_word = counts[q] >> 24;
-    counts[q] += before * 0x01010101u;  // no byte passes 16
+    counts[q] += before * 0x01010101U;  // no byte passes 16
     before += in_word;
   }
   std::uint32_t const runs_before = inclusive_sum(w, before) - before;
@@ -1864,7 +1864,7 @@ ZS_UNROLL
       return static_cast<U>(ref + read_field_window<U>(tile, bit, bits));
     }
   };
-  auto const run_of = [&](unsigned k) { return runs_before + ((counts[k / 4] >> (8 * (k % 4))) & 0xffu) - 1; };
+  auto const run_of = [&](unsigned k) { return runs_before + ((counts[k / 4] >> (8 * (k % 4))) & 0xffU) - 1; };
   U x[lane_values];
   if (h.runs <= warp_lanes) {
     // Lane r holds run r's value, and a shuffle fetches each position's: one instruction where
