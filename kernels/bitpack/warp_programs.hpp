@@ -1838,6 +1838,8 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
   marks[lane] = word4{0, 0, 0, 0};
   w.sync();
   std::uint32_t start = through - total;
+  // The lengths are read again rather than kept: a lane's share of runs is known at run time
+  // only, and an array indexed by it would live in local memory.
   for (std::uint32_t r = r0; r < r1; ++r) {
     reinterpret_cast<std::uint8_t*>(stage)[start] = 1;
     start += length(r);
