@@ -53,6 +53,10 @@ ZS_HD constexpr scheme coded_scheme(int i) noexcept {
     default: return scheme::raw;
   }
 }
+/// The index i of a coded scheme s (coded_scheme(i) == s): 0 to 5 for for .. drfor.
+ZS_HD constexpr int scheme_index(scheme s) noexcept {
+  return static_cast<int>(s) <= 3 ? static_cast<int>(s) - 1 : static_cast<int>(s) - 5;
+}
 /// Whether the codec id `id` is one of the schemes (raw included).
 ZS_HD constexpr bool is_scheme_id(std::uint32_t id) noexcept {
   return id <= 3 || (id >= 8 && id <= 10);
@@ -432,15 +436,17 @@ ZS_HD inline bool block_is_valid(const frame_layout& f, std::uint64_t i, std::ui
 /// starting at data word `start` (block_has_room held), with the next block starting at
 /// `next_start`: block 0's start, widths b_j <= B_j and shifts s_j + B_j <= w, s_j < w, every bitmap word
 /// inside the block, not 0, and without exceptions past the frame's last value, and a size that
-/// reaches exactly the next block. Reads only data words inside the block.
-ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint32_t* data, std::uint64_t i,
+/// reaches exactly the next block. `block` points at the block's first word (data word `start`);
+/// reads only words inside the block, so that a decoder holding only part of the data section
+/// (a GPU tile) applies the same rule.
+ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint32_t* block, std::uint64_t i,
                                          std::uint64_t start, std::uint64_t next_start) noexcept {
   std::uint32_t const rw = reference_words(f.width_bits);
   if (i == 0 && start != (f.kind == scheme::pdfor ? rw : 0)) return false;
   std::uint64_t const end = block_end_from(f, i, next_start);
   if (end < start || end > f.data_words) return false;  // the bitmaps are read below the end
   std::uint64_t const size = end - start;
-  std::uint32_t const low = data[start + rw], full = data[start + rw + 1], shifts = data[start + rw + 2];
+  std::uint32_t const low = block[rw], full = block[rw + 1], shifts = block[rw + 2];
   std::uint32_t patched = 0;
   for (std::uint32_t j = 0; j < miniblocks; ++j) {
     if (width_of(low, j) > width_of(full, j) || width_of(full, j) > f.width_bits ||
@@ -455,7 +461,7 @@ ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint3
   std::uint64_t const first = i * block_values;
   for (std::uint32_t j = 0, k = 0; j < miniblocks; ++j) {
     if (width_of(full, j) == width_of(low, j)) continue;
-    std::uint32_t const bitmap = data[start + bitmaps + k++];
+    std::uint32_t const bitmap = block[bitmaps + k++];
     std::uint64_t const mini_first = first + miniblock_values * j;
     // Bits of positions past the frame's last value (a miniblock past it has no exceptions).
     std::uint64_t const held = f.count > mini_first ? f.count - mini_first : 0;
@@ -499,7 +505,7 @@ ZS_HD inline bool segment_is_valid(const frame_layout& f, const std::uint32_t* s
     if (!block_has_room(f, start)) return false;
     std::uint64_t const next = i + 1 < f.blocks ? starts[i + 1] : f.data_words;
     if (is_patched(f.kind)) {
-      if (!patched_block_is_valid(f, data, i, start, next)) return false;
+      if (!patched_block_is_valid(f, data + start, i, start, next)) return false;
       continue;
     }
     std::uint32_t const word = data[start + (runs ? 0 : reference_words(f.width_bits))];

@@ -75,6 +75,13 @@ struct encode_plan {
   /// runs the passes that also load narrow values, and the narrow frames left raw are written
   /// by a pass of their own.
   bool narrow_frames = false;
+  /// The schemes frames choose from: for, dfor and rfor, and where set pfor, pdfor and drfor,
+  /// whose sizes go in four arrays of their own, sized as within .. samples above.
+  bool extended_schemes = false;
+  zs::bitpack::gpu::block_words* within_ext = nullptr;
+  zs::bitpack::gpu::scheme_words* block_sums_ext = nullptr;
+  zs::bitpack::gpu::scheme_words* offsets_ext = nullptr;
+  zs::bitpack::gpu::scheme_words* samples_ext = nullptr;  // zeroed by the caller
 };
 
 /// Words of one segment's share of pass 1's slot pool for values of `width_bits` bits.
@@ -103,6 +110,9 @@ struct decode_plan {
   /// Whether some target is of a narrow type (int8, int16, uint8, uint16): the 32-bit class
   /// then runs the decoder that also writes narrow values.
   bool narrow_frames = false;
+  /// Whether the frames may take pfor, pdfor and drfor (accepted_codecs has them): the decoder
+  /// compiled with those schemes runs, else the one of for, dfor and rfor only.
+  bool extended_schemes = false;
 };
 
 /// Bytes of one frame_layout entry.

@@ -13,10 +13,11 @@
 // with asynchronous copies while it works on the current one.
 //
 // Encoding, per batch (bitpack_kernels.cu has the launch sequence):
-//   sample:  per frame, the exact data words of for, dfor and rfor summed over every
+//   sample:  per frame, the exact data words of every scheme summed over every
 //            sample_stride-th segment: the scheme the frame will likely choose (frame_guess);
 //            a warp per range of samples, numbered per width class (sample_first);
-//   analyze: per segment, the exact data words of for, dfor and rfor (summed in scan blocks),
+//   analyze: per segment, the exact data words of for, dfor, rfor, pfor, pdfor and drfor
+//            (summed in scan blocks; the frame's candidates are the first three, or all six),
 //            and its encoding in the frame's guessed scheme kept in its warp's slot pool
 //            (slot_pool);
 //   scan:    a device-wide sum over the scan blocks' sizes (CUB);
@@ -82,6 +83,15 @@ using kernels::warp::word4;
 
 inline constexpr std::uint32_t lane_values = segment_values / warp_lanes;  // 16
 
+// A decode path compiled as a function of its own, not inlined into the tile decoder: its
+// registers are its own, so that a scheme's heavier path does not make the decoder spill on the
+// other schemes' (the 32-bit decoder is held to 80 registers).
+#if defined(__CUDACC__)
+#define ZS_OWN_FRAME __noinline__
+#else
+#define ZS_OWN_FRAME
+#endif
+
 // --- sizes -----------------------------------------------------------------------------------
 
 /// The most data words one segment can take in any scheme, on an adversarial (but valid)
@@ -99,10 +109,12 @@ ZS_HD constexpr std::uint32_t slot_words(std::uint32_t width_bits) noexcept {
 /// encode_args::slot_at of a segment pass 1 did not keep.
 inline constexpr std::uint64_t no_slot = ~std::uint64_t{0};
 
-/// Data words of each scheme (for, dfor, rfor): of a frame's sampled segments, of a scan
-/// block, and their scan.
+/// Data words of three coded schemes (for, dfor, rfor; or for the extended codec in arrays of
+/// their own, pfor, pdfor, drfor): of a frame's sampled segments, of a scan block, and their
+/// scan. Three a struct, so that the classic codec moves no bytes for the others.
+inline constexpr int schemes_per_words = 3;
 struct scheme_words {
-  std::uint64_t w[3];
+  std::uint64_t w[schemes_per_words];
 };
 
 /// Pass 1 sums the segments' sizes over scan blocks, each the range of `per` consecutive
@@ -115,7 +127,7 @@ ZS_HD constexpr std::uint64_t scan_blocks(std::uint64_t segments, std::uint64_t 
 /// Per segment: its scan block (batch-wide), and the data words of each scheme of the segments
 /// before it in that block.
 struct alignas(16) block_words {
-  std::uint32_t w[3];
+  std::uint32_t w[schemes_per_words];
   std::uint32_t block;
 };
 
@@ -407,7 +419,16 @@ struct segment_stats {
   std::uint32_t dfor_widths[4];
   U rfor_ref;
   std::uint32_t runs, min_length, value_bits, length_bits;
-  alignas(8) std::uint16_t starts[2][tile_blocks];  // block starts in for and in dfor (block_layout)
+  // pfor ([0]) and pdfor ([1]), per block: its low widths, full widths and shifts words; per
+  // miniblock (4 a block): its exception bitmap, 0 where it is not patched.
+  std::uint32_t patch_low[2][tile_blocks], patch_full[2][tile_blocks], patch_shifts[2][tile_blocks];
+  std::uint32_t patch_bitmaps[2][tile_blocks * miniblocks];
+  // drfor: the least difference of consecutive run values and the width of theirs above it
+  // (its first run value is dfor_first).
+  U drfor_ref;
+  std::uint32_t drfor_bits;
+  // Block starts in for, dfor, pfor and pdfor (block_layout).
+  alignas(8) std::uint16_t starts[4][tile_blocks];
 };
 
 /// Where position p of a segment sits in a staging array: a gap after every 16 values, so that
@@ -510,6 +531,38 @@ ZS_HD inline void lane_run_lengths(std::uint32_t heads, std::uint32_t p0, std::u
   longest = inner ? max_of(inner_max, last) : last;
 }
 
+/// The trailing zero bits of x (x != 0).
+template <typename U>
+ZS_HD inline std::uint32_t trailing_zeros(U x) noexcept {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(U) == 8) return static_cast<std::uint32_t>(__ffsll(static_cast<long long>(x)) - 1);
+  return static_cast<std::uint32_t>(__ffs(static_cast<int>(x)) - 1);
+#else
+  return static_cast<std::uint32_t>(std::countr_zero(x));
+#endif
+}
+
+/// Bytes of a word of four bit widths (each at most 64) that exceed t (t < 64): bit 7 of byte k
+/// set where byte k > t. Adding 127 - t to every byte carries into no other byte.
+ZS_HD constexpr std::uint32_t bytes_above(std::uint32_t widths, std::uint32_t t) noexcept {
+  return (widths + 0x01010101U * (127U - t)) & 0x80808080U;
+}
+/// A lane's 16 bit widths, four to a word (position k in byte k % 4 of word k / 4): how many
+/// exceed t, and which (bit k).
+ZS_HD inline std::uint32_t count_above(const std::uint32_t (&widths)[4], std::uint32_t t) noexcept {
+  std::uint32_t n = 0;
+  for (unsigned q = 0; q < 4; ++q) n += bit_count(bytes_above(widths[q], t));
+  return n;
+}
+ZS_HD inline std::uint32_t mask_above(const std::uint32_t (&widths)[4], std::uint32_t t) noexcept {
+  std::uint32_t mask = 0;
+  for (unsigned q = 0; q < 4; ++q) {
+    std::uint32_t const v = bytes_above(widths[q], t);
+    mask |= (((v >> 7) & 1U) | ((v >> 14) & 2U) | ((v >> 21) & 4U) | ((v >> 28) & 8U)) << (4 * q);
+  }
+  return mask;
+}
+
 /// widths_sum of a block of U values: for 32-bit values (each width at most 32, so the sum fits a
 /// byte) as one multiplication, whose top byte adds the four.
 template <typename U>
@@ -518,12 +571,14 @@ ZS_HD inline std::uint32_t block_widths_sum(std::uint32_t widths) noexcept {
   return widths_sum(widths);
 }
 
-/// Exact data words of for, dfor and rfor for the m values the lanes hold (words[0..3), the
-/// same in every lane), with the references and widths packing needs in sm.st. `flip` maps the
-/// type's order to the unsigned order; differences are always ordered as signed.
-template <class Warp, typename U>
+/// Exact data words of every coded scheme for the m values the lanes hold (words[i] of
+/// coded_scheme(i), the same in every lane), with the references, widths, shifts and exception
+/// bitmaps packing needs in sm.st. `flip` maps the type's order to the unsigned order;
+/// differences are always ordered as signed. Without `Extended`, pfor, pdfor and drfor are not
+/// analysed (their words are 0): the classic schemes' kernels carry none of their work.
+template <bool Extended, class Warp, typename U>
 ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32_t m, U flip,
-                                 encode_smem<U>& sm, std::uint32_t (&words)[3]) {
+                                 encode_smem<U>& sm, std::uint32_t (&words)[coded_schemes]) {
   constexpr U ones = static_cast<U>(~U{0});
   using S = std::make_signed_t<U>;  // differences are ordered as signed: compared as S
   constexpr std::uint32_t rw = sizeof(U) / 4;
@@ -536,6 +591,8 @@ ZS_WARP_FN lane_facts<U> analyze(Warp& w, const U (&x)[lane_values], std::uint32
   S dlo = static_cast<S>(ones >> 1), dhi = static_cast<S>(~(ones >> 1));
   std::uint32_t has_diff = 0;
   std::uint32_t heads = 0;
+  // The least and largest nonzero difference: the steps between runs (drfor).
+  S slo = static_cast<S>(ones >> 1), shi = static_cast<S>(~(ones >> 1));
   // The same loop four times: lanes whose 16 values are all in the segment (all but one lane of
   // the last segment of a frame) skip the per-value bounds checks, and the extremes are taken in
   // the type's own order (signed or not), which flips two values instead of sixteen.
@@ -565,6 +622,10 @@ ZS_UNROLL
         dmin[c] = min_of(dmin[c], d);
         dmax[c] = max_of(dmax[c], d);
         has_diff = 1;
+        if (Extended && d != 0) {
+          slo = min_of(slo, d);
+          shi = max_of(shi, d);
+        }
       }
       if (Whole && sizeof(U) == 4 && k != 0) {
         // A minimum and a multiply-add rather than a compare and a logic op: one of the two on
@@ -649,6 +710,107 @@ ZS_UNROLL
   words[2] = static_cast<std::uint32_t>(rfor_block_words({runs, llo, value_bits, length_bits}, 8 * sizeof(U)));
 
   segment_stats<U>& st = sm.st;
+  if constexpr (!Extended) {
+    words[3] = words[4] = words[5] = 0;
+  } else {
+    // pfor and pdfor: the for and dfor offsets of each miniblock without the trailing zeros they
+    // share (shift: a warp or of the offsets), packed at the low width that makes the miniblock
+    // smallest. A lane keeps the bit width of each of its offsets, a byte each, and counts the
+    // exceptions at each low width from them (count_above), instead of keeping the offsets.
+    U const pref = static_cast<U>(key ^ flip);
+    U const dref = static_cast<U>(dkey);
+    U por = 0, dor = 0;
+    std::uint32_t pwidth[4] = {0, 0, 0, 0}, dwidth[4] = {0, 0, 0, 0};
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) {
+      std::uint32_t const p = p0 + k;
+      U const prev = k == 0 ? lf.before : x[k - 1];
+      U const po = p < m ? static_cast<U>(x[k] - pref) : U{0};
+      U const dfo = p < m && p != 0 ? static_cast<U>(static_cast<U>(x[k] - prev) - dref) : U{0};
+      por |= po;
+      dor |= dfo;
+      pwidth[k / 4] |= bit_width(po) << (8 * (k % 4));
+      dwidth[k / 4] |= bit_width(dfo) << (8 * (k % 4));
+    }
+    por |= w.shfl_xor(por, 1);
+    dor |= w.shfl_xor(dor, 1);
+    std::uint32_t const pshift = por == 0 ? 0U : trailing_zeros(por);
+    std::uint32_t const dshift = dor == 0 ? 0U : trailing_zeros(dor);
+    // Full widths: of the largest field, the largest offset shifted (0 for no miniblock).
+    std::uint32_t const pfull = fw - pshift, dfull = dw - dshift;
+    // The low widths, as best_low_width (bitpack_format.hpp) picks them: from the full width
+    // down, the first of the fewest words; one loop for the warp, to its largest full width.
+    std::uint32_t plow = pfull, dlow = dfull, pwords = pfull, dwords = dfull;
+    std::uint32_t const top = warp_max(w, max_of(pfull, dfull));
+    for (std::uint32_t b = top; b-- > 0;) {
+      std::uint32_t counts = (b < pfull ? count_above(pwidth, pshift + b) : 0U) |
+                             (b < dfull ? count_above(dwidth, dshift + b) : 0U) << 16;
+      counts += w.shfl_xor(counts, 1);
+      std::uint32_t const pe = counts & 0xffffU, de = counts >> 16;
+      if (b < pfull && patched_miniblock_words(b, pfull, pe) < pwords) {
+        pwords = patched_miniblock_words(b, pfull, pe);
+        plow = b;
+      }
+      if (b < dfull && patched_miniblock_words(b, dfull, de) < dwords) {
+        dwords = patched_miniblock_words(b, dfull, de);
+        dlow = b;
+      }
+    }
+    // Exception bitmaps: this lane's 16 positions, the miniblock's first half in the low bits.
+    std::uint32_t pmask = plow < pfull ? mask_above(pwidth, pshift + plow) << (16 * (lane % 2)) : 0U;
+    std::uint32_t dmask = dlow < dfull ? mask_above(dwidth, dshift + dlow) << (16 * (lane % 2)) : 0U;
+    pmask |= w.shfl_xor(pmask, 1);
+    dmask |= w.shfl_xor(dmask, 1);
+    // Each field of a block's words has a byte of its own (widths and shifts at most 64), and
+    // a miniblock's words fit 16 bits (at most 65).
+    std::uint32_t const p_low = block_reduce(w, plow * width_place, add);
+    std::uint32_t const p_full = block_reduce(w, pfull * width_place, add);
+    std::uint32_t const p_shifts = block_reduce(w, pshift * width_place, add);
+    std::uint32_t const d_low = block_reduce(w, dlow * width_place, add);
+    std::uint32_t const d_full = block_reduce(w, dfull * width_place, add);
+    std::uint32_t const d_shifts = block_reduce(w, dshift * width_place, add);
+    std::uint32_t const patched_words = block_reduce(w, pwords | dwords << 16, add);
+    std::uint32_t const pfor_block = block_exists ? patched_head_words(8 * sizeof(U)) + (patched_words & 0xffffU) : 0;
+    std::uint32_t const pdfor_block = block_exists ? patched_head_words(8 * sizeof(U)) + (patched_words >> 16) : 0;
+    std::uint32_t const patched_both = pfor_block | pdfor_block << 16;
+    std::uint32_t patched_upto = patched_both;
+ZS_UNROLL
+    for (unsigned d = block_values / lane_values; d < warp_lanes; d <<= 1) {
+      std::uint32_t const other = w.shfl_up(patched_upto, d);
+      if (lane >= d) patched_upto += other;
+    }
+    std::uint32_t const patched_before = patched_upto - patched_both;
+    std::uint32_t const patched_all = w.shfl(patched_upto, warp_lanes - 1);
+    words[3] = patched_all & 0xffffU;
+    words[4] = rw + (patched_all >> 16);
+
+    // drfor: the steps between runs are the nonzero differences.
+    S const step_lo = warp_min(w, slo);
+    S const step_hi = warp_max(w, shi);
+    U const step_ref = runs > 1 ? static_cast<U>(step_lo) : U{0};
+    std::uint32_t const step_bits = runs > 1 ? bit_width(static_cast<U>(static_cast<U>(step_hi) - step_ref)) : 0U;
+    words[5] = static_cast<std::uint32_t>(drfor_block_words({runs, llo, step_bits, length_bits}, 8 * sizeof(U)));
+
+    if (lane % 8 == 0) {
+      st.starts[2][block] = static_cast<std::uint16_t>(patched_before & 0xffffU);
+      st.starts[3][block] = static_cast<std::uint16_t>(rw + (patched_before >> 16));
+      st.patch_low[0][block] = p_low;
+      st.patch_full[0][block] = p_full;
+      st.patch_shifts[0][block] = p_shifts;
+      st.patch_low[1][block] = d_low;
+      st.patch_full[1][block] = d_full;
+      st.patch_shifts[1][block] = d_shifts;
+    }
+    if (lane % 2 == 0) {
+      st.patch_bitmaps[0][lane / 2] = pmask;
+      st.patch_bitmaps[1][lane / 2] = dmask;
+    }
+    if (lane == 0) {
+      st.drfor_ref = step_ref;
+      st.drfor_bits = step_bits;
+    }
+  }
+
   if (lane % 8 == 0) {
     st.for_ref[block] = static_cast<U>(key ^ flip);
     st.for_widths[block] = for_widths;
@@ -670,34 +832,36 @@ ZS_UNROLL
   return lf;
 }
 
-/// The scheme id (1 for, 2 dfor, 3 rfor) with the fewest data words; ties to the lower id.
+/// The coded scheme with the fewest data words among the candidates: for, dfor and rfor, and
+/// with `extended` pfor, pdfor and drfor too; ties to the lower id.
 template <typename T>
-ZS_HD inline std::uint32_t fewest_words(const T (&words)[3]) noexcept {
-  std::uint32_t best = 1;
-  for (std::uint32_t s = 2; s <= 3; ++s) {
-    if (words[s - 1] < words[best - 1]) best = s;
+ZS_HD inline scheme fewest_words(const T (&words)[coded_schemes], bool extended) noexcept {
+  int best = 0;
+  int const candidates = extended ? coded_schemes : 3;
+  for (int i = 1; i < candidates; ++i) {
+    if (words[i] < words[best]) best = i;
   }
-  return best;
+  return coded_scheme(best);
 }
 
 /// Blocks of a segment of m values in scheme `kind`.
 ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexcept {
-  return kind == scheme::rfor ? 1 : (m + block_values - 1) / block_values;
+  return is_run_scheme(kind) ? 1 : (m + block_values - 1) / block_values;
 }
 
-/// The starts of a segment's blocks inside its encoding in `kind` (for or dfor), one a block
-/// (analyze found them; blocks past the segment's values have meaningless ones).
+/// The starts of a segment's blocks inside its encoding in `kind` (for, dfor, pfor or pdfor),
+/// one a block (analyze found them; blocks past the segment's values have meaningless ones).
 template <typename U>
 ZS_HD inline const std::uint16_t* block_starts(const segment_stats<U>& st, scheme kind) {
-  return st.starts[kind == scheme::dfor ? 1 : 0];
+  return st.starts[kind == scheme::for_ ? 0 : kind == scheme::dfor ? 1 : kind == scheme::pfor ? 2 : 3];
 }
 
-/// block_starts packed 16 bits each, block i in bits 16 i; 0 for rfor. The hosts and the GPU
-/// are little-endian, so the four 16-bit starts read as one 64-bit word.
+/// block_starts packed 16 bits each, block i in bits 16 i; 0 for rfor and drfor. The hosts and
+/// the GPU are little-endian, so the four 16-bit starts read as one 64-bit word.
 template <typename U>
 ZS_HD inline std::uint64_t block_layout(const segment_stats<U>& st, scheme kind) {
   static_assert(std::endian::native == std::endian::little, "the starts read as one little-endian word");
-  if (kind == scheme::rfor) return 0;
+  if (is_run_scheme(kind)) return 0;
   std::uint64_t layout;
   std::memcpy(&layout, block_starts(st, kind), sizeof layout);
   return layout;
@@ -712,10 +876,10 @@ template <class Warp, typename U>
 ZS_WARP_FN void stage(Warp& w, const U (&x)[lane_values], const lane_facts<U>& lf, scheme kind,
                       encode_smem<U>& sm) {
   std::uint32_t const p0 = w.lane * lane_values;
-  if (kind == scheme::for_) {
+  if (kind == scheme::for_ || kind == scheme::pfor) {
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) sm.stage[staged(p0 + k)] = x[k];
-  } else if (kind == scheme::dfor) {
+  } else if (is_delta_tiled(kind)) {
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) {
       sm.stage[staged(p0 + k)] = static_cast<U>(x[k] - (k == 0 ? lf.before : x[k - 1]));
@@ -732,12 +896,81 @@ ZS_UNROLL
   w.sync();
 }
 
-/// Word q of the segment's encoding in `kind`, from what stage() put in shared memory.
+/// Word l of a pfor or pdfor block i (l counted from the block's start), from what stage()
+/// put in shared memory.
 template <typename U>
+ZS_HD inline std::uint32_t patched_block_word(const encode_smem<U>& sm, scheme kind, std::uint32_t i, std::uint32_t l) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  segment_stats<U> const& st = sm.st;
+  bool const delta = kind == scheme::pdfor;
+  int const c = delta ? 1 : 0;
+  U const ref = delta ? st.dfor_ref[i] : st.for_ref[i];
+  std::uint32_t const low = st.patch_low[c][i], full = st.patch_full[c][i], shifts = st.patch_shifts[c][i];
+  if (l < rw) return reference_word(ref, l);
+  l -= rw;
+  if (l == 0) return low;
+  if (l == 1) return full;
+  if (l == 2) return shifts;
+  l -= 3;
+  // Field k of miniblock j: its offset shifted (0 at positions that hold none).
+  auto const field = [&](std::uint32_t j, std::uint32_t k) -> U {
+    std::uint32_t const p = i * block_values + j * miniblock_values + k;
+    bool const holds = p < st.m && !(delta && p == 0);  // pdfor: position 0 holds no difference
+    return holds ? static_cast<U>(static_cast<U>(sm.stage[staged(p)] - ref) >> width_of(shifts, j)) : U{0};
+  };
+  std::uint32_t const lows = widths_sum(low);
+  if (l < lows) {
+    std::uint32_t j = 0, before = 0;
+    while (l >= before + width_of(low, j)) before += width_of(low, j++);
+    std::uint32_t const b = width_of(low, j);
+    return gather_word(l - before, b, miniblock_values,
+                       [&](std::uint32_t k) { return static_cast<U>(field(j, k) & static_cast<U>(low_mask(b))); });
+  }
+  l -= lows;
+  const std::uint32_t* bitmaps = st.patch_bitmaps[c] + miniblocks * i;
+  for (std::uint32_t j = 0; j < miniblocks; ++j) {  // the bitmap words
+    if (width_of(full, j) == width_of(low, j)) continue;
+    if (l == 0) return bitmaps[j];
+    --l;
+  }
+  for (std::uint32_t j = 0; j < miniblocks; ++j) {  // the high-bits streams
+    std::uint32_t const b = width_of(low, j), high = width_of(full, j) - b;
+    if (high == 0) continue;
+    std::uint32_t const bitmap = bitmaps[j];
+    std::uint32_t const exceptions = bit_count(bitmap);
+    auto const n = static_cast<std::uint32_t>(field_words(exceptions, high));
+    if (l < n) {
+      return gather_word(l, high, exceptions, [&](std::uint32_t e) {
+        std::uint32_t rest = bitmap;  // the e-th exception: the e-th set bit
+        for (std::uint32_t skip = 0; skip < e; ++skip) rest &= rest - 1;
+        return static_cast<U>(field(j, lowest_bit(rest)) >> b);
+      });
+    }
+    l -= n;
+  }
+  return 0;
+}
+
+/// Word q of the segment's encoding in `kind`, from what stage() put in shared memory.
+template <bool Extended, typename U>
 ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, std::uint32_t q) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   segment_stats<U> const& st = sm.st;
   std::uint32_t const m = st.m;
+  if (Extended && kind == scheme::drfor) {
+    if (q == 0) return pack_rfor_header({st.runs, st.min_length, st.drfor_bits, st.length_bits});
+    if (q <= rw) return reference_word(st.dfor_first, q - 1);  // the first run value
+    if (q <= 2 * rw) return reference_word(st.drfor_ref, q - 1 - rw);
+    std::uint32_t const k = q - 1 - 2 * rw;
+    auto const vw = static_cast<std::uint32_t>(field_words(st.runs - 1, st.drfor_bits));
+    if (k < vw) {
+      U const ref = st.drfor_ref;
+      return gather_word(k, st.drfor_bits, st.runs - 1,
+                         [&](std::uint32_t r) { return static_cast<U>(sm.stage[r + 1] - sm.stage[r] - ref); });
+    }
+    std::uint32_t const shortest = st.min_length;
+    return gather_word(k - vw, st.length_bits, st.runs, [&](std::uint32_t r) { return sm.lengths[r] - shortest; });
+  }
   if (kind == scheme::rfor) {
     if (q == 0) return pack_rfor_header({st.runs, st.min_length, st.value_bits, st.length_bits});
     if (q <= rw) return reference_word(st.rfor_ref, q - 1);
@@ -750,13 +983,16 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
     std::uint32_t const shortest = st.min_length;
     return gather_word(k - vw, st.length_bits, st.runs, [&](std::uint32_t r) { return sm.lengths[r] - shortest; });
   }
-  bool const delta = kind == scheme::dfor;
+  bool const delta = is_delta_tiled(kind);
   if (delta && q < rw) return reference_word(st.dfor_first, q);
   std::uint32_t const blocks = segment_blocks(kind, m);
   std::uint32_t i = 0;
   std::uint64_t const layout = block_layout(st, kind);
   while (i + 1 < blocks && layout_offset(layout, i + 1) <= q) ++i;
   std::uint32_t l = q - layout_offset(layout, i);
+  if constexpr (Extended) {
+    if (is_patched(kind)) return patched_block_word(sm, kind, i, l);
+  }
   U const ref = delta ? st.dfor_ref[i] : st.for_ref[i];
   std::uint32_t const widths = delta ? st.dfor_widths[i] : st.for_widths[i];
   if (l < rw) return reference_word(ref, l);
@@ -855,14 +1091,25 @@ struct encode_args {
   std::uint8_t* choice;              // per frame: the chosen scheme
   std::uint64_t* sums;               // per frame: checksum terms (zeroed by the caller)
   std::uint32_t* encode_again;       // nonzero when pass 2 must encode some segment again (zeroed)
+  bool extended = false;             // the candidates: for, dfor, rfor, and pfor, pdfor, drfor
+  // With `extended`, the same four for pfor, pdfor and drfor (else null).
+  block_words* within_ext = nullptr;
+  scheme_words* block_sums_ext = nullptr;
+  const scheme_words* offsets_ext = nullptr;
+  scheme_words* samples_ext = nullptr;
 };
 
-/// Data words of scheme i (0 for, 1 dfor, 2 rfor) of the batch's segments before segment g
+/// Data words of scheme i (scheme_index) of the batch's segments before segment g
 /// (batch-wide; g may be the number of segments).
+/// Without `Extended`, i is one of for, dfor, rfor (the classic codec's passes, spared the test).
+template <bool Extended = true>
 ZS_HD inline std::uint64_t offset_of(const encode_args& a, std::uint64_t g, int i) {
-  if (g == a.segments32 + a.segments64) return a.offsets[a.blocks].w[i];
-  block_words const b = a.within[g];
-  return a.offsets[b.block].w[i] + b.w[i];
+  bool const ext = Extended && i >= schemes_per_words;
+  const scheme_words* offsets = ext ? a.offsets_ext : a.offsets;
+  int const k = ext ? i - schemes_per_words : i;
+  if (g == a.segments32 + a.segments64) return offsets[a.blocks].w[k];
+  block_words const b = (ext ? a.within_ext : a.within)[g];
+  return offsets[b.block].w[k] + b.w[k];
 }
 
 /// Where a segment sits in its frame and its input.
@@ -992,10 +1239,17 @@ ZS_UNROLL
   }
 }
 
-/// words[kind - 1], without indexing the array with a run-time value (which would put it in
-/// local memory).
-ZS_HD inline std::uint32_t words_of(const std::uint32_t (&words)[3], scheme kind) noexcept {
-  return kind == scheme::for_ ? words[0] : (kind == scheme::dfor ? words[1] : words[2]);
+/// words[scheme_index(kind)], without indexing the array with a run-time value (which would
+/// put it in local memory).
+ZS_HD inline std::uint32_t words_of(const std::uint32_t (&words)[coded_schemes], scheme kind) noexcept {
+  switch (kind) {
+    case scheme::for_: return words[0];
+    case scheme::dfor: return words[1];
+    case scheme::rfor: return words[2];
+    case scheme::pfor: return words[3];
+    case scheme::pdfor: return words[4];
+    default: return words[5];
+  }
 }
 
 /// Every how many segments of a frame of `segments` the sample pass analyses one: 64 spread
@@ -1013,13 +1267,16 @@ ZS_HD constexpr std::uint64_t sample_count(std::uint64_t segments) noexcept {
 /// The scheme pass 1 writes a frame's payload in before the frame's sizes are all known: the
 /// one with the fewest words over the sampled segments.
 ZS_HD inline scheme frame_guess(const encode_args& a, std::uint64_t f) {
-  return static_cast<scheme>(fewest_words(a.samples[f].w));
+  scheme_words const c = a.samples[f];
+  scheme_words const e = a.extended ? a.samples_ext[f] : scheme_words{};
+  std::uint64_t const words[coded_schemes] = {c.w[0], c.w[1], c.w[2], e.w[0], e.w[1], e.w[2]};
+  return fewest_words(words, a.extended);
 }
 
 /// The sample pass over the samples [begin, end) of this width class (numbered through
 /// a.sample_first): each sampled segment's sizes, summed per frame into samples. A warp goes
 /// straight to its samples, rather than testing every segment for being one.
-template <bool Narrow = false, class Warp, typename U>
+template <bool Narrow = false, bool Extended = false, class Warp, typename U>
 ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm) {
   segment_cursor<U, Narrow> cursor;
@@ -1030,9 +1287,14 @@ ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin,
         cursor.at(a, first + (i - a.sample_first[f]) * sample_stride(a.chunks[f + 1] - first));
     U x[lane_values];
     load_values<Narrow>(w, at.in, at.src.type, at.m, x);
-    std::uint32_t words[3];
-    analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
-    if (w.lane < 3) w.add(&a.samples[at.f].w[w.lane], words_of(words, static_cast<scheme>(w.lane + 1)));
+    std::uint32_t words[coded_schemes];
+    analyze<Extended>(w, x, at.m, flip_of<U>(at.src.type), sm, words);
+    std::uint32_t const lane = w.lane;
+    if (lane < schemes_per_words) {
+      w.add(&a.samples[at.f].w[lane], words_of(words, coded_scheme(static_cast<int>(lane))));
+    } else if (Extended && lane < coded_schemes) {
+      w.add(&a.samples_ext[at.f].w[lane - schemes_per_words], words_of(words, coded_scheme(static_cast<int>(lane))));
+    }
     w.sync();  // the next segment reuses the shared memory
   }
 }
@@ -1041,11 +1303,11 @@ ZS_WARP_FN void sample_range(Warp& w, const encode_args& a, std::uint64_t begin,
 /// through `emit`, which takes word(q) for q < n, and `packed`: where the encoding was packed
 /// into shared memory, `lead` words in (whole segments of 32-bit values in for or dfor), else
 /// nullptr. Ends with the warp met.
-template <class Warp, typename U, class Emit>
+template <bool Extended, class Warp, typename U, class Emit>
 ZS_WARP_FN void with_encoding(Warp& w, const U (&x)[lane_values], std::uint32_t m, const lane_facts<U>& lf,
                               scheme kind, encode_smem<U>& sm, std::uint32_t lead, Emit emit) {
   if constexpr (sizeof(U) == 4) {
-    if (kind != scheme::rfor && m == segment_values) {
+    if ((kind == scheme::for_ || kind == scheme::dfor) && m == segment_values) {
       // (A frame's last segment, with fewer values, takes the general path below.)
       // Packed into shared memory first (sm.stage, free on this path): each lane's words are
       // scattered over the encoding, and one word a lane at a time to global memory would touch
@@ -1060,7 +1322,7 @@ ZS_WARP_FN void with_encoding(Warp& w, const U (&x)[lane_values], std::uint32_t 
     }
   }
   stage(w, x, lf, kind, sm);
-  emit([&](std::uint64_t q) { return encoded_word(sm, kind, static_cast<std::uint32_t>(q)); },
+  emit([&](std::uint64_t q) { return encoded_word<Extended>(sm, kind, static_cast<std::uint32_t>(q)); },
        static_cast<const std::uint32_t*>(nullptr));
   w.sync();
 }
@@ -1075,19 +1337,27 @@ struct slot_pool {
 /// Pass 1 over segment g (batch-wide) of m values (in x; `flip` maps their type's order to the
 /// unsigned one): its sizes in all three schemes added to its scan block's, and its encoding in
 /// the frame's guessed scheme (frame_guess) kept in the warp's pool where it fits, with
-/// `running` its scan block's sizes so far. `closes`: the segment ends its scan block.
-template <class Warp, typename U>
+/// `running` its scan block's sizes so far (`running_ext`, those of pfor, pdfor and drfor, with
+/// `Extended`). `closes`: the segment ends its scan block.
+template <bool Extended, class Warp, typename U>
 ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, std::uint32_t m, U flip,
                                 const U (&x)[lane_values], scheme guess, bool closes, block_words& running,
-                                encode_smem<U>& sm, slot_pool& pool) {
-  std::uint32_t words[3];
-  lane_facts<U> const lf = analyze(w, x, m, flip, sm, words);
+                                block_words& running_ext, encode_smem<U>& sm, slot_pool& pool) {
+  std::uint32_t words[coded_schemes];
+  lane_facts<U> const lf = analyze<Extended>(w, x, m, flip, sm, words);
   std::uint32_t const n = words_of(words, guess);
   bool const kept = n <= pool.end - pool.next;
   if (w.lane == 0) {
     a.within[g] = running;
     if (closes) {
       a.block_sums[running.block] = {{running.w[0] + words[0], running.w[1] + words[1], running.w[2] + words[2]}};
+    }
+    if constexpr (Extended) {
+      a.within_ext[g] = running_ext;
+      if (closes) {
+        a.block_sums_ext[running.block] = {
+            {running_ext.w[0] + words[3], running_ext.w[1] + words[4], running_ext.w[2] + words[5]}};
+      }
     }
     a.slot_at[g] = kept ? pool.next : no_slot;
     if (kept) {
@@ -1096,7 +1366,10 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, 
       *a.encode_again = 1;
     }
   }
-  for (int i = 0; i < 3; ++i) running.w[i] += words[i];
+  for (int i = 0; i < schemes_per_words; ++i) running.w[i] += words[i];
+  if constexpr (Extended) {
+    for (int i = 0; i < schemes_per_words; ++i) running_ext.w[i] += words[schemes_per_words + i];
+  }
   if (kept) {
     // No gaps between a warp's encodings: pass 2 copies consecutive ones as one range. So an
     // encoding starts `lead` words into a 16-byte chunk of the pool; packed into shared memory
@@ -1105,7 +1378,7 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, 
     // (which ends on 16 bytes) where its next encoding will go.
     auto const lead = static_cast<std::uint32_t>(pool.next % 4);
     std::uint32_t* out = a.slots + pool.next;
-    with_encoding(w, x, m, lf, guess, sm, lead, [&](auto word, const std::uint32_t* packed) {
+    with_encoding<Extended>(w, x, m, lf, guess, sm, lead, [&](auto word, const std::uint32_t* packed) {
       if (packed == nullptr) {
         for (std::uint32_t q = w.lane; q < n; q += warp_lanes) out[q] = word(q);
         return;
@@ -1124,7 +1397,7 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, 
 /// Pass 1 over the segments [begin, end) of this width class, one after the other; the next
 /// segment's values are on their way while this one is analysed. [begin, end) is one scan
 /// block (begin a multiple of a.block_segments, end the next or the class's end).
-template <bool Narrow = false, class Warp, typename U>
+template <bool Narrow = false, bool Extended = false, class Warp, typename U>
 ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                               encode_smem<U>& sm) {
   if (begin >= end) return;
@@ -1143,6 +1416,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   w.commit();
   // The scan block's sizes so far (the same in every lane).
   block_words running{{0, 0, 0}, static_cast<std::uint32_t>(a.block_base + begin / a.block_segments)};
+  block_words running_ext = running;
   // Most scan blocks lie inside one frame, in whole segments at a 16-byte boundary: then the
   // walk steps from segment to segment in place, without looking anything up.
   bool const uniform = end <= cursor.last && (end - cursor.first) * segment_values <= first.src.count &&
@@ -1166,7 +1440,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
       }
     }
     w.commit();
-    analyze_segment(w, a, g, m, flip, x, guess, last, running, sm, pool);
+    analyze_segment<Extended>(w, a, g, m, flip, x, guess, last, running, running_ext, sm, pool);
     if (uniform) {
       g += 1;
       in += step;
@@ -1198,16 +1472,20 @@ ZS_HD inline void choose_frame(const encode_args& a, std::uint64_t f) {
   }
   std::uint64_t const first = a.seg_first[f];
   std::uint64_t const last = first + segment_count(src.count);
-  std::uint64_t words[3];
-  for (int i = 0; i < 3; ++i) words[i] = offset_of(a, last, i) - offset_of(a, first, i);
-  scheme const best = pick_scheme(src.count, src.raw_bytes(), words);
+  std::uint64_t words[coded_schemes] = {};
+  for (int i = 0; i < (a.extended ? coded_schemes : schemes_per_words); ++i) {
+    words[i] = offset_of(a, last, i) - offset_of(a, first, i);
+  }
+  std::uint64_t const classic[3] = {words[0], words[1], words[2]};
+  scheme const best = a.extended ? pick_scheme(src.count, src.raw_bytes(), words)
+                                 : pick_scheme(src.count, src.raw_bytes(), classic);
   a.choice[f] = static_cast<std::uint8_t>(best);
   if (best != scheme::raw && best != frame_guess(a, f)) *a.encode_again = 1;
   if (best == scheme::raw) {
     store_scheme_fields(frame, scheme::raw, src.raw_bytes(), 0);
     return;
   }
-  std::uint64_t const dw = words[static_cast<int>(best) - 1];
+  std::uint64_t const dw = words[scheme_index(best)];
   store_scheme_fields(frame, best, scheme_payload_bytes(best, src.count, dw), dw);
 }
 
@@ -1220,7 +1498,7 @@ struct segment_ranges {
   std::uint64_t base;  // the segment's first data word inside the data section
 };
 
-template <typename U>
+template <bool Extended, typename U>
 ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<U>& s, scheme kind) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   segment_ranges r{};
@@ -1231,18 +1509,18 @@ ZS_HD inline segment_ranges ranges_of(const encode_args& a, const segment_place<
     r.total = s.src.count * rw;
     return r;
   }
-  int const i = static_cast<int>(kind) - 1;
+  int const i = Extended ? scheme_index(kind) : static_cast<int>(kind) - 1;
   std::uint64_t const first = s.g - s.local;
   std::uint64_t const blocks = block_count(kind, s.src.count);
   std::uint64_t const last = first + segment_count(s.src.count);
-  std::uint64_t const origin = offset_of(a, first, i);
-  r.base = offset_of(a, s.g, i) - origin;
-  std::uint64_t const per = kind == scheme::rfor ? 1 : tile_blocks;
+  std::uint64_t const origin = offset_of<Extended>(a, first, i);
+  r.base = offset_of<Extended>(a, s.g, i) - origin;
+  std::uint64_t const per = (Extended ? is_run_scheme(kind) : kind == scheme::rfor) ? 1 : tile_blocks;
   r.starts_begin = s.local * per;
   r.starts_end = min_of(r.starts_begin + per, blocks);
   r.data_begin = blocks + r.base;
-  r.data_end = blocks + offset_of(a, s.g + 1, i) - origin;
-  r.total = blocks + offset_of(a, last, i) - origin;
+  r.data_end = blocks + offset_of<Extended>(a, s.g + 1, i) - origin;
+  r.total = blocks + offset_of<Extended>(a, last, i) - origin;
   return r;
 }
 
@@ -1257,15 +1535,15 @@ ZS_WARP_FN std::uint64_t emit_starts(Warp& w, std::uint32_t* payload, const segm
 
 /// Pass 2 for one segment pass 1 did not keep in its frame's scheme: analysed again from the
 /// input and written in place. Returns this lane's sum of the checksum terms it owns.
-template <bool Narrow = false, class Warp, typename U>
+template <bool Narrow = false, bool Extended = false, class Warp, typename U>
 ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, const segment_ranges& r, scheme kind,
                                         std::uint32_t* payload, encode_smem<U>& sm) {
   U x[lane_values];
   load_values<Narrow>(w, at.in, at.src.type, at.m, x);
-  std::uint32_t words[3];
-  lane_facts<U> const lf = analyze(w, x, at.m, flip_of<U>(at.src.type), sm, words);
+  std::uint32_t words[coded_schemes];
+  lane_facts<U> const lf = analyze<Extended>(w, x, at.m, flip_of<U>(at.src.type), sm, words);
   std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
-  with_encoding(w, x, at.m, lf, kind, sm, 0, [&](auto word, const std::uint32_t*) {
+  with_encoding<Extended>(w, x, at.m, lf, kind, sm, 0, [&](auto word, const std::uint32_t*) {
     sum += emit_range(w, payload, r.data_begin, r.data_end, r.total, word);
   });
   w.sync();  // the next segment reuses the shared memory
@@ -1328,8 +1606,9 @@ static_assert(pack_jobs_bytes % 16 == 0, "copy_staged's ring follows the jobs on
 inline constexpr std::size_t pack_warp_bytes = pack_jobs_bytes + staged_copy_bytes;
 
 /// Block start q of the segments from `first` on (all of one frame), in a table of jobs.
+template <bool Extended>
 ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q) {
-  std::uint32_t const per = first->kind == scheme::rfor ? 1 : tile_blocks;
+  std::uint32_t const per = (Extended ? is_run_scheme(first->kind) : first->kind == scheme::rfor) ? 1 : tile_blocks;
   pack_job const& j = first[q / per];
   return static_cast<std::uint32_t>(j.r.base + layout_offset(j.layout, static_cast<std::uint32_t>(q % per)));
 }
@@ -1343,7 +1622,7 @@ ZS_HD inline std::uint32_t block_start_of(const pack_job* first, std::uint64_t q
 /// in flight than one copy per segment. A range's checksum terms include the one straddling its
 /// end where the next segment is copied too (its first word is known: the start of its
 /// source); seam_sum adds the others.
-template <class Warp, typename U, bool Narrow = false>
+template <class Warp, typename U, bool Narrow = false, bool Extended = false>
 ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end, pack_job* jobs,
                            word4* ring, sum_carrier& carrier) {
   segment_cursor<U, Narrow> cursor;  // this lane's walk over its segments: base + lane
@@ -1362,7 +1641,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
         if (last_of_frame && kind != scheme::raw) j.frame_data = first_source_of(a, cursor, kind);
         j.src = src;
         j.payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
-        j.r = ranges_of(a, at, kind);
+        j.r = ranges_of<Extended>(a, at, kind);
         j.layout = kind == scheme::raw ? 0 : a.layouts[at.g];
         j.f = at.f;
         j.kind = kind;
@@ -1398,7 +1677,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
       if (first.kind != scheme::raw) {
         std::uint64_t const S = first.r.starts_begin, E = last.r.starts_end;
         sum += emit_range(w, first.payload, S, E, first.r.total,
-                          [&](std::uint64_t q) { return block_start_of(&first, q); });
+                          [&](std::uint64_t q) { return block_start_of<Extended>(&first, q); });
         // The word after E where E is odd: where the next segment is of this frame, its block
         // start, its data's start (only rfor, one start a segment, ends a segment's starts on an
         // odd word); after the frame's last block start, the first data word.
@@ -1407,7 +1686,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
           if (inside || last.frame_data != nullptr) {
             auto const after = inside ? static_cast<std::uint32_t>(last.r.data_end - (last.r.data_begin - last.r.base))
                                       : *last.frame_data;
-            sum += hash::term((E - 1) / 2, block_start_of(&first, E - 1 - S) | (std::uint64_t{after} << 32));
+            sum += hash::term((E - 1) / 2, block_start_of<Extended>(&first, E - 1 - S) | (std::uint64_t{after} << 32));
           }
         }
       }
@@ -1419,7 +1698,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
 
 /// Pass 2 for the segments [begin, end) that pack_range left: of frames that chose another
 /// scheme than their guess, or that their warp's pool could not hold in pass 1.
-template <bool Narrow = false, class Warp, typename U>
+template <bool Narrow = false, bool Extended = false, class Warp, typename U>
 ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin, std::uint64_t end,
                              encode_smem<U>& sm, sum_carrier& carrier) {
   if (!encodes_again(a)) return;  // the usual case: every guess right, every encoding kept
@@ -1432,7 +1711,7 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
     segment_place<U> const at = cursor.at(a, s);
     auto const kind = static_cast<scheme>(a.choice[at.f]);
     auto* payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
-    carrier.add(w, a.sums, at.f, repack_segment<Narrow>(w, at, ranges_of(a, at, kind), kind, payload, sm));
+    carrier.add(w, a.sums, at.f, repack_segment<Narrow, Extended>(w, at, ranges_of<Extended>(a, at, kind), kind, payload, sm));
   });
 }
 
@@ -1440,7 +1719,7 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
 /// pass 2 left (pack_range adds those between two copied segments of a frame, after a copied
 /// segment's block starts inside its frame, and after a frame's block starts where its first
 /// and last segments are copied). Returns the segment's frame and the sum.
-template <typename U, bool Narrow = false>
+template <typename U, bool Narrow = false, bool Extended = false>
 ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, std::uint32_t& frame) {
   segment_cursor<U, Narrow> cursor;
   segment_place<U> const s = cursor.at(a, chunk);
@@ -1452,7 +1731,7 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   bool const next_copy = !last_of_frame && source_of<Narrow>(a, cursor.at(a, chunk + 1), kind) != nullptr;
   if (copy && next_copy) return 0;  // the common case, known before the ranges are looked up
   auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
-  segment_ranges const r = ranges_of(a, s, kind);
+  segment_ranges const r = ranges_of<Extended>(a, s, kind);
   std::uint64_t sum = seam_term(payload, r.data_begin, r.data_end, r.total);
   if (kind == scheme::raw) return sum;
   bool const starts_added = copy && (!last_of_frame || first_source_of(a, cursor, kind) != nullptr);
@@ -1638,10 +1917,10 @@ ZS_WARP_FN void enter_frame(Warp& w, const decode_args& a, decode_frame& fr, std
   w.sync();
 }
 
-/// Where a segment starts, from the start of its first block; UINT32_MAX where a dfor block
+/// Where a segment starts, from the start of its first block; UINT32_MAX where a dfor or pdfor block
 /// start leaves no room for the tile's first value.
 ZS_HD constexpr std::uint32_t segment_start_from(const frame_layout& L, std::uint32_t block_start) noexcept {
-  if (L.kind != scheme::dfor) return block_start;
+  if (!is_delta_tiled(L.kind)) return block_start;
   std::uint32_t const rw = reference_words(L.width_bits);
   return block_start < rw ? ~std::uint32_t{0} : block_start - rw;
 }
@@ -1673,7 +1952,7 @@ ZS_WARP_FN bool start_tile(Warp& w, const decode_frame& fr, tile_job j, const de
                            std::uint32_t busy_end) {
   frame_layout const& L = fr.layout;
   const std::uint32_t* payload = fr.payload;
-  std::uint64_t const per = L.kind == scheme::rfor ? 1 : tile_blocks;
+  std::uint64_t const per = is_run_scheme(L.kind) ? 1 : tile_blocks;
   std::uint64_t const sb = j.s0 * per;
   std::uint32_t start = 0;  // lane i < starts: block i's start; lane `starts`: the next start
   for (;;) {
@@ -1802,8 +2081,79 @@ ZS_UNROLL
   return store_values<S>(w, out, type, m, x, stage);
 }
 
-/// Decodes the rfor segment at tile word `off` (m values) into out, as values of `type`; false,
-/// writing nothing, when its run lengths do not cover exactly m values or a value does not fit
+/// Decodes the pfor or pdfor (`delta`) segment whose blocks start at tile words block_off (lane
+/// 8 i + r for block i) into out, as decode_for_segment does for, dfor: each lane reads its 16
+/// low fields, puts back the high bits of those that are exceptions (its miniblock's bitmap
+/// says which, and their rank in it where their high bits lie) and shifts them. False,
+/// writing nothing, where a value does not fit a narrow type.
+template <typename S, class Warp, typename U>
+ZS_WARP_FN ZS_OWN_FRAME bool decode_patched_segment(Warp& w, bool delta, const std::uint32_t* tile, std::uint32_t block_off,
+                                       U first, std::uint32_t m, std::byte* out, value_type type, std::uint32_t* stage) {
+  constexpr std::uint32_t rw = sizeof(U) / 4;
+  std::uint32_t const lane = w.lane;
+  std::uint32_t const p0 = lane * lane_values;
+  U x[lane_values];
+  if (p0 < m) {
+    std::uint32_t const off = block_off;
+    U const ref = load_reference<U>(tile + off);
+    std::uint32_t const low = tile[off + rw], full = tile[off + rw + 1], shifts = tile[off + rw + 2];
+    std::uint32_t const j = (lane / 2) % miniblocks, half = lane % 2;
+    std::uint32_t const bits = width_of(low, j), high = width_of(full, j) - bits, shift = width_of(shifts, j);
+    std::uint32_t const head = off + patched_head_words(8 * sizeof(U));
+    // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
+    std::uint32_t const bit = (head + widths_before(low, j)) * 32 + half * lane_values * bits;
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = read_field_window<U>(tile, bit + k * bits, bits);
+    if (high != 0) {
+      // The bitmaps follow the low fields, one per patched miniblock; then the high-bits
+      // streams in the same order.
+      std::uint32_t const bitmaps = head + widths_sum(low);
+      std::uint32_t patched = 0, rank = 0;
+      for (std::uint32_t i = 0; i < miniblocks; ++i) {
+        bool const is = width_of(full, i) > width_of(low, i);
+        rank += is && i < j ? 1U : 0U;
+        patched += is ? 1U : 0U;
+      }
+      std::uint32_t highs = bitmaps + patched;
+      for (std::uint32_t i = 0, r = 0; i < j; ++i) {
+        std::uint32_t const h = width_of(full, i) - width_of(low, i);
+        if (h == 0) continue;
+        highs += static_cast<std::uint32_t>(field_words(bit_count(tile[bitmaps + r++]), h));
+      }
+      std::uint32_t const bitmap = tile[bitmaps + rank];
+      std::uint32_t const mine = half == 0 ? bitmap & 0xffffU : bitmap >> 16;
+      std::uint32_t e = half == 0 ? 0U : bit_count(bitmap & 0xffffU);  // exceptions before this lane's
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) {
+        if (((mine >> k) & 1U) != 0) {
+          x[k] = static_cast<U>(x[k] | static_cast<U>(read_field_window<U>(tile, highs * 32 + e * high, high) << bits));
+          ++e;
+        }
+      }
+    }
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(ref + static_cast<U>(x[k] << shift));
+  } else {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = 0;
+  }
+  if (delta) {
+    if (lane == 0) x[0] = first;
+    U run = 0;
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) {
+      run = static_cast<U>(run + x[k]);
+      x[k] = run;
+    }
+    U const before = static_cast<U>(inclusive_sum(w, run) - run);
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
+  }
+  return store_values<S>(w, out, type, m, x, stage);
+}
+
+/// Decodes the rfor segment (drfor with `Delta`) at tile word `off` (m values) into out, as values
+/// of `type`; false, writing nothing, when its run lengths do not cover exactly m values or a value does not fit
 /// a narrow type.
 ///
 /// Its cost does not grow with the runs a lane's values cross: lane l reads the lengths of runs
@@ -1811,16 +2161,17 @@ ZS_UNROLL
 /// the runs' starts are marked in a byte a position, and a position's run is the count of marks
 /// up to it less one, which a multiply sums four bytes at a time; each value is then one field
 /// read from the tile, or a shuffle where the segment has 32 runs or fewer.
-template <class Warp, typename U, typename S>
+template <class Warp, typename U, typename S, bool Delta = false>
 ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage, std::uint32_t off,
                                     std::uint32_t m, std::byte* out, value_type type) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
   rfor_header const h = unpack_rfor_header(tile[off]);
-  U const ref = load_reference<U>(tile + off + 1);
+  U const ref = load_reference<U>(tile + off + 1);  // drfor: the first run value
   // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
-  std::uint32_t const value_bit = (off + 1 + rw) * 32;
-  std::uint32_t const length_bit = value_bit + field_words(h.runs, h.value_bits) * 32;
+  std::uint32_t const value_bit = (off + 1 + (Delta ? 2 : 1) * rw) * 32;
+  std::uint32_t const length_bit =
+      (off + static_cast<std::uint32_t>(run_lengths_at(Delta ? scheme::drfor : scheme::rfor, h, 8 * sizeof(U)))) * 32;
   std::uint32_t const length_mask = static_cast<std::uint32_t>(low_mask(h.length_bits));
   auto const length = [&](std::uint32_t r) {
     return h.min_length + field32(tile, length_bit + r * h.length_bits, length_mask);
@@ -1858,17 +2209,48 @@ ZS_UNROLL
   }
   std::uint32_t const runs_before = inclusive_sum(w, before) - before;
   std::uint32_t const bits = h.value_bits;
-  auto const value = [&](std::uint32_t run) -> U {
-    std::uint32_t const bit = value_bit + run * bits;
+  auto const field = [&](std::uint32_t i) -> U {
+    std::uint32_t const bit = value_bit + i * bits;
     if constexpr (sizeof(U) == 4) {
-      return ref + field32(tile, bit, static_cast<std::uint32_t>(low_mask(bits)));
+      return field32(tile, bit, static_cast<std::uint32_t>(low_mask(bits)));
     } else {
-      return static_cast<U>(ref + read_field_window<U>(tile, bit, bits));
+      return read_field_window<U>(tile, bit, bits);
     }
   };
+  auto const value = [&](std::uint32_t run) { return static_cast<U>(ref + field(run)); };
   auto const run_of = [&](unsigned k) { return runs_before + ((counts[k / 4] >> (8 * (k % 4))) & 0xffU) - 1; };
   U x[lane_values];
-  if (h.runs <= warp_lanes) {
+  if constexpr (Delta) {
+    // drfor: run r's value is the first plus the steps of runs 1 .. r, a step being the
+    // reference plus field r - 1. Lane l sums the steps of its runs [c l, c l + c) (run 0 has
+    // none), and a scan gives each lane the value before its first run.
+    U const step_ref = load_reference<U>(tile + off + 1 + rw);
+    auto const step = [&](std::uint32_t r) -> U { return r == 0 ? U{0} : static_cast<U>(step_ref + field(r - 1)); };
+    U steps = 0;
+    for (std::uint32_t r = r0; r < r1; ++r) steps = static_cast<U>(steps + step(r));
+    U const steps_through = inclusive_sum(w, steps);
+    if (h.runs <= warp_lanes) {
+      U const mine = static_cast<U>(ref + steps_through);  // lane r: run r's value
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) x[k] = w.shfl(mine, run_of(k));
+    } else {
+      // A lane walks from the start of the lane that holds its first position's run, then from
+      // run to run over its positions: at most c - 1 + 15 steps.
+      U const before_lane = static_cast<U>(ref + steps_through - steps);  // run c l - 1's value
+      std::uint32_t const first_run = lane * lane_values < m ? run_of(0) : 0;
+      std::uint32_t run = first_run / per * per;
+      U v = static_cast<U>(w.shfl(before_lane, first_run / per) + step(run));
+      for (; run < first_run; v = static_cast<U>(v + step(++run))) {
+      }
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) {
+        std::uint32_t const q = lane * lane_values + k < m ? run_of(k) : run;
+        for (; run < q; v = static_cast<U>(v + step(++run))) {
+        }
+        x[k] = v;
+      }
+    }
+  } else if (h.runs <= warp_lanes) {
     // Lane r holds run r's value, and a shuffle fetches each position's: one instruction where
     // a field read takes six.
     U const mine = lane < h.runs ? value(lane) : U{0};
@@ -1882,10 +2264,27 @@ ZS_UNROLL
   return store_values<S>(w, out, type, m, x, stage);
 }
 
+/// The rules of a pfor or pdfor block i starting at tile word `rel` (data word `start`), with
+/// the next block's start `next`: it ends inside the tile (`w1`, the tile's end), and
+/// patched_block_is_valid holds. In a frame of its own (ZS_OWN_FRAME).
+ZS_HD ZS_OWN_FRAME inline bool patched_block_in_tile(const frame_layout& L, const std::uint32_t* tile, std::uint32_t rel,
+                                                     std::uint64_t i, std::uint32_t start, std::uint32_t next,
+                                                     std::uint32_t w1) {
+  // Its exception bitmaps are read: only once the block is known to end inside the tile.
+  return block_end_from(L, i, next) <= w1 && patched_block_is_valid(L, tile + rel, i, start, next);
+}
+
+/// decode_rfor_segment of a drfor segment, in a frame of its own (ZS_OWN_FRAME).
+template <class Warp, typename U, typename S>
+ZS_WARP_FN ZS_OWN_FRAME bool decode_drfor_segment(Warp& w, const std::uint32_t* tile, std::uint32_t* stage,
+                                                  std::uint32_t off, std::uint32_t m, std::byte* out, value_type type) {
+  return decode_rfor_segment<Warp, U, S, true>(w, tile, stage, off, m, out, type);
+}
+
 /// Checks a loaded tile against the format's rules (lane j checks block j), adds its checksum
 /// terms and decodes it into values stored as S (with_storage). Returns false for a tile that
 /// breaks the rules.
-template <class Warp, typename U, typename S>
+template <class Warp, typename U, typename S, bool Extended = false>
 ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer& buf, std::uint32_t* stage,
                             std::byte* out, std::uint64_t& sum) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
@@ -1901,14 +2300,19 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   bool ok = true;
   std::uint32_t rel = 0;  // lane j: block j's first word in the tile
   std::uint32_t const next = w.shfl_down(start, 1);
+  bool const runs = Extended ? is_run_scheme(L.kind) : L.kind == scheme::rfor;
   if (lane < j.starts) {
-    std::uint64_t const i = (L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks) + lane;
-    std::uint32_t const room = rw + 1;
+    std::uint64_t const i = (runs ? j.s0 : j.s0 * tile_blocks) + lane;
+    std::uint32_t const room = Extended ? block_head_words(L.kind, L.width_bits) : rw + 1;
     ok = start >= j.w0 && start - j.w0 + room <= words && block_has_room(L, start);
     if (ok) {
       rel = start - j.w0;
-      std::uint32_t const word = tile[rel + (L.kind == scheme::rfor ? 0 : rw)];
-      ok = block_is_valid(L, i, start, word, next);
+      if (Extended && is_patched(L.kind)) {
+        ok = patched_block_in_tile(L, tile, rel, i, start, next, j.w1);
+      } else {
+        std::uint32_t const word = tile[rel + (runs ? 0 : rw)];
+        ok = block_is_valid(L, i, start, word, next);
+      }
     }
   }
   if (w.any(!ok)) return false;
@@ -1916,7 +2320,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   // Checksum terms of the tile's data words and of its block starts.
   std::uint64_t const T = L.blocks + L.data_words;
   sum += buffer_sum(w, base, L.blocks + j.w0 - j.lead, L.blocks + j.w0, L.blocks + j.w1);
-  std::uint64_t const sb = L.kind == scheme::rfor ? j.s0 : j.s0 * tile_blocks;
+  std::uint64_t const sb = runs ? j.s0 : j.s0 * tile_blocks;
   // The word after the starts: the next start, or after a frame's last block its data word 0.
   std::uint64_t const B = sb + j.starts;
   std::uint32_t const after = B < L.blocks ? buf.starts[j.starts] : B < T ? fr.payload[B] : 0;
@@ -1926,13 +2330,21 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
   for (std::uint32_t i = 0; i < j.g; ++i) {
     std::uint32_t const m = min_of(segment_values, j.values - i * segment_values);
     std::byte* seg_out = out + std::size_t{i} * segment_values * sizeof(S);
+    // Each scheme has a branch of its own: the new schemes add no work to the old ones.
     if (L.kind == scheme::rfor) {
       if (!decode_rfor_segment<Warp, U, S>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
+    } else if (Extended && L.kind == scheme::drfor) {
+      if (!decode_drfor_segment<Warp, U, S>(w, tile, stage, w.shfl(rel, i), m, seg_out, type)) return false;
     } else {
       std::uint32_t const first_block = w.shfl(rel, tile_blocks * i);
-      U const first = L.kind == scheme::dfor ? load_reference<U>(tile + first_block - rw) : U{0};
+      bool const delta = Extended ? is_delta_tiled(L.kind) : L.kind == scheme::dfor;
+      U const first = delta ? load_reference<U>(tile + first_block - rw) : U{0};
       std::uint32_t const mine = w.shfl(rel, tile_blocks * i + min_of<std::uint32_t>(lane / 8, j.starts - 1 - tile_blocks * i));
-      if (!decode_for_segment<S>(w, L.kind == scheme::dfor, tile, mine, first, m, seg_out, type, stage)) return false;
+      if (Extended && is_patched(L.kind)) {
+        if (!decode_patched_segment<S>(w, delta, tile, mine, first, m, seg_out, type, stage)) return false;
+      } else if (!decode_for_segment<S>(w, delta, tile, mine, first, m, seg_out, type, stage)) {
+        return false;
+      }
     }
   }
   return true;
@@ -1940,7 +2352,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
 
 /// Decodes the tiles [begin, end) of this width class, one after the other: while a tile is
 /// decoded, the next one of the same frame is on its way into the other buffer.
-template <class Warp, typename U, bool Narrow = false>
+template <class Warp, typename U, bool Narrow = false, bool Extended = false>
 ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin, std::uint64_t end, std::uint32_t* smem,
                              sum_carrier& carrier) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
@@ -2007,9 +2419,9 @@ ZS_WARP_FN void decode_range(Warp& w, const decode_args& a, std::uint64_t begin,
       // The tile's program has its stores built in: one for each way of storing values.
       std::byte* tile_out = out + std::size_t{part} * segment_values * width;
       if constexpr (Narrow) {
-        with_storage<U, true>(fr.type, [&]<typename S>() { ok = decode_tile<Warp, U, S>(w, fr, now, stage, tile_out, sum); });
+        with_storage<U, true>(fr.type, [&]<typename S>() { ok = decode_tile<Warp, U, S, Extended>(w, fr, now, stage, tile_out, sum); });
       } else {
-        ok = decode_tile<Warp, U, U>(w, fr, now, stage, tile_out, sum);
+        ok = decode_tile<Warp, U, U, Extended>(w, fr, now, stage, tile_out, sum);
       }
       std::uint32_t const done = part + now.job->g;
       w.sync();  // the buffer takes the tile after next, or this tile's next part

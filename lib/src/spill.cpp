@@ -320,18 +320,28 @@ void throw_if_bad_frames(const spill_state& s, std::span<const frame_status> sta
 // ---------------------------------------------------------------------------------------------
 // The choice of codec
 
+double predicted_compressed_seconds(double raw_bytes, double ratio, codec_speed speed, double pcie_bps) {
+  double const spilled = raw_bytes / std::max(ratio, 1e-9);
+  // Batches overlap encoding with copying (and copying with decoding): each direction takes
+  // about as long as the slower of the two.
+  return std::max(raw_bytes / speed.encode_bps, spilled / pcie_bps) +
+         std::max(spilled / pcie_bps, raw_bytes / speed.decode_bps);
+}
+
+bool prefers_extended(double raw_bytes, double classic_ratio, codec_speed classic_speed, double extended_ratio,
+                      codec_speed extended_speed, double pcie_bps) {
+  return predicted_compressed_seconds(raw_bytes, extended_ratio, extended_speed, pcie_bps) <
+         predicted_compressed_seconds(raw_bytes, classic_ratio, classic_speed, pcie_bps);
+}
+
 void decide_codec(spill_report& r, const codec& candidate, double ratio, codec_speed speed, double pcie_bps) {
   double const raw = static_cast<double>(r.raw_bytes);
-  double const spilled = raw / std::max(ratio, 1e-9);
   r.estimated_ratio = ratio;
   r.encode_bps = speed.encode_bps;
   r.decode_bps = speed.decode_bps;
   r.pcie_bps = pcie_bps;
   r.predicted_raw_seconds = 2 * raw / pcie_bps;
-  // Batches overlap encoding with copying (and copying with decoding): each direction takes
-  // about as long as the slower of the two.
-  r.predicted_compressed_seconds = std::max(raw / speed.encode_bps, spilled / pcie_bps) +
-                                   std::max(spilled / pcie_bps, raw / speed.decode_bps);
+  r.predicted_compressed_seconds = predicted_compressed_seconds(raw, ratio, speed, pcie_bps);
   bool const pays = r.predicted_compressed_seconds < r.predicted_raw_seconds;
   if (!r.forced) {
     r.codec = pays ? candidate.id() : codec_id::raw;
@@ -407,7 +417,21 @@ void choose_codec(spill_state& s, const spill_options& options, const column_vie
     }
     return;
   }
-  codec_speed const speed = side.speed(*candidate);
+  codec_speed speed = side.speed(*candidate);
+  // Integers: bitpack_ext where its smaller frames save more link time than its slower kernels
+  // cost. Its speed is measured only where its frames are clearly smaller.
+  if (!r.forced && candidate->id() == codec_id::bitpack_for) {
+    const codec& extended = get_codec(codec_id::bitpack_pfor);
+    double const classic_ratio = ratio_of(*candidate), extended_ratio = ratio_of(extended);
+    if (extended_ratio > extended_min_gain * classic_ratio) {
+      codec_speed const extended_speed = side.speed(extended);
+      if (prefers_extended(static_cast<double>(r.raw_bytes), classic_ratio, speed, extended_ratio, extended_speed,
+                           pcie)) {
+        candidate = &extended;
+        speed = extended_speed;
+      }
+    }
+  }
   decide_codec(r, *candidate, ratio_of(*candidate), speed, pcie);
 }
 

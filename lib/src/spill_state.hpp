@@ -148,6 +148,19 @@ struct codec_speed {
   double encode_bps = 0, decode_bps = 0;
 };
 
+/// Seconds a spill and a restore of `raw_bytes` take compressed `ratio` times by a codec of
+/// `speed` over a link of `pcie_bps`: each direction about the slower of its codec pass and its
+/// copy, which batches overlap.
+double predicted_compressed_seconds(double raw_bytes, double ratio, codec_speed speed, double pcie_bps);
+
+/// An integer column's frames take bitpack_ext instead of bitpack only where its estimated ratio
+/// is above bitpack's times this (its kernels are slower; a smaller gain is not worth measuring).
+inline constexpr double extended_min_gain = 1.05;
+/// Whether bitpack_ext (extended ratio and speed) is predicted to spill and restore faster than
+/// bitpack (classic).
+bool prefers_extended(double raw_bytes, double classic_ratio, codec_speed classic_speed, double extended_ratio,
+                      codec_speed extended_speed, double pcie_bps);
+
 /// The codec choice of zs/spill.hpp from the figures, into `r` (its raw_bytes and, when forced,
 /// its codec set): the figures, the predictions, and unless forced the codec.
 void decide_codec(spill_report& r, const codec& candidate, double ratio, codec_speed speed, double pcie_bps);

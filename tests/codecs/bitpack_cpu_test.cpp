@@ -918,9 +918,19 @@ TEST(BitpackCpu, FramesOfOtherCodecIdsAreNotBitpack) {
   EXPECT_EQ(f.template decode_as<std::uint32_t>().first, zs::frame_status::wrong_codec);
 }
 
-TEST(BitpackCpu, ExtendedSchemesHaveNoGpuPathYet) {
-  std::vector<zs::encode_source> const sources{{zs::value_type::int32, 0, nullptr}};
-  EXPECT_THROW(static_cast<void>(extended().encode_temp_bytes(sources)), zs::error);
+// Both codecs are registered: "bitpack" (the classic schemes, the integer default) and
+// "bitpack_ext" (the extended ones), each decoding exactly the ids it writes.
+TEST(BitpackCpu, BothSchemeSetsAreRegistered) {
+  EXPECT_EQ(zs::default_codec(zs::value_type::int32).id(), zs::codec_id::bitpack_for);
+  const zs::codec& ext = zs::get_codec("bitpack_ext");
+  EXPECT_EQ(ext.id(), zs::codec_id::bitpack_pfor);
+  EXPECT_EQ(&zs::get_codec(zs::codec_id::bitpack_pfor), &ext);
+  EXPECT_EQ(ext.decodes(), extended().decodes());
+  EXPECT_EQ(bitpack().decodes(), zs::codec_bit(zs::codec_id::raw) | zs::codec_bit(zs::codec_id::bitpack_for) |
+                                     zs::codec_bit(zs::codec_id::bitpack_dfor) | zs::codec_bit(zs::codec_id::bitpack_rfor));
+  std::vector<std::int32_t> sorted_runs(3000);
+  for (std::size_t i = 0; i < sorted_runs.size(); ++i) sorted_runs[i] = static_cast<std::int32_t>(5 + (i / 3) * 2 + (i / 3) % 2);
+  EXPECT_EQ(codec_of(encode_parts(sorted_runs, 1, ext), 0), zs::codec_id::bitpack_drfor);
 }
 
 }  // namespace

@@ -28,6 +28,21 @@ using zs::kernels::chunk_prefix;
 
 const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
 
+// A codec of the extended schemes (pfor, pdfor, drfor besides for, dfor, rfor).
+const zs::codecs::bitpack_codec& extended() {
+  static const zs::codecs::bitpack_codec codec(zs::codecs::bitpack_schemes::extended);
+  return codec;
+}
+// A codec of the classic schemes (for, dfor, rfor), for the tests written around their choices.
+const zs::codecs::bitpack_codec& classic() {
+  static const zs::codecs::bitpack_codec codec(zs::codecs::bitpack_schemes::classic);
+  return codec;
+}
+// Whether frames of `codec` choose among the extended schemes.
+bool chooses_extended(const zs::codec& codec) {
+  return (codec.decodes() & zs::codec_bit(zs::codec_id::bitpack_pfor)) != 0;
+}
+
 // The width class of an integer type, as the GPU host code forms them: narrow types run with
 // the 32-bit ones.
 std::size_t class_width(zs::value_type type) {
@@ -49,9 +64,11 @@ struct emulated {
   using warp = emu::warp;
 
   // `guess`, where given, replaces the sample pass's per-frame sizes before pass 1.
-  using guess_hook = std::function<void(std::vector<gp::scheme_words>&)>;
+  // (The extended codec's sizes of pfor, pdfor and drfor are the second vector.)
+  using guess_hook = std::function<void(std::vector<gp::scheme_words>&, std::vector<gp::scheme_words>&)>;
   static std::vector<std::uint64_t> encode(std::span<const zs::encode_source> sources, std::byte* frames,
-                                           std::span<const std::uint64_t> offsets, const guess_hook& guess = {}) {
+                                           std::span<const std::uint64_t> offsets, const guess_hook& guess = {},
+                                           const zs::codec& codec = bitpack()) {
     std::size_t const nf = sources.size();
     std::vector<std::uint64_t> segments(nf);
     std::vector<std::size_t> widths(nf);
@@ -67,8 +84,9 @@ struct emulated {
     // Pass 1's warps take 5 segments of 32-bit values, or 3 of 64-bit ones: each a scan block.
     constexpr std::uint32_t per32 = 5, per64 = 3;
     std::uint64_t const blocks32 = gp::scan_blocks(s32, per32), blocks = blocks32 + gp::scan_blocks(s64, per64);
-    std::vector<gp::block_words> within(s32 + s64);
+    std::vector<gp::block_words> within(s32 + s64), within_ext(s32 + s64);
     std::vector<gp::scheme_words> block_sums(blocks), scanned(blocks + 1), samples(nf);
+    std::vector<gp::scheme_words> block_sums_ext(blocks), scanned_ext(blocks + 1), samples_ext(nf);
     std::vector<std::uint8_t> choice(nf);
     std::vector<std::uint64_t> slot_at(s32 + s64), layouts(s32 + s64), sums(nf, 0);
     std::uint32_t encode_again = 0;
@@ -86,12 +104,15 @@ struct emulated {
     for (std::size_t f = 0; f < nf; ++f) sampled[f] = gp::sample_count(segments[f]);
     auto const samples32 = class_map(sampled, widths, 4, 1);
     auto const samples64 = class_map(sampled, widths, 8, 1);
+    bool const ext = chooses_extended(codec);
     gp::encode_args const a{sources.data(),    frames,         offsets.data(),   nf,
                             nullptr,           nullptr,        seg_first.data(), s32,
                             s64,               blocks,         per32,            0,
                             within.data(),     block_sums.data(), scanned.data(), samples.data(),
                             nullptr,           slot_at.data(), layouts.data(),   choice.data(),
-                            sums.data(),       &encode_again};
+                            sums.data(),       &encode_again,  ext,
+                            ext ? within_ext.data() : nullptr,   ext ? block_sums_ext.data() : nullptr,
+                            ext ? scanned_ext.data() : nullptr,  ext ? samples_ext.data() : nullptr};
     gp::encode_args a32 = a, a64 = a;
     a64.block_segments = per64;
     a64.block_base = blocks32;
@@ -109,22 +130,23 @@ struct emulated {
     // where the batch has narrow frames.
     bool const narrow = std::any_of(sources.begin(), sources.end(),
                                     [](const zs::encode_source& s) { return bp::is_narrow_type(s.type); });
-    auto const pass1 = [&]<bool Narrow>(const gp::encode_args& args, std::uint64_t n, auto width) {
+    // The programs of the codec's schemes (`ext`), as the GPU host code launches them.
+    auto const pass1 = [&]<bool Narrow, bool Ext>(const gp::encode_args& args, std::uint64_t n, auto width) {
       using U = decltype(width);
       using smem_t = gp::encode_smem<U>;
       std::uint64_t const samples_here = (sizeof(U) == 4 ? samples32 : samples64).back();
       emu::run(ranges(samples_here), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::sample_range<Narrow>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, samples_here),
+        gp::sample_range<Narrow, Ext>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, samples_here),
                                  *reinterpret_cast<smem_t*>(smem));
       }, [](warp&) {});
-      if (guess) guess(samples);
+      if (guess) guess(samples, samples_ext);
       std::uint64_t const per = args.block_segments;
       emu::run((n + per - 1) / per, sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::analyze_range<Narrow>(w, args, per * r, std::min<std::uint64_t>(per * r + per, n),
+        gp::analyze_range<Narrow, Ext>(w, args, per * r, std::min<std::uint64_t>(per * r + per, n),
                                   *reinterpret_cast<smem_t*>(smem));
       }, [](warp&) {});
     };
-    auto const pass2 = [&]<bool Narrow>(const gp::encode_args& args, std::uint64_t n, auto width) {
+    auto const pass2 = [&]<bool Narrow, bool Ext>(const gp::encode_args& args, std::uint64_t n, auto width) {
       using U = decltype(width);
       using smem_t = gp::encode_smem<U>;
       // Each lane has its own carrier, as on the GPU; only lane 0's adds.
@@ -132,12 +154,12 @@ struct emulated {
       auto const flush = [&](warp& w) { carriers[w.lane].flush(w, args.sums); };
       // The copy in ranges of 40 segments: more than one table of 32 jobs, frames changing inside one.
       emu::run((n + 39) / 40, gp::pack_warp_bytes, [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::pack_range<warp, U, Narrow>(w, args, 40 * r, std::min<std::uint64_t>(40 * r + 40, n),
+        gp::pack_range<warp, U, Narrow, Ext>(w, args, 40 * r, std::min<std::uint64_t>(40 * r + 40, n),
                                 reinterpret_cast<gp::pack_job*>(smem),
                                 reinterpret_cast<gp::word4*>(smem + gp::pack_jobs_bytes), carriers[w.lane]);
       }, flush);
       emu::run(ranges(n), sizeof(smem_t), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::repack_range<Narrow>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem),
+        gp::repack_range<Narrow, Ext>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, n), *reinterpret_cast<smem_t*>(smem),
                                  carriers[w.lane]);
       }, flush);
       if constexpr (Narrow) {
@@ -146,33 +168,37 @@ struct emulated {
         }, flush);
       }
     };
-    if (narrow) {
-      pass1.template operator()<true>(a32, s32, std::uint32_t{});
-    } else {
-      pass1.template operator()<false>(a32, s32, std::uint32_t{});
-    }
-    pass1.template operator()<false>(a64, s64, std::uint64_t{});
-    scanned[0] = {{0, 0, 0}};
+    auto const pass1_all = [&]<bool Narrow, bool Ext>() {
+      pass1.template operator()<Narrow, Ext>(a32, s32, std::uint32_t{});
+      pass1.template operator()<false, Ext>(a64, s64, std::uint64_t{});
+    };
+    zs::kernels::warp::with_flags(narrow, ext, pass1_all);
+    scanned[0] = scanned_ext[0] = {{0, 0, 0}};
     for (std::size_t b = 0; b < blocks; ++b) {
-      for (int i = 0; i < 3; ++i) scanned[b + 1].w[i] = scanned[b].w[i] + block_sums[b].w[i];
+      for (int i = 0; i < gp::schemes_per_words; ++i) {
+        scanned[b + 1].w[i] = scanned[b].w[i] + block_sums[b].w[i];
+        scanned_ext[b + 1].w[i] = scanned_ext[b].w[i] + block_sums_ext[b].w[i];
+      }
     }
     for (std::size_t f = 0; f < nf; ++f) gp::choose_frame(a, f);
-    if (narrow) {
-      pass2.template operator()<true>(a32, s32, std::uint32_t{});
-    } else {
-      pass2.template operator()<false>(a32, s32, std::uint32_t{});
-    }
-    pass2.template operator()<false>(a64, s64, std::uint64_t{});
-    for (std::uint64_t c = 0; c < s32 && gp::encodes_again(a); ++c) {
-      std::uint32_t f = 0;
-      std::uint64_t const t = narrow ? gp::seam_sum<std::uint32_t, true>(a32, c, f) : gp::seam_sum<std::uint32_t>(a32, c, f);
-      sums[f] += t;
-    }
-    for (std::uint64_t c = 0; c < s64 && gp::encodes_again(a); ++c) {
-      std::uint32_t f = 0;
-      std::uint64_t const t = gp::seam_sum<std::uint64_t>(a64, c, f);
-      sums[f] += t;
-    }
+    auto const pass2_all = [&]<bool Narrow, bool Ext>() {
+      pass2.template operator()<Narrow, Ext>(a32, s32, std::uint32_t{});
+      pass2.template operator()<false, Ext>(a64, s64, std::uint64_t{});
+    };
+    zs::kernels::warp::with_flags(narrow, ext, pass2_all);
+    auto const seams_all = [&]<bool Narrow, bool Ext>() {
+      for (std::uint64_t c = 0; c < s32 && gp::encodes_again(a); ++c) {
+        std::uint32_t f = 0;
+        std::uint64_t const t = gp::seam_sum<std::uint32_t, Narrow, Ext>(a32, c, f);
+        sums[f] += t;
+      }
+      for (std::uint64_t c = 0; c < s64 && gp::encodes_again(a); ++c) {
+        std::uint32_t f = 0;
+        std::uint64_t const t = gp::seam_sum<std::uint64_t, false, Ext>(a64, c, f);
+        sums[f] += t;
+      }
+    };
+    zs::kernels::warp::with_flags(narrow, ext, seams_all);
 
     std::vector<std::uint64_t> frame_bytes(nf);
     for (std::size_t f = 0; f < nf; ++f) {  // what the base class does after
@@ -186,7 +212,8 @@ struct emulated {
 
   // g: segments per decode tile.
   static std::vector<zs::frame_status> decode(const std::byte* frames, std::span<const std::uint64_t> offsets,
-                                              std::span<const zs::decode_target> targets, std::uint32_t g) {
+                                              std::span<const zs::decode_target> targets, std::uint32_t g,
+                                              const zs::codec& codec = bitpack()) {
     std::size_t const nf = targets.size();
     std::vector<zs::frame_status> status(nf, zs::frame_status::not_decoded);  // check_frame writes each
     std::vector<std::uint64_t> segments(nf), sums(nf, 0);
@@ -200,7 +227,7 @@ struct emulated {
     auto const tiles64 = class_map(segments, widths, 8, g);
     std::vector<bp::frame_layout> layouts(nf);
     gp::decode_args a{frames,  offsets.data(), targets.data(), status.data(),        nf, layouts.data(),
-                      nullptr, g,              sums.data(),    bitpack().decodes()};
+                      nullptr, g,              sums.data(),    codec.decodes()};
     for (std::size_t f = 0; f < nf; ++f) gp::check_frame(a, f);  // the header checks included
     gp::decode_args a32 = a, a64 = a;
     a32.tiles = tiles32.data();
@@ -209,20 +236,20 @@ struct emulated {
     // target is narrow.
     bool const narrow = std::any_of(targets.begin(), targets.end(),
                                     [](const zs::decode_target& t) { return bp::is_narrow_type(t.type); });
-    auto const run = [&]<bool Narrow>(const gp::decode_args& args, std::uint64_t tiles, auto width) {
+    bool const ext = chooses_extended(codec);
+    auto const run = [&]<bool Narrow, bool Ext>(const gp::decode_args& args, std::uint64_t tiles, auto width) {
       using U = decltype(width);
       std::vector<gp::sum_carrier> carriers(32);
       emu::run((tiles + 2) / 3, 4 * gp::decode_warp_words(8 * sizeof(U), g), [&](warp& w, std::uint64_t r, std::byte* smem) {
-        gp::decode_range<warp, U, Narrow>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, tiles),
+        gp::decode_range<warp, U, Narrow, Ext>(w, args, 3 * r, std::min<std::uint64_t>(3 * r + 3, tiles),
                                           reinterpret_cast<std::uint32_t*>(smem), carriers[w.lane]);
       }, [&](warp& w) { carriers[w.lane].flush(w, args.sums); });
     };
-    if (narrow) {
-      run.template operator()<true>(a32, tiles32.back(), std::uint32_t{});
-    } else {
-      run.template operator()<false>(a32, tiles32.back(), std::uint32_t{});
-    }
-    run.template operator()<false>(a64, tiles64.back(), std::uint64_t{});
+    auto const run_all = [&]<bool Narrow, bool Ext>() {
+      run.template operator()<Narrow, Ext>(a32, tiles32.back(), std::uint32_t{});
+      run.template operator()<false, Ext>(a64, tiles64.back(), std::uint64_t{});
+    };
+    zs::kernels::warp::with_flags(narrow, ext, run_all);
     for (std::size_t f = 0; f < nf; ++f) {  // the base class's checksum comparison
       if (status[f] != zs::frame_status::ok) continue;
       zs::frame_header const h = zs::load_header(frames + offsets[f]);
@@ -293,19 +320,20 @@ struct cpu_frames {
   std::vector<std::uint64_t> bytes;
 };
 
-cpu_frames cpu_encode(const batch& b) {
+cpu_frames cpu_encode(const batch& b, const zs::codec& codec = bitpack()) {
   cpu_frames c;
-  c.offsets = zs::layout_frames(bitpack(), b.sources);
+  c.offsets = zs::layout_frames(codec, b.sources);
   c.frames.assign(c.offsets.back(), std::byte{0});
   c.bytes.assign(b.sources.size(), 0);
-  bitpack().encode_host({b.sources, c.frames.data(), c.offsets, c.bytes.data()});
+  codec.encode_host({b.sources, c.frames.data(), c.offsets, c.bytes.data()});
   return c;
 }
 
-void expect_same_frames_as_cpu(const batch& b, const emulated::guess_hook& guess = {}) {
-  cpu_frames const cpu = cpu_encode(b);
+void expect_same_frames_as_cpu(const batch& b, const emulated::guess_hook& guess = {},
+                               const zs::codec& codec = bitpack()) {
+  cpu_frames const cpu = cpu_encode(b, codec);
   std::vector<std::byte> frames(cpu.offsets.back(), std::byte{0});
-  auto const bytes = emulated::encode(b.sources, frames.data(), cpu.offsets, guess);
+  auto const bytes = emulated::encode(b.sources, frames.data(), cpu.offsets, guess, codec);
   ASSERT_EQ(bytes, cpu.bytes);
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     auto const* mine = frames.data() + cpu.offsets[f];
@@ -322,7 +350,7 @@ void expect_same_frames_as_cpu(const batch& b, const emulated::guess_hook& guess
 // values from their start either way.
 std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> emulated_decode(
     const batch& b, const std::vector<std::byte>& frames, std::span<const std::uint64_t> offsets, std::uint32_t g,
-    bool unaligned = false) {
+    bool unaligned = false, const zs::codec& codec = bitpack()) {
   std::vector<std::vector<std::byte>> out;
   std::vector<zs::decode_target> targets;
   std::vector<std::size_t> skip;
@@ -333,14 +361,15 @@ std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> em
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     targets.push_back({b.sources[f].type, b.sources[f].count, out[f].data() + skip[f]});
   }
-  auto status = emulated::decode(frames.data(), offsets, targets, g);
+  auto status = emulated::decode(frames.data(), offsets, targets, g, codec);
   for (std::size_t f = 0; f < out.size(); ++f) out[f].erase(out[f].begin(), out[f].begin() + skip[f]);
   return {std::move(status), std::move(out)};
 }
 
-void expect_decodes_cpu_frames(const batch& b, std::uint32_t g, bool unaligned = false) {
-  cpu_frames const cpu = cpu_encode(b);
-  auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g, unaligned);
+void expect_decodes_cpu_frames(const batch& b, std::uint32_t g, bool unaligned = false,
+                               const zs::codec& codec = bitpack()) {
+  cpu_frames const cpu = cpu_encode(b, codec);
+  auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g, unaligned, codec);
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
     ASSERT_EQ(status[f], zs::frame_status::ok) << "frame " << f << ": " << zs::to_string(status[f]);
     if (b.sources[f].count == 0) continue;
@@ -375,10 +404,12 @@ TEST(BitpackPrograms, EncoderWritesTheCpuFramesByteForByte) {
 
 TEST(BitpackPrograms, EncoderUsesEverySchemeInTheMixedBatch) {
   auto const b = mixed_batch();
-  cpu_frames const cpu = cpu_encode(b);
-  std::vector<int> seen(4, 0);
-  for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6])];
-  for (int s = 0; s < 4; ++s) EXPECT_GT(seen[s], 0) << "no frame of codec " << s;
+  for (const zs::codec* codec : {static_cast<const zs::codec*>(&classic()), static_cast<const zs::codec*>(&extended())}) {
+    cpu_frames const cpu = cpu_encode(b, *codec);
+    std::vector<int> seen(16, 0);
+    for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6]) % 16];
+    for (int s = 0; s < 4; ++s) EXPECT_GT(seen[s], 0) << "no frame of codec " << s;
+  }
 }
 
 // The sample pass's sizes per frame: those of every sample_stride-th segment from the first, as
@@ -388,7 +419,7 @@ TEST(BitpackPrograms, SamplesAreTheSizesOfEveryStrideThSegment) {
   b.add(patterned<std::int32_t>(600 * 512 + 77, 1, 99), 1);  // 601 segments: a stride of 10
   b.add(patterned<std::uint64_t>(20 * 512, 0, 98), 1);       // 20 segments: a stride of 8
   std::vector<gp::scheme_words> got;
-  expect_same_frames_as_cpu(b, [&](std::vector<gp::scheme_words>& samples) { got = samples; });
+  expect_same_frames_as_cpu(b, [&](std::vector<gp::scheme_words>& samples, std::vector<gp::scheme_words>&) { got = samples; });
   ASSERT_EQ(got.size(), b.sources.size());
   std::size_t several = 0;
   for (std::size_t f = 0; f < b.sources.size(); ++f) {
@@ -449,6 +480,41 @@ TEST(BitpackPrograms, RforSegmentsOfAnyRunCountDecode) {
     SCOPED_TRACE("segments per tile " + std::to_string(g));
     expect_decodes_cpu_frames(b, g);
   }
+}
+
+// drfor: sorted runs (each run's value a small step above the last, so the steps code in fewer
+// bits than the values) of 1 to 512 runs a segment, decoded by shuffles (32 runs or fewer) or by
+// each lane's walk over the steps (more), for 32- and 64-bit and narrow values.
+TEST(BitpackPrograms, DrforSegmentsOfAnyRunCountDecode) {
+  batch b;
+  std::mt19937_64 rng(23);
+  auto const sorted_runs = [&]<typename T>(std::size_t n, std::uint32_t longest, T, std::int64_t base) {
+    std::vector<T> v(n);
+    std::int64_t value = base;
+    for (std::size_t i = 0; i < n;) {
+      std::size_t const length = 1 + rng() % longest;
+      value += 1 + static_cast<std::int64_t>(rng() % 5);
+      for (std::size_t k = 0; k < length && i < n; ++k) v[i++] = static_cast<T>(value);
+    }
+    return v;
+  };
+  for (std::uint32_t longest : {1U, 2U, 5U, 20U, 60U}) {
+    b.add(sorted_runs(6 * 512, longest, std::int32_t{}, -1000000), 1);
+    b.add(sorted_runs(3 * 512 + 77, longest, std::uint64_t{}, std::int64_t{1} << 50), 1);
+    b.add(sorted_runs(2 * 512 + 300, longest, std::int16_t{}, -9000), 1);
+  }
+  cpu_frames const cpu = cpu_encode(b, extended());
+  std::size_t drfor = 0;
+  for (std::size_t f = 0; f < b.sources.size(); ++f) {
+    drfor += zs::load_header(cpu.frames.data() + cpu.offsets[f]).codec == zs::codec_id::bitpack_drfor ? 1 : 0;
+  }
+  // (Segments of a few long runs may take rfor: its values cost little there.)
+  EXPECT_GE(drfor, b.sources.size() - 2) << "the inputs are meant to choose drfor";
+  for (std::uint32_t g : {1U, 4U}) {
+    SCOPED_TRACE("segments per tile " + std::to_string(g));
+    expect_decodes_cpu_frames(b, g, false, extended());
+  }
+  expect_same_frames_as_cpu(b, {}, extended());
 }
 
 // How the decoder's tile region (gp::region_words) holds tiles of data that compresses less
@@ -546,15 +612,21 @@ TEST(BitpackPrograms, FramesWhoseGuessIsWrongAreEncodedAgain) {
     v.resize(v.size() - 37 * variant);  // and a partial last segment
     b.add(v, 1);
   }
-  cpu_frames const cpu = cpu_encode(b);
-  for (std::size_t f = 0; f < b.sources.size(); ++f) {
-    ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(bp::scheme::dfor)) << "frame " << f;
-    ASSERT_EQ(gp::sample_stride(bp::segment_count(b.sources[f].count)), 8U);
-    auto const first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
-    ASSERT_LT(first[static_cast<int>(bp::scheme::for_)], first[static_cast<int>(bp::scheme::dfor)]);
+  // The classic schemes choose dfor, the extended ones drfor (steps of 3 are runs of one with
+  // one step); the sampled segments (every 8th) guess for either way.
+  for (const zs::codec* codec : {static_cast<const zs::codec*>(&classic()), static_cast<const zs::codec*>(&extended())}) {
+    bool const ext = chooses_extended(*codec);
+    auto const chosen = ext ? bp::scheme::drfor : bp::scheme::dfor;
+    cpu_frames const cpu = cpu_encode(b, *codec);
+    for (std::size_t f = 0; f < b.sources.size(); ++f) {
+      ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), static_cast<int>(chosen)) << "frame " << f;
+      ASSERT_EQ(gp::sample_stride(bp::segment_count(b.sources[f].count)), 8U);
+      auto const first = zs::codecs::bitpack_codec::scheme_payload_bytes({zs::value_type::int32, 512, b.sources[f].values});
+      ASSERT_LT(first[static_cast<int>(bp::scheme::for_)], first[static_cast<int>(chosen)]);
+    }
+    expect_same_frames_as_cpu(b, {}, *codec);
+    expect_decodes_cpu_frames(b, 2, false, *codec);
   }
-  expect_same_frames_as_cpu(b);
-  expect_decodes_cpu_frames(b, 2);
 }
 
 // A guess far larger than raw: rfor forced as the guess for 64-bit values that nearly never
@@ -574,7 +646,9 @@ TEST(BitpackPrograms, GuessesLargerThanRawLeaveTheFrameRaw) {
   ASSERT_EQ(words[static_cast<int>(bp::scheme::rfor)], 4 * (1 + 1073));
   cpu_frames const cpu = cpu_encode(b);
   ASSERT_EQ(static_cast<int>(cpu.frames[cpu.offsets[0] + 6]), static_cast<int>(bp::scheme::raw));
-  expect_same_frames_as_cpu(b, [](std::vector<gp::scheme_words>& samples) { samples[0] = {{100, 100, 1}}; });
+  expect_same_frames_as_cpu(b, [](std::vector<gp::scheme_words>& samples, std::vector<gp::scheme_words>&) {
+    samples[0] = {{100, 100, 1}};
+  });
   expect_decodes_cpu_frames(b, 1);
 }
 
@@ -768,30 +842,36 @@ TEST(BitpackPrograms, NarrowFramesWhoseValuesDoNotFitGetTheCpuStatus) {
     b.add(std::vector<std::int8_t>(v->begin(), v->end()), 1);
   }
   b.add(patterned<std::int8_t>(2000, 0, 4), 2);  // intact frames after them
-  cpu_frames const bad = cpu_encode(wide);
-  cpu_frames cpu = cpu_encode(b);
-  for (std::size_t f = 0; f < 3; ++f) {
-    zs::frame_header h = zs::load_header(bad.frames.data() + bad.offsets[f]);
-    ASSERT_EQ(static_cast<int>(h.codec), static_cast<int>(f) + 1) << "frame " << f << " in scheme " << f + 1;
-    h.type = zs::value_type::int8;
-    h.raw_bytes = h.value_count;
-    ASSERT_LE(bad.bytes[f], cpu.offsets[f + 1] - cpu.offsets[f]) << "frame " << f << " fits its slot";
-    std::memcpy(cpu.frames.data() + cpu.offsets[f], bad.frames.data() + bad.offsets[f], bad.bytes[f]);
-    zs::store_header(h, cpu.frames.data() + cpu.offsets[f]);
-  }
-  std::vector<std::vector<std::byte>> expected_out;
-  std::vector<zs::decode_target> targets;
-  for (auto const& src : b.sources) expected_out.emplace_back(src.raw_bytes(), std::byte{0x33});
-  for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, expected_out[f].data()});
-  std::vector<zs::frame_status> expected(b.sources.size());
-  bitpack().decode_host({cpu.frames.data(), cpu.offsets, targets, expected.data()});
-  for (std::size_t f = 0; f < b.sources.size(); ++f) {
-    EXPECT_EQ(expected[f], f < 3 ? zs::frame_status::corrupt_payload : zs::frame_status::ok) << "frame " << f;
-  }
-  for (std::uint32_t g : {1U, 4U}) {
-    auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g);
-    EXPECT_EQ(status, expected) << "segments per tile " << g;
-    for (std::size_t f = 3; f < b.sources.size(); ++f) EXPECT_EQ(out[f], expected_out[f]) << "frame " << f;
+  // The classic schemes write for, dfor and rfor frames of them; the extended ones others.
+  for (const zs::codec* codec : {static_cast<const zs::codec*>(&classic()), static_cast<const zs::codec*>(&extended())}) {
+    cpu_frames const bad = cpu_encode(wide, *codec);
+    cpu_frames cpu = cpu_encode(b);
+    for (std::size_t f = 0; f < 3; ++f) {
+      zs::frame_header h = zs::load_header(bad.frames.data() + bad.offsets[f]);
+      if (!chooses_extended(*codec)) {
+        ASSERT_EQ(static_cast<int>(h.codec), static_cast<int>(f) + 1) << "frame " << f << " in scheme " << f + 1;
+      }
+      ASSERT_NE(h.codec, zs::codec_id::raw) << "frame " << f;
+      h.type = zs::value_type::int8;
+      h.raw_bytes = h.value_count;
+      ASSERT_LE(bad.bytes[f], cpu.offsets[f + 1] - cpu.offsets[f]) << "frame " << f << " fits its slot";
+      std::memcpy(cpu.frames.data() + cpu.offsets[f], bad.frames.data() + bad.offsets[f], bad.bytes[f]);
+      zs::store_header(h, cpu.frames.data() + cpu.offsets[f]);
+    }
+    std::vector<std::vector<std::byte>> expected_out;
+    std::vector<zs::decode_target> targets;
+    for (auto const& src : b.sources) expected_out.emplace_back(src.raw_bytes(), std::byte{0x33});
+    for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, expected_out[f].data()});
+    std::vector<zs::frame_status> expected(b.sources.size());
+    codec->decode_host({cpu.frames.data(), cpu.offsets, targets, expected.data()});
+    for (std::size_t f = 0; f < b.sources.size(); ++f) {
+      EXPECT_EQ(expected[f], f < 3 ? zs::frame_status::corrupt_payload : zs::frame_status::ok) << "frame " << f;
+    }
+    for (std::uint32_t g : {1U, 4U}) {
+      auto const [status, out] = emulated_decode(b, cpu.frames, cpu.offsets, g, false, *codec);
+      EXPECT_EQ(status, expected) << "segments per tile " << g;
+      for (std::size_t f = 3; f < b.sources.size(); ++f) EXPECT_EQ(out[f], expected_out[f]) << "frame " << f;
+    }
   }
 }
 
@@ -821,6 +901,208 @@ TEST(BitpackPrograms, PayloadsThatFailTheirChecksumAreRefused) {
       }
     }
   }
+}
+
+// --- the extended schemes (pfor, pdfor, drfor) ---------------------------------------------------
+
+// Columns that make each extended scheme win: outliers among small values (pfor), steady steps
+// with a jump every segment (pdfor), short runs rising (drfor), steps of 2^k (shifts).
+template <typename T>
+std::vector<T> extended_patterned(std::size_t n, int kind, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (kind) {
+      case 0: v[i] = static_cast<T>(i % 97 == 13 ? std::numeric_limits<T>::max() / 2 - rng() % 8 : rng() % 4); break;  // pfor
+      case 1: v[i] = static_cast<T>(1000 + 17 * i + (i / 300) * 90 + (i % 211 == 5 ? 120 : 0)); break;  // pdfor
+      case 2: v[i] = static_cast<T>((i / 3) * 5 + 12 + (i / 3) % 2); break;  // drfor
+      case 3: v[i] = static_cast<T>((rng() % 60) * 16); break;  // for with a shift of 4
+      default: v[i] = static_cast<T>(rng() % 7 == 0 ? 120 : rng() % 4); break;  // many exceptions
+    }
+  }
+  return v;
+}
+
+batch extended_batch() {
+  batch b;
+  int kind = 0;
+  std::uint64_t seed = 100;
+  for (std::size_t n : {1, 2, 31, 33, 127, 129, 511, 512, 513, 1500, 2600}) {
+    b.add(extended_patterned<std::int32_t>(n, kind++ % 5, seed++), 1);
+    b.add(extended_patterned<std::uint32_t>(n, kind++ % 5, seed++), 2);
+    b.add(extended_patterned<std::int64_t>(n, kind++ % 5, seed++), 1);
+    b.add(extended_patterned<std::uint64_t>(n, kind++ % 5, seed++), 3);
+    b.add(extended_patterned<std::int8_t>(n, kind++ % 5, seed++), 3);
+    b.add(extended_patterned<std::uint8_t>(n, kind++ % 5, seed++), 1);
+    b.add(extended_patterned<std::int16_t>(n, kind++ % 5, seed++), 2);
+    b.add(extended_patterned<std::uint16_t>(n, kind++ % 5, seed++), 1);
+  }
+  return b;
+}
+
+// How many frames of each codec id the CPU reference writes for a batch.
+std::vector<int> codecs_chosen(const batch& b, const zs::codec& codec) {
+  cpu_frames const cpu = cpu_encode(b, codec);
+  std::vector<int> seen(16, 0);
+  for (std::size_t f = 0; f < b.sources.size(); ++f) ++seen[static_cast<int>(cpu.frames[cpu.offsets[f] + 6])];
+  return seen;
+}
+
+TEST(BitpackPrograms, ExtendedSchemesAreWrittenAndReadLikeTheCpu) {
+  auto const b = extended_batch();
+  auto const seen = codecs_chosen(b, extended());
+  for (int id : {1, 2, 3, 8, 9, 10}) EXPECT_GT(seen[id], 0) << "no frame of codec " << id;
+  expect_same_frames_as_cpu(b, {}, extended());
+  for (std::uint32_t g : {1U, 2U, 4U}) {
+    SCOPED_TRACE("segments per tile " + std::to_string(g));
+    expect_decodes_cpu_frames(b, g, false, extended());
+  }
+  expect_decodes_cpu_frames(b, 2, true, extended());
+}
+
+TEST(BitpackPrograms, ExtendedSchemesOfTheMixedBatch) {
+  auto const b = mixed_batch();
+  expect_same_frames_as_cpu(b, {}, extended());
+  expect_decodes_cpu_frames(b, 4, false, extended());
+}
+
+// Pass 1 keeps each segment in its frame's guessed scheme: every guess, right or wrong, for
+// each extended scheme, gives the CPU's frames.
+TEST(BitpackPrograms, ExtendedFramesEncodeLikeTheCpuWhateverTheGuess) {
+  auto const b = extended_batch();
+  for (int guess = 0; guess < bp::coded_schemes; ++guess) {
+    SCOPED_TRACE("guess " + std::to_string(guess));
+    expect_same_frames_as_cpu(b, [&](std::vector<gp::scheme_words>& samples, std::vector<gp::scheme_words>& ext) {
+      for (std::size_t f = 0; f < samples.size(); ++f) {
+        for (int i = 0; i < bp::coded_schemes; ++i) {
+          auto& word = i < gp::schemes_per_words ? samples[f].w[i] : ext[f].w[i - gp::schemes_per_words];
+          word = i == guess ? 0 : 1;
+        }
+      }
+    }, extended());
+  }
+}
+
+TEST(BitpackPrograms, ExtendedAdversarialInputsOfEveryType) {
+  batch b;
+  for (auto const& v : zs::test::adversarial_inputs<std::int32_t>()) b.add(v, 1);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint32_t>()) b.add(v, 2);
+  for (auto const& v : zs::test::adversarial_inputs<std::int64_t>()) b.add(v, 1);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint64_t>()) b.add(v, 2);
+  for (auto const& v : zs::test::adversarial_inputs<std::int8_t>()) b.add(v, 3);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint8_t>()) b.add(v, 1);
+  for (auto const& v : zs::test::adversarial_inputs<std::int16_t>()) b.add(v, 2);
+  for (auto const& v : zs::test::adversarial_inputs<std::uint16_t>()) b.add(v, 1);
+  expect_same_frames_as_cpu(b, {}, extended());
+  expect_decodes_cpu_frames(b, 2, false, extended());
+  expect_decodes_cpu_frames(b, 4, true, extended());
+}
+
+// The real columns as they are and in the shapes `zshuffle bench codec --shapes` builds from
+// them: sorted, in runs, with rare outliers, with a fill value; as their own type and as every
+// other integer type (their values cast), so that each width class and storage is checked.
+template <typename T>
+std::vector<std::vector<T>> shaped(const std::vector<T>& real) {
+  std::mt19937_64 rng(5);
+  std::vector<std::vector<T>> out{real};
+  auto sorted = real;
+  std::sort(sorted.begin(), sorted.end());
+  out.push_back(sorted);
+  std::vector<T> runs;
+  for (std::size_t i = 0; runs.size() < real.size(); ++i) runs.insert(runs.end(), 1 + rng() % 6, real[i]);
+  runs.resize(real.size());
+  out.push_back(runs);
+  auto outliers = real;
+  for (std::size_t i = 0; i < outliers.size(); i += 700 + rng() % 600) {
+    outliers[i] = static_cast<T>(rng());
+  }
+  out.push_back(outliers);
+  auto fill = real;
+  for (std::size_t i = 0; i < fill.size(); i += 1 + rng() % 20) fill[i] = std::numeric_limits<T>::max();
+  out.push_back(fill);
+  return out;
+}
+
+template <typename T, typename From>
+std::vector<T> cast_values(const From* v, std::size_t n) {
+  std::vector<T> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<T>(v[i]);
+  return out;
+}
+
+TEST(BitpackPrograms, ExtendedRealColumnsInEveryShapeAndType) {
+  batch b;
+  for (const char* file : {"etopo5_elev_m.i32", "ncbi_tax_id.i32", "geoip4_lo.u32"}) {
+    auto const c = zs::test::data_column(file);
+    // A slice from the middle keeps the emulation short.
+    std::size_t const begin = c.size() / 3, n = 5000;
+    auto const add_all = [&](const auto* v) {
+      for (auto const& s : shaped(cast_values<std::int32_t>(v + begin, n))) b.add(s, 2);
+      for (auto const& s : shaped(cast_values<std::uint32_t>(v + begin, n))) b.add(s, 1);
+      for (auto const& s : shaped(cast_values<std::int64_t>(v + begin, n))) b.add(s, 1);
+      for (auto const& s : shaped(cast_values<std::uint64_t>(v + begin, n))) b.add(s, 2);
+      for (auto const& s : shaped(cast_values<std::int16_t>(v + begin, n))) b.add(s, 1);
+      for (auto const& s : shaped(cast_values<std::uint16_t>(v + begin, n))) b.add(s, 1);
+      for (auto const& s : shaped(cast_values<std::int8_t>(v + begin, n))) b.add(s, 1);
+      for (auto const& s : shaped(cast_values<std::uint8_t>(v + begin, n))) b.add(s, 1);
+    };
+    if (c.type() == zs::value_type::uint32) {
+      add_all(c.view().values<std::uint32_t>());
+    } else {
+      add_all(c.view().values<std::int32_t>());
+    }
+  }
+  auto const seen = codecs_chosen(b, extended());
+  for (int id : {8, 9, 10}) EXPECT_GT(seen[id], 0) << "no frame of codec " << id;
+  expect_same_frames_as_cpu(b, {}, extended());
+  expect_decodes_cpu_frames(b, 4, false, extended());
+  expect_decodes_cpu_frames(b, 1, true, extended());
+}
+
+// Frames of the extended schemes whose blocks break a rule are refused as the CPU reference
+// refuses them; single bit flips in the data section, of every word, either decode as the CPU
+// does or are refused by both.
+TEST(BitpackPrograms, CorruptExtendedFramesGetTheCpuStatuses) {
+  batch b;
+  b.add(extended_patterned<std::int32_t>(1500, 0, 1), 1);   // pfor
+  b.add(extended_patterned<std::int64_t>(1300, 1, 2), 1);   // pdfor
+  b.add(extended_patterned<std::uint32_t>(1100, 2, 3), 1);  // drfor
+  b.add(extended_patterned<std::uint16_t>(700, 0, 4), 1);   // pfor, narrow
+  cpu_frames const cpu = cpu_encode(b, extended());
+  for (std::size_t f = 0; f < b.sources.size(); ++f) {
+    EXPECT_EQ(static_cast<int>(cpu.frames[cpu.offsets[f] + 6]), f == 1 ? 9 : f == 2 ? 10 : 8) << "frame " << f;
+  }
+  std::mt19937_64 rng(77);
+  int refused = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    cpu_frames bad = cpu;
+    for (std::size_t f = 0; f < b.sources.size(); ++f) {
+      std::byte* frame = bad.frames.data() + bad.offsets[f];
+      zs::frame_header h = zs::load_header(frame);
+      if (h.payload_bytes < 8) continue;
+      auto* words = reinterpret_cast<std::uint32_t*>(frame + zs::frame_header_bytes);
+      std::size_t const n = h.payload_bytes / 4;
+      words[rng() % n] ^= 1U << (rng() % 32);
+      // A valid payload checksum, so that the block rules are what refuses.
+      h.payload_checksum = zs::hash::checksum(frame + zs::frame_header_bytes, h.payload_bytes);
+      zs::store_header(h, frame);
+    }
+    std::vector<std::vector<std::byte>> cpu_out;
+    std::vector<zs::decode_target> targets;
+    for (auto const& s : b.sources) cpu_out.emplace_back(s.raw_bytes(), std::byte{0x33});
+    for (std::size_t f = 0; f < b.sources.size(); ++f) targets.push_back({b.sources[f].type, b.sources[f].count, cpu_out[f].data()});
+    std::vector<zs::frame_status> cpu_status(b.sources.size());
+    extended().decode_host({bad.frames.data(), bad.offsets, targets, cpu_status.data()});
+    auto const [status, out] = emulated_decode(b, bad.frames, bad.offsets, 2, false, extended());
+    for (std::size_t f = 0; f < b.sources.size(); ++f) {
+      ASSERT_EQ(status[f], cpu_status[f]) << "trial " << trial << ", frame " << f;
+      refused += status[f] == zs::frame_status::corrupt_payload ? 1 : 0;
+      if (status[f] == zs::frame_status::ok) {
+        ASSERT_EQ(out[f], cpu_out[f]) << "trial " << trial << ", frame " << f;
+      }
+    }
+  }
+  EXPECT_GT(refused, 10);  // flips in the head words and bitmaps break the rules
 }
 
 }  // namespace

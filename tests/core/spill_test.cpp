@@ -124,6 +124,32 @@ TEST(Spill, DecisionComparesOverlappedDirectionsWithRawTransfers) {
   EXPECT_EQ(r.codec, zs::codec_id::raw);
 }
 
+// bitpack_ext wins where the link time its smaller frames save exceeds what its slower kernels
+// add: over a slow link, not over a fast one.
+TEST(Spill, ExtendedSchemesWhereTheirFramesSaveMoreThanTheirKernelsCost) {
+  // 1000 bytes; classic ratio 2.5 at 1000 B/s each way, extended ratio 3.8 at 300 B/s.
+  // Over 100 B/s: classic 2 x max(1, 4) = 8 s, extended 2 x max(3.33, 2.63) = 6.67 s.
+  EXPECT_TRUE(zs::detail::prefers_extended(1000, 2.5, {1000, 1000}, 3.8, {300, 300}, 100));
+  EXPECT_DOUBLE_EQ(zs::detail::predicted_compressed_seconds(1000, 2.5, {1000, 1000}, 100), 8.0);
+  // Over 1000 B/s: classic 2 x max(1, 0.4) = 2 s, extended 2 x 3.33 s.
+  EXPECT_FALSE(zs::detail::prefers_extended(1000, 2.5, {1000, 1000}, 3.8, {300, 300}, 1000));
+}
+
+// A spill of an integer column whose frames bitpack_ext makes far smaller (values whose low
+// bits are all zero, which pfor shifts away), over a slow link, takes bitpack_ext; the restore
+// gives the column back.
+TEST(Spill, IntegerColumnsTakeTheExtendedSchemesOverASlowLink) {
+  std::vector<std::int32_t> values(200'000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::int32_t>(((i * 2654435761U) % 4096) << 12);
+  zs::column const c = zs::column::from_values<std::int32_t>(values);
+  zs::spill_options slow = small_frames();
+  slow.pcie_bandwidth = 1e6;
+  auto spilled = zs::spill(c.view(), nullptr, slow);
+  EXPECT_EQ(spilled.report().codec, zs::codec_id::bitpack_pfor);
+  EXPECT_EQ(spilled.report().codec_name, "bitpack_ext");
+  zs::test::expect_same_column(c, zs::restore(spilled, nullptr));
+}
+
 TEST(Spill, ShortEndsCutTheFirstAndLastBatchOfALongColumn) {
   using zs::value_type;
   // 1000 frames of 1000 int32 values (4000 bytes each) in batches of 40000 bytes: a first and a

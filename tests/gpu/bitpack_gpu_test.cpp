@@ -5,7 +5,9 @@
 // conformance suite (tests/codecs/conformance_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <span>
@@ -22,7 +24,12 @@ namespace {
 
 namespace bp = zs::bitpack;
 
+// The registered codecs: the classic schemes ("bitpack") and the extended ones ("bitpack_ext").
 const zs::codec& bitpack() { return zs::get_codec(zs::codec_id::bitpack_for); }
+const zs::codec& bitpack_ext() { return zs::get_codec(zs::codec_id::bitpack_pfor); }
+zs::codecs::bitpack_schemes schemes_of(const zs::codec& c) {
+  return dynamic_cast<const zs::codecs::bitpack_codec&>(c).schemes();
+}
 
 template <typename T>
 std::vector<T> to_host(const void* d, std::size_t count, cudaStream_t stream) {
@@ -63,25 +70,25 @@ struct frames {
 
 // Both encoders write into buffers of stale bytes (0xEE): a header field or payload word that an
 // encoder fails to write shows as a difference or a refused frame.
-frames cpu_encode(const batch& b) {
+frames cpu_encode(const batch& b, const zs::codec& c = bitpack()) {
   frames f;
-  f.offsets = zs::layout_frames(bitpack(), b.host_sources);
+  f.offsets = zs::layout_frames(c, b.host_sources);
   f.bytes.assign(f.offsets.back(), std::byte{0xEE});
   f.sizes.assign(b.host_sources.size(), 0);
-  bitpack().encode_host({b.host_sources, f.bytes.data(), f.offsets, f.sizes.data()});
+  c.encode_host({b.host_sources, f.bytes.data(), f.offsets, f.sizes.data()});
   return f;
 }
 
-frames gpu_encode(const batch& b, cudaStream_t stream) {
+frames gpu_encode(const batch& b, cudaStream_t stream, const zs::codec& c = bitpack()) {
   frames f;
-  f.offsets = zs::layout_frames(bitpack(), b.device_sources);
+  f.offsets = zs::layout_frames(c, b.device_sources);
   std::size_t const n = b.device_sources.size();
   zs::device_buffer out(f.offsets.back(), stream);
   ZS_CUDA_TRY(cudaMemsetAsync(out.data(), 0xEE, f.offsets.back(), stream));
   zs::device_buffer sizes(n * sizeof(std::uint64_t), stream);
-  zs::device_buffer temp(bitpack().encode_temp_bytes(b.device_sources), stream);
-  bitpack().encode_async({b.device_sources, out.as<std::byte>(), f.offsets, sizes.as<std::uint64_t>()}, temp.data(),
-                         temp.size(), stream);
+  zs::device_buffer temp(c.encode_temp_bytes(b.device_sources), stream);
+  c.encode_async({b.device_sources, out.as<std::byte>(), f.offsets, sizes.as<std::uint64_t>()}, temp.data(),
+                 temp.size(), stream);
   f.bytes = to_host<std::byte>(out.data(), f.offsets.back(), stream);
   f.sizes = to_host<std::uint64_t>(sizes.data(), n, stream);
   return f;
@@ -113,8 +120,8 @@ std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> gp
   return {std::move(statuses), std::move(values)};
 }
 
-std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> cpu_decode(const batch& b,
-                                                                                         const frames& in) {
+std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> cpu_decode(
+    const batch& b, const frames& in, const zs::codec& c = bitpack()) {
   std::vector<std::vector<std::byte>> values;
   std::vector<zs::decode_target> targets;
   for (auto const& s : b.host_sources) values.emplace_back(s.raw_bytes(), std::byte{0x33});
@@ -122,7 +129,7 @@ std::pair<std::vector<zs::frame_status>, std::vector<std::vector<std::byte>>> cp
     targets.push_back({b.host_sources[f].type, b.host_sources[f].count, values[f].data()});
   }
   std::vector<zs::frame_status> status(targets.size());
-  bitpack().decode_host({in.bytes.data(), in.offsets, targets, status.data()});
+  c.decode_host({in.bytes.data(), in.offsets, targets, status.data()});
   return {std::move(status), std::move(values)};
 }
 
@@ -138,9 +145,10 @@ void expect_original_values(const batch& b, const std::vector<zs::frame_status>&
 
 // The GPU decodes `cpu`, the CPU's frames of `b`, with each decoder launch shape in `configs`.
 void decode_with_shapes(const batch& b, const frames& cpu, cudaStream_t stream,
-                        std::initializer_list<zs::kernels::bitpack::decode_config> configs) {
+                        std::initializer_list<zs::kernels::bitpack::decode_config> configs,
+                        const zs::codec& c = bitpack()) {
   for (auto const& config : configs) {
-    zs::codecs::bitpack_codec const codec(config);
+    zs::codecs::bitpack_codec const codec(schemes_of(c), config);
     auto const [status, values] = gpu_decode(codec, b, cpu, stream);
     std::string const who = "GPU decoding CPU frames, D = " + std::to_string(config.blocks_per_tile) +
                             ", threads = " + std::to_string(config.threads);
@@ -150,18 +158,19 @@ void decode_with_shapes(const batch& b, const frames& cpu, cudaStream_t stream,
 
 // GPU frames == CPU frames; the CPU decodes the GPU's; the GPU decodes the CPU's with `codecs`.
 void check_against_cpu(const batch& b, cudaStream_t stream,
-                       std::initializer_list<zs::kernels::bitpack::decode_config> configs = {{}}) {
-  frames const cpu = cpu_encode(b);
-  frames const gpu = gpu_encode(b, stream);
+                       std::initializer_list<zs::kernels::bitpack::decode_config> configs = {{}},
+                       const zs::codec& c = bitpack()) {
+  frames const cpu = cpu_encode(b, c);
+  frames const gpu = gpu_encode(b, stream, c);
   ASSERT_EQ(gpu.sizes, cpu.sizes);
   for (std::size_t f = 0; f < cpu.sizes.size(); ++f) {
     ASSERT_EQ(std::memcmp(gpu.bytes.data() + cpu.offsets[f], cpu.bytes.data() + cpu.offsets[f], cpu.sizes[f]), 0)
         << "frame " << f << " (" << b.host_sources[f].count << " values, codec "
         << static_cast<int>(cpu.bytes[cpu.offsets[f] + 6]) << ") differs between GPU and CPU";
   }
-  auto const [cpu_status, cpu_values] = cpu_decode(b, gpu);
+  auto const [cpu_status, cpu_values] = cpu_decode(b, gpu, c);
   expect_original_values(b, cpu_status, cpu_values, "CPU decoding GPU frames");
-  decode_with_shapes(b, cpu, stream, configs);
+  decode_with_shapes(b, cpu, stream, configs, c);
 }
 
 constexpr std::initializer_list<zs::kernels::bitpack::decode_config> all_configs = {
@@ -188,6 +197,27 @@ TEST_P(BitpackGpuRealData, EveryLaunchShapeDecodesTheColumn) {
     b.add(std::vector<std::uint32_t>(v, v + c.size()), 13, stream);
   }
   check_launch_shapes(b, stream, all_configs);
+}
+
+// bitpack_ext on the real column, as it comes and sorted (sorted columns take drfor and
+// pdfor): the GPU's frames are the CPU's, and each side decodes the other's.
+TEST_P(BitpackGpuRealData, ExtendedFramesAreTheCpus) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  auto const c = zs::test::data_column(GetParam());
+  batch b;
+  auto const add = [&]<typename T>(const T* v) {
+    std::vector<T> values(v, v + c.size());
+    b.add(values, 13, stream);
+    std::sort(values.begin(), values.end());
+    b.add(values, 7, stream);
+  };
+  if (c.type() == zs::value_type::int32) {
+    add(c.view().values<std::int32_t>());
+  } else {
+    add(c.view().values<std::uint32_t>());
+  }
+  check_against_cpu(b, stream, {{4, 128}, {16, 256}}, bitpack_ext());
 }
 
 INSTANTIATE_TEST_SUITE_P(IntegerColumns, BitpackGpuRealData,
@@ -464,52 +494,80 @@ TEST(BitpackGpuCorrupt, HeadersAreCheckedLikeTheCpu) {
   EXPECT_EQ(values[5], expected_values[5]);
 }
 
-// Frames of the extended schemes (pfor, pdfor, drfor; CPU reference only for now) reach the
-// registered codec's GPU decoder as frames of codecs it does not decode: refused with
-// wrong_codec, as the CPU refuses them, never decoded as another scheme; the frames around them
-// decode. The codec of the extended schemes refuses to run on the GPU at all.
-TEST(BitpackGpuCorrupt, FramesOfTheExtendedSchemesAreRefusedNotMisread) {
+// Columns where each extended scheme wins (pfor: outliers; pdfor: steps with jumps; drfor:
+// short runs rising; a for frame between them), as 32-bit, 64-bit and narrow values.
+template <typename T>
+std::vector<std::vector<T>> extended_columns(std::size_t n) {
+  std::vector<T> outliers(n), jumps(n), sorted_runs(n), small(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    outliers[i] = static_cast<T>(i % 128 == 100 ? std::numeric_limits<T>::max() / 2 : (i * 7919) % 4);
+    jumps[i] = static_cast<T>(10 + 3 * i + (i / 128 + (i % 128 > 70)) * 300);
+    sorted_runs[i] = static_cast<T>(5 + (i / 3) * 2 + (i / 3) % 2);
+    small[i] = static_cast<T>(i % 100);
+  }
+  return {outliers, small, jumps, sorted_runs};
+}
+
+// bitpack_ext writes pfor, pdfor and drfor on the GPU as the CPU reference does, for every
+// integer type, and reads them with every decoder launch shape.
+TEST(BitpackGpuExtended, FramesOfEverySchemeAreTheCpus) {
   ZS_REQUIRE_GPU();
   zs::cuda_stream stream;
-  std::vector<std::int32_t> outliers(3000), jumps(3000), sorted_runs(3000), small(3000);
-  for (std::size_t i = 0; i < outliers.size(); ++i) {
-    outliers[i] = static_cast<std::int32_t>((i * 7919) % 30 + (i % 128 == 100 ? 1000000 : 0));
-    jumps[i] = static_cast<std::int32_t>(1000 + 3 * i + (i / 128 + (i % 128 > 70)) * 100000);
-    sorted_runs[i] = static_cast<std::int32_t>(5000 + (i / 3) * 2 + (i / 3) % 2);
-    small[i] = 7;  // constant
-  }
   batch b;
-  for (auto const* v : {&outliers, &small, &jumps, &sorted_runs}) b.add(*v, 1, stream);
-  zs::codecs::bitpack_codec const extended(zs::codecs::bitpack_schemes::extended);
-  frames in;
-  in.offsets = zs::layout_frames(extended, b.host_sources);
-  in.bytes.assign(in.offsets.back(), std::byte{0xEE});
-  in.sizes.assign(b.host_sources.size(), 0);
-  extended.encode_host({b.host_sources, in.bytes.data(), in.offsets, in.sizes.data()});
-  // Which scheme each frame takes is the encoder's choice by size: the columns are built so that
-  // all three extended ones appear, and the constant one takes for (ties go to the lower id).
-  std::set<zs::codec_id> extended_ids;
+  for (auto const& v : extended_columns<std::int32_t>(3000)) b.add(v, 1, stream);
+  for (auto const& v : extended_columns<std::uint64_t>(2100)) b.add(v, 2, stream);
+  for (auto const& v : extended_columns<std::int16_t>(1300)) b.add(v, 1, stream);
+  for (auto const& v : extended_columns<std::uint8_t>(700)) b.add(v, 3, stream);
+  frames const cpu = cpu_encode(b, bitpack_ext());
+  std::vector<int> seen(16, 0);
+  for (std::size_t f = 0; f < cpu.sizes.size(); ++f) ++seen[static_cast<int>(cpu.bytes[cpu.offsets[f] + 6])];
+  for (int id : {8, 9, 10}) EXPECT_GT(seen[id], 0) << "no frame of codec " << id;
+  check_against_cpu(b, stream, all_configs, bitpack_ext());
+}
+
+template <typename T>
+class BitpackGpuExtendedTyped : public ::testing::Test {};
+using all_integer_types = ::testing::Types<std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, std::int8_t,
+                                           std::uint8_t, std::int16_t, std::uint16_t>;
+TYPED_TEST_SUITE(BitpackGpuExtendedTyped, all_integer_types);
+
+TYPED_TEST(BitpackGpuExtendedTyped, AdversarialInputsAndExtendedColumns) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  batch b;
+  for (auto const& v : zs::test::adversarial_inputs<TypeParam>()) b.add(v, 1, stream);
+  for (auto const& v : extended_columns<TypeParam>(5000)) b.add(v, 2, stream);
+  check_against_cpu(b, stream, {{4, 128}, {16, 256}}, bitpack_ext());
+}
+
+// Frames of the extended schemes reach a decoder of the classic schemes as frames of codecs it
+// does not decode: refused with wrong_codec, as the CPU refuses them, never decoded as another
+// scheme; the frames around them decode.
+TEST(BitpackGpuCorrupt, FramesOfTheExtendedSchemesAreRefusedByTheClassicCodec) {
+  ZS_REQUIRE_GPU();
+  zs::cuda_stream stream;
+  batch b;
+  for (auto const& v : extended_columns<std::int32_t>(3000)) b.add(v, 1, stream);
+  b.add(std::vector<std::int32_t>(3000, 7), 1, stream);  // one value: a for frame (ties go to the lower id)
+  frames const in = cpu_encode(b, bitpack_ext());
+  // Which scheme each frame took is the encoder's choice by size; the decoder must refuse
+  // exactly the extended ones.
+  std::vector<zs::frame_status> expected;
+  std::set<zs::codec_id> extended_seen;
   for (std::size_t f = 0; f < in.sizes.size(); ++f) {
     auto const id = zs::load_header(in.bytes.data() + in.offsets[f]).codec;
-    if (id == zs::codec_id::bitpack_pfor || id == zs::codec_id::bitpack_pdfor || id == zs::codec_id::bitpack_drfor) {
-      extended_ids.insert(id);
-    }
+    bool const extended = id == zs::codec_id::bitpack_pfor || id == zs::codec_id::bitpack_pdfor ||
+                          id == zs::codec_id::bitpack_drfor;
+    if (extended) extended_seen.insert(id);
+    expected.push_back(extended ? zs::frame_status::wrong_codec : zs::frame_status::ok);
   }
-  ASSERT_EQ(extended_ids.size(), 3u);
-  auto const [expected, expected_values] = cpu_decode(b, in);
-  ASSERT_EQ(expected[1], zs::frame_status::ok);
-  for (std::size_t f = 0; f < expected.size(); ++f) {
-    auto const id = zs::load_header(in.bytes.data() + in.offsets[f]).codec;
-    EXPECT_EQ(expected[f], extended_ids.count(id) != 0 ? zs::frame_status::wrong_codec : zs::frame_status::ok) << f;
-  }
-  auto const [status, values] = gpu_decode(bitpack(), b, in, stream);
+  ASSERT_EQ(extended_seen.size(), 3u) << "the columns should take pfor, pdfor and drfor";
+  ASSERT_EQ(expected.back(), zs::frame_status::ok);
+  zs::codecs::bitpack_codec const classic(zs::codecs::bitpack_schemes::classic);
+  auto const [status, values] = gpu_decode(classic, b, in, stream);
   EXPECT_EQ(status, expected);
-  for (std::size_t f = 0; f < expected.size(); ++f) {
-    if (expected[f] == zs::frame_status::ok) {
-      EXPECT_EQ(values[f], expected_values[f]) << f;
-    }
-  }
-  EXPECT_THROW(static_cast<void>(extended.encode_temp_bytes(b.device_sources)), zs::error);
+  std::size_t const last = expected.size() - 1;
+  EXPECT_EQ(std::memcmp(values[last].data(), b.host_sources[last].values, b.host_sources[last].raw_bytes()), 0);
 }
 
 // The decoder sums the payload checksum as it decodes: a payload that disagrees with its

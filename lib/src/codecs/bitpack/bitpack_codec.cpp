@@ -513,4 +513,12 @@ frame_status bitpack_codec::decode_payload_host(const frame_header& header, cons
 
 ZS_REGISTER_CODEC(bitpack_codec)
 
+namespace {
+[[maybe_unused]] const bool registered_extended = [] {
+  static const bitpack_codec extended(bitpack_schemes::extended);
+  register_codec(extended);
+  return true;
+}();
+}  // namespace
+
 }  // namespace zs::codecs

@@ -2,20 +2,24 @@
 // "Tile-based Lightweight Integer Compression in GPU" (SIGMOD 2022), extended to 64-bit values,
 // any length, and GPU encoding.
 //
-// One codec, registered as codec_id::bitpack_for, that picks per frame the smallest of for,
-// dfor, rfor and raw by exact encoded size and writes the chosen id into the frame header. Its
-// decoder accepts all four ids, so batches that mix schemes decode in one call. A frame that
-// picks raw carries exactly the raw codec's payload. Frames are never larger than raw:
-// max_frame_bytes is the raw frame size.
+// Two codecs of one class, each picking per frame the smallest of its schemes and raw by exact
+// encoded size and writing the chosen id into the frame header; its decoder accepts every id
+// it writes, so batches that mix schemes decode in one call. A frame that picks raw carries
+// exactly the raw codec's payload. Frames are never larger than raw: max_frame_bytes is the raw
+// frame size.
 //
-// Extended schemes (bitpack_schemes::extended, not the registered codec's): pfor and pdfor are
-// for and dfor whose miniblocks drop the trailing zero bits their offsets share and patch rare
-// outliers from an exception list instead of widening the whole miniblock; drfor is rfor over
-// the differences of consecutive run values (sorted columns with short runs). A codec built
-// with them picks among all seven schemes and decodes all seven ids, on the CPU only for now:
-// its GPU hooks throw zs::error (unsupported) until the GPU kernels write and read these
-// schemes byte for byte as the CPU reference does (the registered codec's GPU frames must stay
-// equal to its CPU frames, so it cannot choose them before).
+//   "bitpack" (codec_id::bitpack_for, the classic schemes): for, dfor and rfor. The default
+//       codec of integer columns: the fastest to encode and decode.
+//   "bitpack_ext" (codec_id::bitpack_pfor, the extended schemes): those and pfor, pdfor and
+//       drfor. pfor and pdfor are for and dfor whose miniblocks drop the trailing zero bits
+//       their offsets share and patch rare outliers from an exception list instead of widening
+//       the whole miniblock; drfor is rfor over the differences of consecutive run values
+//       (sorted columns with short runs). Smaller frames on such columns, slower kernels: the
+//       spill and the shuffle take it for a column where its estimate beats the classic one's
+//       by enough (choose_integer_schemes).
+//
+// Each runs kernels compiled for its schemes alone, so the classic codec's carry none of the
+// extended schemes' work. Either way the GPU's frames are the CPU reference's byte for byte.
 //
 // Value types: every integer type. int8, int16, uint8, uint16 and bool8 (as a uint8) are coded
 // as their 32-bit widening, and their decoder refuses (corrupt_payload) a frame whose values do
@@ -41,8 +45,8 @@
 
 namespace zs::codecs {
 
-/// The schemes a bitpack codec chooses from: for, dfor, rfor (classic), or those and pfor,
-/// pdfor, drfor (extended; CPU reference only).
+/// The schemes a bitpack codec chooses from: for, dfor, rfor (classic, "bitpack"), or those and
+/// pfor, pdfor, drfor (extended, "bitpack_ext").
 enum class bitpack_schemes : std::uint8_t { classic, extended };
 
 class bitpack_codec final : public codec {
@@ -52,13 +56,21 @@ class bitpack_codec final : public codec {
   /// A fixed shape for the GPU decoder (blocks of 128 values per warp tile and threads per
   /// block) for every batch, in place of the table's: for tests and experiments.
   explicit bitpack_codec(kernels::bitpack::decode_config decode) : fixed_decode_(decode) {}
-  /// A codec of the given schemes (the registered one is classic).
+  /// A codec of the given schemes with a fixed decoder shape.
+  bitpack_codec(bitpack_schemes schemes, kernels::bitpack::decode_config decode)
+      : fixed_decode_(decode), schemes_(schemes) {}
+  /// A codec of the given schemes.
   explicit bitpack_codec(bitpack_schemes schemes) : schemes_(schemes) {}
 
-  codec_id id() const noexcept override { return codec_id::bitpack_for; }
-  std::string_view name() const noexcept override { return "bitpack"; }
+  codec_id id() const noexcept override {
+    return schemes_ == bitpack_schemes::classic ? codec_id::bitpack_for : codec_id::bitpack_pfor;
+  }
+  std::string_view name() const noexcept override {
+    return schemes_ == bitpack_schemes::classic ? "bitpack" : "bitpack_ext";
+  }
   bool supports(value_type type) const noexcept override { return is_integer(type); }
-  int preference() const noexcept override { return 10; }
+  /// The classic codec is the default for integers; the extended one is chosen per column.
+  int preference() const noexcept override { return schemes_ == bitpack_schemes::classic ? 10 : 9; }
   std::uint32_t decodes() const noexcept override {
     std::uint32_t const classic = codec_bit(codec_id::raw) | codec_bit(codec_id::bitpack_for) |
                                   codec_bit(codec_id::bitpack_dfor) | codec_bit(codec_id::bitpack_rfor);
@@ -100,9 +112,6 @@ class bitpack_codec final : public codec {
                                    const decode_target& target) const override;
 
  private:
-  /// Throws zs::error (unsupported) from the GPU hooks of a codec of the extended schemes.
-  void expect_gpu_schemes() const;
-
   std::optional<kernels::bitpack::decode_config> fixed_decode_;
   bitpack_schemes schemes_ = bitpack_schemes::classic;
 };

@@ -124,6 +124,11 @@ struct encode_scratch {
   std::uint32_t* slots64;
   void* scan;
   std::size_t scan_bytes;
+  // The extended schemes' sizes (null for the classic codec).
+  void* samples_ext;
+  void* offsets_ext;
+  void* within_ext;
+  void* block_sums_ext;
 };
 
 class_segments count_segments(std::span<const encode_source> sources) {
@@ -136,7 +141,8 @@ class_segments count_segments(std::span<const encode_source> sources) {
   return c;
 }
 
-encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, const class_segments& m) {
+encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, const class_segments& m,
+                            bool extended) {
   std::uint64_t const segments = m.segments32 + m.segments64;
   std::uint64_t const blocks = segments;  // pass 1's scan blocks: at most one per segment
   encode_scratch s{};
@@ -148,6 +154,7 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   s.sample_first32 = layout.take<std::uint64_t>(frames + 1);
   s.sample_first64 = layout.take<std::uint64_t>(frames + 1);
   s.samples = layout.take<std::byte>(frames * kb::scheme_words_bytes());
+  if (extended) s.samples_ext = layout.take<std::byte>(frames * kb::scheme_words_bytes());
   s.encode_again = layout.take<std::uint32_t>(1);
   s.offsets = layout.take<std::byte>((blocks + 1) * kb::scheme_words_bytes());
   s.within = layout.take<std::byte>(segments * kb::block_words_bytes());
@@ -159,6 +166,11 @@ encode_scratch carve_encode(detail::temp_layout& layout, std::size_t frames, con
   s.slots64 = layout.take<std::uint32_t>(m.segments64 * kb::slot_words(64));
   s.scan_bytes = kb::scan_temp_bytes(blocks);
   s.scan = layout.take<std::byte>(s.scan_bytes);
+  if (extended) {
+    s.offsets_ext = layout.take<std::byte>((blocks + 1) * kb::scheme_words_bytes());
+    s.within_ext = layout.take<std::byte>(segments * kb::block_words_bytes());
+    s.block_sums_ext = layout.take<std::byte>(blocks * kb::scheme_words_bytes());
+  }
   return s;
 }
 
@@ -220,18 +232,9 @@ decode_scratch carve_decode(detail::temp_layout& layout, std::size_t frames) {
 
 }  // namespace
 
-void bitpack_codec::expect_gpu_schemes() const {
-  if (schemes_ != bitpack_schemes::classic) {
-    ZS_FAIL(error_code::unsupported,
-            "bitpack: the pfor, pdfor and drfor schemes have no GPU kernels yet; encode and decode frames of "
-            "the extended schemes with the CPU reference (encode_host, decode_host)");
-  }
-}
-
 std::size_t bitpack_codec::encode_payloads_temp_bytes(std::span<const encode_source> sources) const {
-  expect_gpu_schemes();
   detail::temp_layout layout;
-  carve_encode(layout, sources.size(), count_segments(sources));
+  carve_encode(layout, sources.size(), count_segments(sources), schemes_ == bitpack_schemes::extended);
   return layout.bytes();
 }
 
@@ -239,11 +242,11 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                                           const encode_batch& host, void* temp,
                                           std::size_t temp_bytes, detail::upload_image& uploads,
                                           cudaStream_t stream) const {
-  expect_gpu_schemes();
   encode_maps const m = plan_encode(host.sources);
   class_work const w32 = work_of(host.sources, 4), w64 = work_of(host.sources, 8);
   detail::temp_layout layout(temp, temp_bytes);
-  encode_scratch const s = carve_encode(layout, host.sources.size(), m.counts);
+  bool const extended = schemes_ == bitpack_schemes::extended;
+  encode_scratch const s = carve_encode(layout, host.sources.size(), m.counts, extended);
   uploads.put<std::uint64_t>(s.chunks32, m.chunks32);
   uploads.put<std::uint64_t>(s.chunks64, m.chunks64);
   uploads.put<std::uint64_t>(s.seg_first, m.seg_first);
@@ -252,10 +255,11 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
   uploads.zero(s.samples, host.sources.size() * kb::scheme_words_bytes());
   uploads.zero(s.offsets, kb::scheme_words_bytes());
   uploads.zero(s.encode_again, sizeof(std::uint32_t));
+  if (extended) uploads.zero(s.samples_ext, host.sources.size() * kb::scheme_words_bytes());
   uploads.send(stream);
   bool const narrow_frames = std::any_of(host.sources.begin(), host.sources.end(),
                                         [](const encode_source& src) { return bitpack::is_narrow_type(src.type); });
-  kb::encode_plan const plan{batch,
+  kb::encode_plan plan{batch,
                              s.chunks32,
                              s.chunks64,
                              m.counts.segments32,
@@ -281,12 +285,18 @@ void bitpack_codec::encode_payloads_async(const device_encode_batch& batch,
                              choose_launch(bitpack_analyze_spec, w64.type, w64.bytes),
                              choose_launch(bitpack_pack_spec, w32.type, w32.bytes),
                              choose_launch(bitpack_pack_spec, w64.type, w64.bytes),
-                             narrow_frames};
+                             narrow_frames,
+                             extended};
+  if (extended) {
+    plan.within_ext = static_cast<bitpack::gpu::block_words*>(s.within_ext);
+    plan.block_sums_ext = static_cast<bitpack::gpu::scheme_words*>(s.block_sums_ext);
+    plan.offsets_ext = static_cast<bitpack::gpu::scheme_words*>(s.offsets_ext);
+    plan.samples_ext = static_cast<bitpack::gpu::scheme_words*>(s.samples_ext);
+  }
   kb::encode(plan, stream);
 }
 
 std::size_t bitpack_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
-  expect_gpu_schemes();
   detail::temp_layout layout;
   carve_decode(layout, targets.size());
   return layout.bytes();
@@ -296,7 +306,6 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                                           const decode_batch& host, void* temp,
                                           std::size_t temp_bytes, detail::upload_image& uploads,
                                           cudaStream_t stream) const {
-  expect_gpu_schemes();
   decode_choices const choices = choose_decode(host.targets, fixed_decode_);
   decode_maps const m = plan_decode(host.targets, choices);
   detail::temp_layout layout(temp, temp_bytes);
@@ -314,7 +323,8 @@ void bitpack_codec::decode_payloads_async(const device_decode_batch& batch,
                              choices.decode64,
                              decodes(),
                              std::any_of(host.targets.begin(), host.targets.end(),
-                                         [](const decode_target& t) { return bitpack::is_narrow_type(t.type); })};
+                                         [](const decode_target& t) { return bitpack::is_narrow_type(t.type); }),
+                             schemes_ == bitpack_schemes::extended};
   kb::decode(plan, stream);
 }
 
