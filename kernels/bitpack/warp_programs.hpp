@@ -833,13 +833,17 @@ ZS_UNROLL
 }
 
 /// The coded scheme with the fewest data words among the candidates: for, dfor and rfor, and
-/// with `extended` pfor, pdfor and drfor too; ties to the lower id.
+/// with `extended` pfor, pdfor and drfor too; ties to the lower id. The least is carried along
+/// rather than read back at a run-time index (which would put the array in local memory).
 template <typename T>
 ZS_HD inline scheme fewest_words(const T (&words)[coded_schemes], bool extended) noexcept {
   int best = 0;
-  int const candidates = extended ? coded_schemes : 3;
-  for (int i = 1; i < candidates; ++i) {
-    if (words[i] < words[best]) best = i;
+  T least = words[0];
+  for (int i = 1; i < coded_schemes; ++i) {
+    if ((extended || i < schemes_per_words) && words[i] < least) {
+      least = words[i];
+      best = i;
+    }
   }
   return coded_scheme(best);
 }
@@ -1266,11 +1270,13 @@ ZS_HD constexpr std::uint64_t sample_count(std::uint64_t segments) noexcept {
 
 /// The scheme pass 1 writes a frame's payload in before the frame's sizes are all known: the
 /// one with the fewest words over the sampled segments.
+/// `Extended`: the codec's schemes (a.extended), known where the caller is compiled for them.
+template <bool Extended>
 ZS_HD inline scheme frame_guess(const encode_args& a, std::uint64_t f) {
   scheme_words const c = a.samples[f];
-  scheme_words const e = a.extended ? a.samples_ext[f] : scheme_words{};
+  scheme_words const e = Extended ? a.samples_ext[f] : scheme_words{};
   std::uint64_t const words[coded_schemes] = {c.w[0], c.w[1], c.w[2], e.w[0], e.w[1], e.w[2]};
-  return fewest_words(words, a.extended);
+  return fewest_words(words, Extended);
 }
 
 /// The sample pass over the samples [begin, end) of this width class (numbered through
@@ -1411,7 +1417,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
   std::uint32_t m = first.m, f = first.f;
   value_type type = first.src.type;
   U flip = flip_of<U>(type);
-  scheme guess = frame_guess(a, f);
+  scheme guess = frame_guess<Extended>(a, f);
   fetch_input<Narrow>(w, in, type, m, sm);
   w.commit();
   // The scan block's sizes so far (the same in every lane).
@@ -1451,7 +1457,7 @@ ZS_WARP_FN void analyze_range(Warp& w, const encode_args& a, std::uint64_t begin
         f = next.f;
         type = next.src.type;
         flip = flip_of<U>(type);
-        guess = frame_guess(a, f);
+        guess = frame_guess<Extended>(a, f);
       }
       g = next.g;
       in = next.in;
@@ -1480,7 +1486,8 @@ ZS_HD inline void choose_frame(const encode_args& a, std::uint64_t f) {
   scheme const best = a.extended ? pick_scheme(src.count, src.raw_bytes(), words)
                                  : pick_scheme(src.count, src.raw_bytes(), classic);
   a.choice[f] = static_cast<std::uint8_t>(best);
-  if (best != scheme::raw && best != frame_guess(a, f)) *a.encode_again = 1;
+  scheme const guess = a.extended ? frame_guess<true>(a, f) : frame_guess<false>(a, f);
+  if (best != scheme::raw && best != guess) *a.encode_again = 1;
   if (best == scheme::raw) {
     store_scheme_fields(frame, scheme::raw, src.raw_bytes(), 0);
     return;
@@ -1571,18 +1578,18 @@ ZS_HD inline bool narrow_raw(const segment_place<U>& at, scheme kind) {
 
 /// The words pass 2 copies for a segment of a frame that chose `kind`: a raw frame's values, or
 /// the encoding pass 1 kept; nullptr for a segment encoded again, and for a narrow raw frame's.
-template <bool Narrow = false, typename U>
+template <bool Narrow = false, bool Extended = false, typename U>
 ZS_HD inline const std::uint32_t* source_of(const encode_args& a, const segment_place<U>& at, scheme kind) {
-  if (narrow_raw<Narrow>(at, kind) || !copied(a, kind, frame_guess(a, at.f), at.g)) return nullptr;
+  if (narrow_raw<Narrow>(at, kind) || !copied(a, kind, frame_guess<Extended>(a, at.f), at.g)) return nullptr;
   return kind == scheme::raw ? reinterpret_cast<const std::uint32_t*>(at.in) : a.slots + a.slot_at[at.g];
 }
 
 /// source_of the first segment of the frame `cursor` is in. Its first word follows the frame's
 /// block starts: pack_range adds the checksum term across them where this is not nullptr, and
 /// seam_sum where it is.
-template <typename U, bool Narrow>
+template <bool Extended, typename U, bool Narrow>
 ZS_HD inline const std::uint32_t* first_source_of(const encode_args& a, segment_cursor<U, Narrow>& cursor, scheme kind) {
-  return source_of(a, cursor.at(a, cursor.first), kind);
+  return source_of<false, Extended>(a, cursor.at(a, cursor.first), kind);
 }
 
 /// Pass 2's copy of one segment. One lane looks it up (its frame, scheme, source and ranges), so
@@ -1634,11 +1641,11 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
     if (s < end) {
       segment_place<U> const at = cursor.at(a, s);
       auto const kind = static_cast<scheme>(a.choice[at.f]);
-      src = source_of<Narrow>(a, at, kind);
+      src = source_of<Narrow, Extended>(a, at, kind);
       last_of_frame = s + 1 >= cursor.last;
       if (src != nullptr) {
         j.frame_data = nullptr;
-        if (last_of_frame && kind != scheme::raw) j.frame_data = first_source_of(a, cursor, kind);
+        if (last_of_frame && kind != scheme::raw) j.frame_data = first_source_of<Extended>(a, cursor, kind);
         j.src = src;
         j.payload = reinterpret_cast<std::uint32_t*>(a.frames + a.frame_offsets[at.f] + frame_header_bytes);
         j.r = ranges_of<Extended>(a, at, kind);
@@ -1655,7 +1662,7 @@ ZS_WARP_FN void pack_range(Warp& w, const encode_args& a, std::uint64_t begin, s
         next = nullptr;
       } else if (!next_in_table) {
         segment_place<U> const after = segment_cursor<U, Narrow>{}.at(a, s + 1);
-        next = source_of<Narrow>(a, after, static_cast<scheme>(a.choice[after.f]));
+        next = source_of<Narrow, Extended>(a, after, static_cast<scheme>(a.choice[after.f]));
       }
       j.next = next;
     }
@@ -1705,7 +1712,7 @@ ZS_WARP_FN void repack_range(Warp& w, const encode_args& a, std::uint64_t begin,
   segment_cursor<U, Narrow> cursor, probe;  // probe: this lane's walk over the segments it tests
   auto const needed = [&](std::uint64_t s) {
     segment_place<U> const at = probe.at(a, s);
-    return !copied(a, static_cast<scheme>(a.choice[at.f]), frame_guess(a, at.f), at.g);
+    return !copied(a, static_cast<scheme>(a.choice[at.f]), frame_guess<Extended>(a, at.f), at.g);
   };
   for_each_picked(w, begin, end, needed, [&](std::uint64_t s) {
     segment_place<U> const at = cursor.at(a, s);
@@ -1727,14 +1734,14 @@ ZS_HD inline std::uint64_t seam_sum(const encode_args& a, std::uint64_t chunk, s
   auto const kind = static_cast<scheme>(a.choice[s.f]);
   if (narrow_raw<Narrow>(s, kind)) return 0;  // narrow_raw_range adds every term
   bool const last_of_frame = chunk + 1 >= cursor.last;
-  bool const copy = source_of<Narrow>(a, s, kind) != nullptr;
-  bool const next_copy = !last_of_frame && source_of<Narrow>(a, cursor.at(a, chunk + 1), kind) != nullptr;
+  bool const copy = source_of<Narrow, Extended>(a, s, kind) != nullptr;
+  bool const next_copy = !last_of_frame && source_of<Narrow, Extended>(a, cursor.at(a, chunk + 1), kind) != nullptr;
   if (copy && next_copy) return 0;  // the common case, known before the ranges are looked up
   auto const* payload = reinterpret_cast<const std::uint32_t*>(a.frames + a.frame_offsets[s.f] + frame_header_bytes);
   segment_ranges const r = ranges_of<Extended>(a, s, kind);
   std::uint64_t sum = seam_term(payload, r.data_begin, r.data_end, r.total);
   if (kind == scheme::raw) return sum;
-  bool const starts_added = copy && (!last_of_frame || first_source_of(a, cursor, kind) != nullptr);
+  bool const starts_added = copy && (!last_of_frame || first_source_of<Extended>(a, cursor, kind) != nullptr);
   if (!starts_added) sum += seam_term(payload, r.starts_begin, r.starts_end, r.total);
   return sum;
 }
