@@ -419,16 +419,20 @@ struct segment_stats {
   std::uint32_t dfor_widths[4];
   U rfor_ref;
   std::uint32_t runs, min_length, value_bits, length_bits;
-  // pfor ([0]) and pdfor ([1]), per block: its low widths, full widths and shifts words; per
-  // miniblock (4 a block): its exception bitmap, 0 where it is not patched.
-  std::uint32_t patch_low[2][tile_blocks], patch_full[2][tile_blocks], patch_shifts[2][tile_blocks];
-  std::uint32_t patch_bitmaps[2][tile_blocks * miniblocks];
   // drfor: the least difference of consecutive run values and the width of theirs above it
   // (its first run value is dfor_first).
   U drfor_ref;
   std::uint32_t drfor_bits;
-  // Block starts in for, dfor, pfor and pdfor (block_layout).
-  alignas(8) std::uint16_t starts[4][tile_blocks];
+  alignas(8) std::uint16_t starts[2][tile_blocks];  // block starts in for and in dfor (block_layout)
+};
+
+/// What the analysis finds for pfor ([0]) and pdfor ([1]): per block, its low widths, full
+/// widths and shifts words, and its start; per miniblock (4 a block), its exception bitmap, 0
+/// where it is not patched.
+struct patch_stats {
+  std::uint32_t low[2][tile_blocks], full[2][tile_blocks], shifts[2][tile_blocks];
+  std::uint32_t bitmaps[2][tile_blocks * miniblocks];
+  alignas(8) std::uint16_t starts[2][tile_blocks];
 };
 
 /// Where position p of a segment sits in a staging array: a gap after every 16 values, so that
@@ -446,7 +450,13 @@ struct encode_smem {
       max_of<std::uint32_t>(warp_lanes * (lane_chunks + 1), (4 * max_segment_words(8 * sizeof(U)) + 15) / 16);
   word4 input[input_chunks];
   U stage[staged(segment_values)];              // values (for), differences (dfor), run values (rfor)
-  std::uint32_t lengths[segment_values];        // rfor run lengths
+  // A segment is written in one scheme: the run lengths (rfor, drfor: stage() writes them) and
+  // what pfor and pdfor need (analyze() writes it) share memory, so that the classic schemes'
+  // kernels, which have none of the latter, take no more shared memory for it.
+  union {
+    std::uint32_t lengths[segment_values];
+    patch_stats patch;
+  };
   segment_stats<U> st;
 };
 
@@ -792,18 +802,19 @@ ZS_UNROLL
     words[5] = static_cast<std::uint32_t>(drfor_block_words({runs, llo, step_bits, length_bits}, 8 * sizeof(U)));
 
     if (lane % 8 == 0) {
-      st.starts[2][block] = static_cast<std::uint16_t>(patched_before & 0xffffU);
-      st.starts[3][block] = static_cast<std::uint16_t>(rw + (patched_before >> 16));
-      st.patch_low[0][block] = p_low;
-      st.patch_full[0][block] = p_full;
-      st.patch_shifts[0][block] = p_shifts;
-      st.patch_low[1][block] = d_low;
-      st.patch_full[1][block] = d_full;
-      st.patch_shifts[1][block] = d_shifts;
+      patch_stats& ps = sm.patch;
+      ps.starts[0][block] = static_cast<std::uint16_t>(patched_before & 0xffffU);
+      ps.starts[1][block] = static_cast<std::uint16_t>(rw + (patched_before >> 16));
+      ps.low[0][block] = p_low;
+      ps.full[0][block] = p_full;
+      ps.shifts[0][block] = p_shifts;
+      ps.low[1][block] = d_low;
+      ps.full[1][block] = d_full;
+      ps.shifts[1][block] = d_shifts;
     }
     if (lane % 2 == 0) {
-      st.patch_bitmaps[0][lane / 2] = pmask;
-      st.patch_bitmaps[1][lane / 2] = dmask;
+      sm.patch.bitmaps[0][lane / 2] = pmask;
+      sm.patch.bitmaps[1][lane / 2] = dmask;
     }
     if (lane == 0) {
       st.drfor_ref = step_ref;
@@ -856,18 +867,19 @@ ZS_HD constexpr std::uint32_t segment_blocks(scheme kind, std::uint32_t m) noexc
 /// The starts of a segment's blocks inside its encoding in `kind` (for, dfor, pfor or pdfor),
 /// one a block (analyze found them; blocks past the segment's values have meaningless ones).
 template <typename U>
-ZS_HD inline const std::uint16_t* block_starts(const segment_stats<U>& st, scheme kind) {
-  return st.starts[kind == scheme::for_ ? 0 : kind == scheme::dfor ? 1 : kind == scheme::pfor ? 2 : 3];
+ZS_HD inline const std::uint16_t* block_starts(const encode_smem<U>& sm, scheme kind) {
+  if (kind == scheme::for_ || kind == scheme::dfor) return sm.st.starts[kind == scheme::dfor ? 1 : 0];
+  return sm.patch.starts[kind == scheme::pdfor ? 1 : 0];
 }
 
 /// block_starts packed 16 bits each, block i in bits 16 i; 0 for rfor and drfor. The hosts and
 /// the GPU are little-endian, so the four 16-bit starts read as one 64-bit word.
 template <typename U>
-ZS_HD inline std::uint64_t block_layout(const segment_stats<U>& st, scheme kind) {
+ZS_HD inline std::uint64_t block_layout(const encode_smem<U>& sm, scheme kind) {
   static_assert(std::endian::native == std::endian::little, "the starts read as one little-endian word");
   if (is_run_scheme(kind)) return 0;
   std::uint64_t layout;
-  std::memcpy(&layout, block_starts(st, kind), sizeof layout);
+  std::memcpy(&layout, block_starts(sm, kind), sizeof layout);
   return layout;
 }
 
@@ -909,7 +921,8 @@ ZS_HD inline std::uint32_t patched_block_word(const encode_smem<U>& sm, scheme k
   bool const delta = kind == scheme::pdfor;
   int const c = delta ? 1 : 0;
   U const ref = delta ? st.dfor_ref[i] : st.for_ref[i];
-  std::uint32_t const low = st.patch_low[c][i], full = st.patch_full[c][i], shifts = st.patch_shifts[c][i];
+  patch_stats const& ps = sm.patch;
+  std::uint32_t const low = ps.low[c][i], full = ps.full[c][i], shifts = ps.shifts[c][i];
   if (l < rw) return reference_word(ref, l);
   l -= rw;
   if (l == 0) return low;
@@ -931,7 +944,7 @@ ZS_HD inline std::uint32_t patched_block_word(const encode_smem<U>& sm, scheme k
                        [&](std::uint32_t k) { return static_cast<U>(field(j, k) & static_cast<U>(low_mask(b))); });
   }
   l -= lows;
-  const std::uint32_t* bitmaps = st.patch_bitmaps[c] + miniblocks * i;
+  const std::uint32_t* bitmaps = ps.bitmaps[c] + miniblocks * i;
   for (std::uint32_t j = 0; j < miniblocks; ++j) {  // the bitmap words
     if (width_of(full, j) == width_of(low, j)) continue;
     if (l == 0) return bitmaps[j];
@@ -991,7 +1004,7 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
   if (delta && q < rw) return reference_word(st.dfor_first, q);
   std::uint32_t const blocks = segment_blocks(kind, m);
   std::uint32_t i = 0;
-  std::uint64_t const layout = block_layout(st, kind);
+  std::uint64_t const layout = block_layout(sm, kind);
   while (i + 1 < blocks && layout_offset(layout, i + 1) <= q) ++i;
   std::uint32_t l = q - layout_offset(layout, i);
   if constexpr (Extended) {
@@ -1026,7 +1039,7 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
   std::uint32_t const ref = delta ? st.dfor_ref[block] : st.for_ref[block];
   std::uint32_t const widths = delta ? st.dfor_widths[block] : st.for_widths[block];
   std::uint32_t const bits = width_of(widths, j);
-  std::uint32_t const block_start = block_starts(st, kind)[block];
+  std::uint32_t const block_start = st.starts[delta ? 1 : 0][block];
   if (lane % 8 == 0) {
     out[block_start] = ref;
     out[block_start + 1] = widths;
@@ -1367,7 +1380,7 @@ ZS_WARP_FN void analyze_segment(Warp& w, const encode_args& a, std::uint64_t g, 
     }
     a.slot_at[g] = kept ? pool.next : no_slot;
     if (kept) {
-      a.layouts[g] = block_layout(sm.st, guess);
+      a.layouts[g] = block_layout(sm, guess);
     } else {
       *a.encode_again = 1;
     }
@@ -1549,7 +1562,7 @@ ZS_WARP_FN std::uint64_t repack_segment(Warp& w, const segment_place<U>& at, con
   load_values<Narrow>(w, at.in, at.src.type, at.m, x);
   std::uint32_t words[coded_schemes];
   lane_facts<U> const lf = analyze<Extended>(w, x, at.m, flip_of<U>(at.src.type), sm, words);
-  std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm.st, kind));
+  std::uint64_t sum = emit_starts(w, payload, r, block_layout(sm, kind));
   with_encoding<Extended>(w, x, at.m, lf, kind, sm, 0, [&](auto word, const std::uint32_t*) {
     sum += emit_range(w, payload, r.data_begin, r.data_end, r.total, word);
   });
