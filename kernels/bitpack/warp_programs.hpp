@@ -2038,6 +2038,22 @@ ZS_HD inline std::uint32_t field32(const std::uint32_t* p, std::uint32_t pos, st
 #endif
 }
 
+/// dfor and pdfor: the lanes' 16 differences each (lane 0's first replaced by the tile's first
+/// value) summed into values, a lane's run then a scan over the lanes.
+template <class Warp, typename U>
+ZS_WARP_FN void sum_differences(Warp& w, U first, U (&x)[lane_values]) {
+  if (w.lane == 0) x[0] = first;
+  U run = 0;
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    run = static_cast<U>(run + x[k]);
+    x[k] = run;
+  }
+  U const before = static_cast<U>(inclusive_sum(w, run) - run);
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
+}
+
 /// Decodes the for or dfor segment whose blocks start at tile words block_off (lane 8 i + r
 /// for block i) into out, as values stored as S of `type` (store_values); `first` is the dfor
 /// first value. False, writing nothing, where a value does not fit a narrow type.
@@ -2086,18 +2102,7 @@ ZS_UNROLL
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) x[k] = 0;
   }
-  if (delta) {
-    if (lane == 0) x[0] = first;
-    U run = 0;
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) {
-      run = static_cast<U>(run + x[k]);
-      x[k] = run;
-    }
-    U const before = static_cast<U>(inclusive_sum(w, run) - run);
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
-  }
+  if (delta) sum_differences(w, first, x);
   return store_values<S>(w, out, type, m, x, stage);
 }
 
@@ -2157,18 +2162,7 @@ ZS_UNROLL
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) x[k] = 0;
   }
-  if (delta) {
-    if (lane == 0) x[0] = first;
-    U run = 0;
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) {
-      run = static_cast<U>(run + x[k]);
-      x[k] = run;
-    }
-    U const before = static_cast<U>(inclusive_sum(w, run) - run);
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
-  }
+  if (delta) sum_differences(w, first, x);
   return store_values<S>(w, out, type, m, x, stage);
 }
 
