@@ -324,7 +324,7 @@ void encode_schemes(const encode_plan& plan, cudaStream_t stream) {
   pack_class<std::uint64_t, false, Extended>(plan.pack64, a64, plan.segments64, stream);
 }
 
-
+// The decoder's launch sequence, for the classic schemes or the extended ones.
 template <bool Extended>
 void decode_schemes(const decode_plan& plan, cudaStream_t stream) {
   auto const& b = plan.batch;

@@ -16,10 +16,9 @@
 //   sample:  per frame, the exact data words of every scheme summed over every
 //            sample_stride-th segment: the scheme the frame will likely choose (frame_guess);
 //            a warp per range of samples, numbered per width class (sample_first);
-//   analyze: per segment, the exact data words of for, dfor, rfor, pfor, pdfor and drfor
-//            (summed in scan blocks; the frame's candidates are the first three, or all six),
-//            and its encoding in the frame's guessed scheme kept in its warp's slot pool
-//            (slot_pool);
+//   analyze: per segment, the exact data words of for, dfor and rfor, and of pfor, pdfor and
+//            drfor where the programs are compiled for them (summed in scan blocks), and its
+//            encoding in the frame's guessed scheme kept in its warp's slot pool (slot_pool);
 //   scan:    a device-wide sum over the scan blocks' sizes (CUB);
 //   choose:  per frame, the smallest scheme and the header fields;
 //   pack:    per segment whose slot holds its frame's scheme (or of a raw frame): its words
@@ -29,6 +28,10 @@
 //   repack:  the other segments, encoded again from the input in their frame's scheme;
 //   seams:   per segment, the checksum terms that straddle its end and the next segment's
 //            start where pack could not compute them (a segment encoded again on either side).
+// The programs take `Extended` at compile time: the codec of the extended schemes (bitpack_ext)
+// runs them with it, the classic codec without, so that its kernels hold none of the extended
+// schemes' registers, branches or sizes (one set of kernels for all six cut the classic schemes'
+// speed by half).
 // Decoding: check each frame's layout; then per tile of 1, 2 or 4 segments (4, 8 or 16 blocks: the
 // paper's D), one warp loads the tile into shared memory, checks its blocks there, adds its
 // checksum terms and writes its values. The base class compares the checksums afterwards, so a

@@ -14,9 +14,9 @@
 //       drfor. pfor and pdfor are for and dfor whose miniblocks drop the trailing zero bits
 //       their offsets share and patch rare outliers from an exception list instead of widening
 //       the whole miniblock; drfor is rfor over the differences of consecutive run values
-//       (sorted columns with short runs). Smaller frames on such columns, slower kernels: the
-//       spill and the shuffle take it for a column where its estimate beats the classic one's
-//       by enough (choose_integer_schemes).
+//       (sorted columns with short runs). Smaller frames on such columns, slower kernels: a
+//       spill takes it for a column where that is predicted to pay over PCIe
+//       (detail::prefers_extended, lib/src/spill_state.hpp); a shuffle where the caller names it.
 //
 // Each runs kernels compiled for its schemes alone, so the classic codec's carry none of the
 // extended schemes' work. Either way the GPU's frames are the CPU reference's byte for byte.
