@@ -29,6 +29,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/warp_tools.hpp"
+
 #include "raw/raw_format.hpp"
 #include "zs/frame.hpp"
 #include "zs/hd.hpp"
@@ -203,12 +205,24 @@ ZS_HD constexpr std::uint32_t patched_miniblock_words(std::uint32_t low, std::ui
   return low + (full > low ? 1 + static_cast<std::uint32_t>(field_words(exceptions, full - low)) : 0U);
 }
 
+/// A floor on the words of a miniblock packed at any low width below b, where `exceptions`
+/// fields exceed b bits: each lower width keeps at least those exceptions, and b' + e (full -
+/// b') / 32 does not fall as b' falls while e <= 32. A search going down may stop once its best
+/// is at or below it.
+ZS_HD constexpr std::uint32_t min_patched_words_below(std::uint32_t full, std::uint32_t exceptions) noexcept {
+  return 1 + static_cast<std::uint32_t>(field_words(exceptions, full));
+}
+
 /// The low width that makes a miniblock smallest, from `at_least[b]`: the number of its offsets
-/// of more than b bits (b = 0..full; at_least[full] = 0). Ties go to the wider low width (fewer
-/// exceptions). Shared by the CPU and GPU encoders, so both pick the same widths.
+/// of more than b bits (b = 0..full; at_least[full] = 0). The candidates are the full width, 0
+/// and the widths some field has exactly (at_least[b - 1] > at_least[b]): between two of them
+/// the exceptions stay the same and a wider low width costs at least as much, so the fewest
+/// words are always among them. Ties go to the wider candidate (fewer exceptions). Shared by
+/// the CPU and GPU encoders, so both pick the same widths.
 ZS_HD inline std::uint32_t best_low_width(const std::uint32_t* at_least, std::uint32_t full) noexcept {
   std::uint32_t best = full, best_words = full;
   for (std::uint32_t b = full; b-- > 0;) {
+    if (b != 0 && at_least[b - 1] == at_least[b]) continue;
     std::uint32_t const words = patched_miniblock_words(b, full, at_least[b]);
     if (words < best_words) {
       best = b;
@@ -467,9 +481,7 @@ ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint3
     std::uint64_t const held = f.count > mini_first ? f.count - mini_first : 0;
     std::uint32_t const past = held >= miniblock_values ? 0U : ~static_cast<std::uint32_t>(low_mask(static_cast<std::uint32_t>(held)));
     if (bitmap == 0 || (bitmap & past) != 0) return false;
-    std::uint32_t ones = 0;
-    for (std::uint32_t b = bitmap; b != 0; b &= b - 1) ++ones;
-    words += field_words(ones, width_of(full, j) - width_of(low, j));
+    words += field_words(kernels::warp::bit_count(bitmap), width_of(full, j) - width_of(low, j));
   }
   return words == size;
 }

@@ -734,6 +734,9 @@ ZS_UNROLL
     U const dref = static_cast<U>(dkey);
     U por = 0, dor = 0;
     std::uint32_t pwidth[4] = {0, 0, 0, 0}, dwidth[4] = {0, 0, 0, 0};
+    // Bit t: some offset takes exactly t bits (t = 8 sizeof(U) lands on bit 0, which no search
+    // reads: a low width of 0 is always a candidate).
+    U ppresent = 0, dpresent = 0;
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; ++k) {
       std::uint32_t const p = p0 + k;
@@ -742,8 +745,11 @@ ZS_UNROLL
       U const dfo = p < m && p != 0 ? static_cast<U>(static_cast<U>(x[k] - prev) - dref) : U{0};
       por |= po;
       dor |= dfo;
-      pwidth[k / 4] |= bit_width(po) << (8 * (k % 4));
-      dwidth[k / 4] |= bit_width(dfo) << (8 * (k % 4));
+      std::uint32_t const pw = bit_width(po), dw_k = bit_width(dfo);
+      pwidth[k / 4] |= pw << (8 * (k % 4));
+      dwidth[k / 4] |= dw_k << (8 * (k % 4));
+      ppresent |= static_cast<U>(U{1} << (pw % (8 * sizeof(U))));
+      dpresent |= static_cast<U>(U{1} << (dw_k % (8 * sizeof(U))));
     }
     por |= w.shfl_xor(por, 1);
     dor |= w.shfl_xor(dor, 1);
@@ -751,24 +757,40 @@ ZS_UNROLL
     std::uint32_t const dshift = dor == 0 ? 0U : trailing_zeros(dor);
     // Full widths: of the largest field, the largest offset shifted (0 for no miniblock).
     std::uint32_t const pfull = fw - pshift, dfull = dw - dshift;
-    // The low widths, as best_low_width (bitpack_format.hpp) picks them: from the full width
-    // down, the first of the fewest words; one loop for the warp, to its largest full width.
-    std::uint32_t plow = pfull, dlow = dfull, pwords = pfull, dwords = dfull;
-    std::uint32_t const top = warp_max(w, max_of(pfull, dfull));
-    for (std::uint32_t b = top; b-- > 0;) {
-      std::uint32_t counts = (b < pfull ? count_above(pwidth, pshift + b) : 0U) |
-                             (b < dfull ? count_above(dwidth, dshift + b) : 0U) << 16;
-      counts += w.shfl_xor(counts, 1);
-      std::uint32_t const pe = counts & 0xffffU, de = counts >> 16;
-      if (b < pfull && patched_miniblock_words(b, pfull, pe) < pwords) {
-        pwords = patched_miniblock_words(b, pfull, pe);
-        plow = b;
-      }
-      if (b < dfull && patched_miniblock_words(b, dfull, de) < dwords) {
-        dwords = patched_miniblock_words(b, dfull, de);
-        dlow = b;
-      }
+    // The low widths, as best_low_width (bitpack_format.hpp) picks them. The two lanes of a
+    // miniblock split the work: the even one searches pfor's low width, the odd one pdfor's,
+    // each over all 32 offsets' widths (its own and its partner's) and without shuffles, so
+    // that pairs whose searches take different numbers of steps need not wait for each other.
+    bool const odd = lane % 2 != 0;
+    std::uint32_t mine[2 * 4];  // the widths of this lane's scheme: its own, then its partner's
+ZS_UNROLL
+    for (unsigned q = 0; q < 4; ++q) {
+      mine[q] = odd ? dwidth[q] : pwidth[q];
+      mine[4 + q] = w.shfl_xor(odd ? pwidth[q] : dwidth[q], 1);
     }
+    U const present = (odd ? dpresent : ppresent) | w.shfl_xor(odd ? ppresent : dpresent, 1);
+    std::uint32_t const shift = odd ? dshift : pshift, full = odd ? dfull : pfull;
+    std::uint32_t low = full, low_words = full;
+    // Candidates below the full width: 0 and the fields' own widths (present >> shift, bit b:
+    // a field of exactly b bits).
+    U candidates = static_cast<U>(static_cast<U>(present >> shift) & static_cast<U>(low_mask(full)));
+    candidates |= full > 0 ? U{1} : U{0};
+    while (candidates != 0) {
+      std::uint32_t const b = bit_width(candidates) - 1;
+      candidates &= static_cast<U>(~(U{1} << b));
+      std::uint32_t exceptions = 0;
+ZS_UNROLL
+      for (unsigned q = 0; q < 8; ++q) exceptions += bit_count(bytes_above(mine[q], shift + b));
+      std::uint32_t const words_b = patched_miniblock_words(b, full, exceptions);
+      if (words_b < low_words) {
+        low_words = words_b;
+        low = b;
+      }
+      if (min_patched_words_below(full, exceptions) >= low_words) break;
+    }
+    std::uint32_t const other_low = w.shfl_xor(low, 1), other_words = w.shfl_xor(low_words, 1);
+    std::uint32_t const plow = odd ? other_low : low, pwords = odd ? other_words : low_words;
+    std::uint32_t const dlow = odd ? low : other_low, dwords = odd ? low_words : other_words;
     // Exception bitmaps: this lane's 16 positions, the miniblock's first half in the low bits.
     std::uint32_t pmask = plow < pfull ? mask_above(pwidth, pshift + plow) << (16 * (lane % 2)) : 0U;
     std::uint32_t dmask = dlow < dfull ? mask_above(dwidth, dshift + dlow) << (16 * (lane % 2)) : 0U;
@@ -960,9 +982,11 @@ ZS_HD inline std::uint32_t patched_block_word(const encode_smem<U>& sm, scheme k
     std::uint32_t const exceptions = bit_count(bitmap);
     auto const n = static_cast<std::uint32_t>(field_words(exceptions, high));
     if (l < n) {
+      // The e-th exception is the e-th set bit. gather_word asks for consecutive ones, so the
+      // bitmap is walked once a word: `rest` is it without its first `at` set bits.
+      std::uint32_t rest = bitmap, at = 0;
       return gather_word(l, high, exceptions, [&](std::uint32_t e) {
-        std::uint32_t rest = bitmap;  // the e-th exception: the e-th set bit
-        for (std::uint32_t skip = 0; skip < e; ++skip) rest &= rest - 1;
+        for (; at < e; ++at) rest &= rest - 1;
         return static_cast<U>(field(j, lowest_bit(rest)) >> b);
       });
     }
@@ -1028,6 +1052,27 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
   });
 }
 
+/// A lane's writer of a stream of fields into 32-bit words: it fills a word at a time from bit
+/// `have` of `*word` on and stores each word it completes. The bits of an incomplete word stay
+/// in `acc` (the caller joins the words two lanes share).
+struct lane_stream {
+  std::uint32_t* word;    // the word being filled
+  std::uint32_t have;     // its bits so far
+  std::uint32_t acc = 0;  // those bits
+  /// Appends f (b <= 32 bits wide, f < 2^b); a word is complete at most once. f goes above the
+  /// word's bits by a multiplication rather than shifts: the product's high half is what spills
+  /// into the next word, and the multiplier runs beside the logic unit, which pass 1 keeps
+  /// busier than any other.
+  ZS_HD void append(std::uint32_t f, std::uint32_t b) {
+    std::uint64_t const placed = std::uint64_t{f} * (1U << have) + acc;
+    bool const full = have + b >= 32;
+    if (full) *word = static_cast<std::uint32_t>(placed);
+    word += full ? 1 : 0;
+    acc = static_cast<std::uint32_t>(full ? placed >> 32 : placed);
+    have = (have + b) % 32;
+  }
+};
+
 /// Packs the for or dfor encoding of a whole segment (512 values) of 32-bit values straight
 /// from the lanes' registers into out (the block layout from the analysis): lane l packs its 16
 /// fields into the words of its half miniblock, and where a width is odd, the word the two
@@ -1049,21 +1094,8 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
   }
   if (delta && lane == 0) out[0] = st.dfor_first;
   std::uint32_t* const first = out + block_start + 2 + widths_before(widths, j) + half * lane_values * bits / 32;
-  std::uint32_t* word = first;                          // the word being filled
-  std::uint32_t have = half * lane_values * bits % 32;  // its bits so far: 16 where an odd width splits it
-  std::uint32_t acc = 0;
-  // Appends f (b <= 32 bits wide) to the stream; a word is complete at most once. f goes above
-  // the word's bits by a multiplication rather than shifts: the product's high half is what
-  // spills into the next word, and the multiplier runs beside the logic unit, which pass 1
-  // keeps busier than any other.
-  auto const append = [&](std::uint32_t f, std::uint32_t b) {
-    std::uint64_t const placed = std::uint64_t{f} * (1U << have) + acc;
-    bool const full = have + b >= 32;
-    if (full) *word = static_cast<std::uint32_t>(placed);
-    word += full ? 1 : 0;
-    acc = static_cast<std::uint32_t>(full ? placed >> 32 : placed);
-    have = (have + b) % 32;
-  };
+  // Its bits so far: 16 where an odd width splits the word the halves share.
+  lane_stream s{first, half * lane_values * bits % 32};
   auto const pack = [&]<bool Delta, bool Pairs>() {
     auto const field = [&](unsigned k) -> std::uint32_t {
       if constexpr (!Delta) return x[k] - ref;
@@ -1073,17 +1105,99 @@ ZS_WARP_FN void pack_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const
 ZS_UNROLL
     for (unsigned k = 0; k < lane_values; k += Pairs ? 2 : 1) {
       if constexpr (Pairs) {
-        append(field(k) + (field(k + 1) << bits), 2 * bits);  // the second field above the first
+        s.append(field(k) + (field(k + 1) << bits), 2 * bits);  // the second field above the first
       } else {
-        append(field(k), bits);
+        s.append(field(k), bits);
       }
     }
   };
   // Where no lane's width exceeds 16, fields go in pairs: half the appends.
   with_flags(delta, !w.any(bits > 16), pack);
   // The shared word: the second half wrote its own bits, above the first half's 16 left in acc.
-  std::uint32_t const left = w.shfl_up(acc, 1);
+  std::uint32_t const left = w.shfl_up(s.acc, 1);
   if (half == 1 && bits % 2 == 1) *first |= left;
+}
+
+/// Packs the pfor or pdfor encoding of a whole segment of 32-bit values from the lanes'
+/// registers, as pack_lanes does for and dfor. A lane writes its half miniblock's low fields,
+/// then its exceptions' high bits into its miniblock's stream, after those of the exceptions
+/// before it (the first half's); the word the halves share in each section is joined with a
+/// shuffle, and the second half also ends the stream.
+template <class Warp>
+ZS_WARP_FN void pack_patched_lanes(Warp& w, const std::uint32_t (&x)[lane_values], const lane_facts<std::uint32_t>& lf,
+                                   scheme kind, const segment_stats<std::uint32_t>& st, const patch_stats& ps,
+                                   std::uint32_t* out) {
+  std::uint32_t const lane = w.lane;
+  std::uint32_t const block = lane / 8, j = (lane / 2) % miniblocks, half = lane % 2;
+  bool const delta = kind == scheme::pdfor;
+  int const c = delta ? 1 : 0;
+  std::uint32_t const ref = delta ? st.dfor_ref[block] : st.for_ref[block];
+  std::uint32_t const low = ps.low[c][block], full = ps.full[c][block], shifts = ps.shifts[c][block];
+  std::uint32_t const start = ps.starts[c][block];
+  std::uint32_t const bits = width_of(low, j), high = width_of(full, j) - bits, shift = width_of(shifts, j);
+  if (lane % 8 == 0) {
+    out[start] = ref;
+    out[start + 1] = low;
+    out[start + 2] = full;
+    out[start + 3] = shifts;
+  }
+  if (delta && lane == 0) out[0] = st.dfor_first;
+  std::uint32_t const head = start + patched_head_words(32);
+  auto const field = [&](unsigned k) -> std::uint32_t {
+    std::uint32_t offset;
+    if (!delta) {
+      offset = x[k] - ref;
+    } else if (k == 0) {
+      offset = lane == 0 ? 0U : x[0] - lf.before - ref;  // position 0 holds no difference
+    } else {
+      offset = x[k] - x[k - 1] - ref;
+    }
+    return offset >> shift;
+  };
+  std::uint32_t* const first = out + head + widths_before(low, j) + half * lane_values * bits / 32;
+  lane_stream lows{first, half * lane_values * bits % 32};
+  std::uint32_t const low_bits = static_cast<std::uint32_t>(low_mask(bits));
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) lows.append(field(k) & low_bits, bits);
+  std::uint32_t const left = w.shfl_up(lows.acc, 1);
+  if (half == 1 && bits % 2 == 1) *first |= left;
+
+  // The bitmaps of the patched miniblocks follow the low fields, then their high-bits streams.
+  const std::uint32_t* bitmaps = ps.bitmaps[c] + miniblocks * block;
+  std::uint32_t const bitmap = bitmaps[j];
+  std::uint32_t rank = 0, patched = 0, stream = 0;
+  for (std::uint32_t i = 0; i < miniblocks; ++i) {
+    std::uint32_t const h = width_of(full, i) - width_of(low, i);
+    if (h == 0) continue;
+    ++patched;
+    if (i < j) {
+      ++rank;
+      stream += static_cast<std::uint32_t>(field_words(bit_count(bitmaps[i]), h));
+    }
+  }
+  std::uint32_t const bitmap_at = head + widths_sum(low);
+  if (high != 0 && half == 0) out[bitmap_at + rank] = bitmap;
+  std::uint32_t const mine = half == 0 ? bitmap & 0xffffU : bitmap >> 16;
+  std::uint32_t const before = half == 0 ? 0U : bit_count(bitmap & 0xffffU);  // the first half's exceptions
+  std::uint32_t* const at = out + bitmap_at + patched + stream + before * high / 32;
+  lane_stream highs{at, before * high % 32};
+  // Every value is appended, those that are no exceptions as 0 bits: no branch a value.
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) {
+    bool const is = (mine >> k & 1U) != 0;
+    highs.append(is ? field(k) >> bits : 0U, is ? high : 0U);
+  }
+  // The first half leaves its last, incomplete word to the second, which joins it to its own
+  // first word (written or not) and stores the stream's last word.
+  std::uint32_t const tail = w.shfl_up(highs.acc, 1);
+  if (half == 1 && high != 0) {
+    if (highs.word != at) {
+      *at |= tail;
+    } else {
+      highs.acc |= tail;
+    }
+    if (highs.have != 0) *highs.word = highs.acc;
+  }
 }
 
 // --- encoding: the passes --------------------------------------------------------------------
@@ -1329,14 +1443,20 @@ template <bool Extended, class Warp, typename U, class Emit>
 ZS_WARP_FN void with_encoding(Warp& w, const U (&x)[lane_values], std::uint32_t m, const lane_facts<U>& lf,
                               scheme kind, encode_smem<U>& sm, std::uint32_t lead, Emit emit) {
   if constexpr (sizeof(U) == 4) {
-    if ((kind == scheme::for_ || kind == scheme::dfor) && m == segment_values) {
+    bool const patched = Extended && is_patched(kind);
+    if ((kind == scheme::for_ || kind == scheme::dfor || patched) && m == segment_values) {
       // (A frame's last segment, with fewer values, takes the general path below.)
       // Packed into shared memory first (sm.stage, free on this path): each lane's words are
       // scattered over the encoding, and one word a lane at a time to global memory would touch
-      // several cache lines per store; emit writes consecutive words.
-      static_assert(sizeof(sm.stage) >= 4 * (3 + 1 + tile_blocks * (2 + miniblocks * 32)), "a dfor segment's words");
+      // several cache lines per store; emit writes consecutive words. A patched miniblock
+      // takes at most its full width's words, so a pdfor segment at most 4 more than a dfor one.
+      static_assert(sizeof(sm.stage) >= 4 * (3 + 1 + tile_blocks * (4 + miniblocks * 32)), "a pdfor segment's words");
       auto* packed = reinterpret_cast<std::uint32_t*>(sm.stage);
-      pack_lanes(w, x, lf, kind, sm.st, packed + lead);
+      if (patched) {
+        pack_patched_lanes(w, x, lf, kind, sm.st, sm.patch, packed + lead);
+      } else {
+        pack_lanes(w, x, lf, kind, sm.st, packed + lead);
+      }
       w.sync();
       emit([&](std::uint64_t q) { return packed[lead + q]; }, packed);
       w.sync();
@@ -2057,6 +2177,36 @@ ZS_UNROLL
   for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + before);
 }
 
+/// The lane's 16 fields of `bits` bits from tile bit `bit` on into x; 0 where the lane holds no
+/// values (!active). Every lane of the warp calls it: where no lane's width exceeds 16, one
+/// 32-bit window holds two fields, half the reads.
+template <class Warp, typename U>
+ZS_WARP_FN void read_lane_fields(Warp& w, const std::uint32_t* tile, std::uint32_t bit, std::uint32_t bits, bool active,
+                                 U (&x)[lane_values]) {
+  bool const paired = sizeof(U) == 4 && !w.any(bits > 16);
+  if (!active) {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = 0;
+  } else if constexpr (sizeof(U) == 4) {
+    std::uint32_t const mask = static_cast<std::uint32_t>(low_mask(bits));
+    if (paired) {
+      std::uint32_t const mask2 = static_cast<std::uint32_t>(low_mask(2 * bits));
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; k += 2) {
+        std::uint32_t const two = field32(tile, bit + k * bits, mask2);
+        x[k] = two & mask;
+        x[k + 1] = two >> bits;
+      }
+    } else {
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) x[k] = field32(tile, bit + k * bits, mask);
+    }
+  } else {
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) x[k] = read_field_window<U>(tile, bit + k * bits, bits);
+  }
+}
+
 /// Decodes the for or dfor segment whose blocks start at tile words block_off (lane 8 i + r
 /// for block i) into out, as values stored as S of `type` (store_values); `first` is the dfor
 /// first value. False, writing nothing, where a value does not fit a narrow type.
@@ -2078,33 +2228,9 @@ ZS_WARP_FN bool decode_for_segment(Warp& w, bool delta, const std::uint32_t* til
     // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
     bit = (off + rw + 1 + widths_before(widths, j)) * 32 + (lane % 2) * lane_values * bits;
   }
-  // Where no lane's width exceeds 16, one 32-bit window holds two fields: half the reads.
-  bool const paired = sizeof(U) == 4 && !w.any(bits > 16);
-  if (p0 < m) {
-    if constexpr (sizeof(U) == 4) {
-      std::uint32_t const mask = static_cast<std::uint32_t>(low_mask(bits));
-      if (paired) {
-        std::uint32_t const mask2 = static_cast<std::uint32_t>(low_mask(2 * bits));
+  read_lane_fields(w, tile, bit, bits, p0 < m, x);
 ZS_UNROLL
-        for (unsigned k = 0; k < lane_values; k += 2) {
-          std::uint32_t const two = field32(tile, bit + k * bits, mask2);
-          x[k] = ref + (two & mask);
-          x[k + 1] = ref + (two >> bits);
-        }
-      } else {
-ZS_UNROLL
-        for (unsigned k = 0; k < lane_values; ++k) x[k] = ref + field32(tile, bit + k * bits, mask);
-      }
-    } else {
-ZS_UNROLL
-      for (unsigned k = 0; k < lane_values; ++k) {
-        x[k] = static_cast<U>(ref + read_field_window<U>(tile, bit + k * bits, bits));
-      }
-    }
-  } else {
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = 0;
-  }
+  for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(x[k] + ref);
   if (delta) sum_differences(w, first, x);
   return store_values<S>(w, out, type, m, x, stage);
 }
@@ -2120,51 +2246,61 @@ ZS_WARP_FN ZS_OWN_FRAME bool decode_patched_segment(Warp& w, bool delta, const s
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
   std::uint32_t const p0 = lane * lane_values;
-  U x[lane_values];
+  std::uint32_t const off = block_off;
+  std::uint32_t const j = (lane / 2) % miniblocks, half = lane % 2;
+  U ref = 0;
+  std::uint32_t low = 0, full = 0, shifts = 0, bits = 0, bit = 0;
   if (p0 < m) {
-    std::uint32_t const off = block_off;
-    U const ref = load_reference<U>(tile + off);
-    std::uint32_t const low = tile[off + rw], full = tile[off + rw + 1], shifts = tile[off + rw + 2];
-    std::uint32_t const j = (lane / 2) % miniblocks, half = lane % 2;
-    std::uint32_t const bits = width_of(low, j), high = width_of(full, j) - bits, shift = width_of(shifts, j);
-    std::uint32_t const head = off + patched_head_words(8 * sizeof(U));
+    ref = load_reference<U>(tile + off);
+    low = tile[off + rw];
+    full = tile[off + rw + 1];
+    shifts = tile[off + rw + 2];
+    bits = width_of(low, j);
     // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
-    std::uint32_t const bit = (head + widths_before(low, j)) * 32 + half * lane_values * bits;
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = read_field_window<U>(tile, bit + k * bits, bits);
-    if (high != 0) {
-      // The bitmaps follow the low fields, one per patched miniblock; then the high-bits
-      // streams in the same order.
-      std::uint32_t const bitmaps = head + widths_sum(low);
-      std::uint32_t patched = 0, rank = 0;
-      for (std::uint32_t i = 0; i < miniblocks; ++i) {
-        bool const is = width_of(full, i) > width_of(low, i);
-        rank += is && i < j ? 1U : 0U;
-        patched += is ? 1U : 0U;
-      }
-      std::uint32_t highs = bitmaps + patched;
-      for (std::uint32_t i = 0, r = 0; i < j; ++i) {
-        std::uint32_t const h = width_of(full, i) - width_of(low, i);
-        if (h == 0) continue;
-        highs += static_cast<std::uint32_t>(field_words(bit_count(tile[bitmaps + r++]), h));
-      }
-      std::uint32_t const bitmap = tile[bitmaps + rank];
-      std::uint32_t const mine = half == 0 ? bitmap & 0xffffU : bitmap >> 16;
-      std::uint32_t e = half == 0 ? 0U : bit_count(bitmap & 0xffffU);  // exceptions before this lane's
-ZS_UNROLL
-      for (unsigned k = 0; k < lane_values; ++k) {
-        if (((mine >> k) & 1U) != 0) {
-          x[k] = static_cast<U>(x[k] | static_cast<U>(read_field_window<U>(tile, highs * 32 + e * high, high) << bits));
-          ++e;
-        }
-      }
-    }
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(ref + static_cast<U>(x[k] << shift));
-  } else {
-ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) x[k] = 0;
+    bit = (off + patched_head_words(8 * sizeof(U)) + widths_before(low, j)) * 32 + half * lane_values * bits;
   }
+  U x[lane_values];
+  read_lane_fields(w, tile, bit, bits, p0 < m, x);
+  std::uint32_t const high = width_of(full, j) - bits;
+  if (high != 0) {
+    // The bitmaps follow the low fields, one per patched miniblock; then the high-bits
+    // streams in the same order.
+    std::uint32_t const bitmaps = off + patched_head_words(8 * sizeof(U)) + widths_sum(low);
+    std::uint32_t patched = 0, rank = 0;
+    for (std::uint32_t i = 0; i < miniblocks; ++i) {
+      bool const is = width_of(full, i) > width_of(low, i);
+      rank += is && i < j ? 1U : 0U;
+      patched += is ? 1U : 0U;
+    }
+    std::uint32_t highs = bitmaps + patched;
+    for (std::uint32_t i = 0, r = 0; i < j; ++i) {
+      std::uint32_t const h = width_of(full, i) - width_of(low, i);
+      if (h == 0) continue;
+      highs += static_cast<std::uint32_t>(field_words(bit_count(tile[bitmaps + r++]), h));
+    }
+    std::uint32_t const bitmap = tile[bitmaps + rank];
+    std::uint32_t const mine = half == 0 ? bitmap & 0xffffU : bitmap >> 16;
+    // The lane's exceptions follow the first half's in the stream. Each value's patch is a few
+    // instructions without a branch (the reads predicated), where a branch a value made the
+    // warp run all sixteen bodies, each behind its own convergence barrier.
+    std::uint32_t at = highs * 32 + (half == 0 ? 0U : bit_count(bitmap & 0xffffU)) * high;
+    std::uint32_t const high_mask = static_cast<std::uint32_t>(low_mask(high));
+ZS_UNROLL
+    for (unsigned k = 0; k < lane_values; ++k) {
+      bool const is = (mine >> k & 1U) != 0;
+      U h = 0;
+      if constexpr (sizeof(U) == 4) {
+        if (is) h = field32(tile, at, high_mask);
+      } else {
+        if (is) h = read_field_window<U>(tile, at, high);
+      }
+      x[k] = static_cast<U>(x[k] | static_cast<U>(h << bits));
+      at += is ? high : 0U;
+    }
+  }
+  std::uint32_t const shift = width_of(shifts, j);
+ZS_UNROLL
+  for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(ref + static_cast<U>(x[k] << shift));
   if (delta) sum_differences(w, first, x);
   return store_values<S>(w, out, type, m, x, stage);
 }

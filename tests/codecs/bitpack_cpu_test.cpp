@@ -766,6 +766,37 @@ TYPED_TEST(BitpackCpuTyped, PatchedAndRunDifferenceSizesAreExact) {
   }
 }
 
+TEST(BitpackCpu, LowWidthsTakeTheFewestWordsOfAnyWidth) {
+  // best_low_width looks only at 0, the full width and the widths some field has; the search
+  // over all widths must find no fewer words. min_patched_words_below must hold below every
+  // width (the GPU search stops on it).
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::uint32_t const full = 1 + rng() % 64;
+    std::uint32_t widths[32];
+    std::uint32_t const kinds = 1 + rng() % 4;  // few distinct widths, as miniblocks have
+    std::uint32_t palette[4];
+    for (auto& p : palette) p = rng() % (full + 1);
+    for (auto& w : widths) w = palette[rng() % kinds];
+    widths[rng() % 32] = full;
+    std::uint32_t at_least[65] = {};
+    for (std::uint32_t w : widths) {
+      for (std::uint32_t b = 0; b < w; ++b) ++at_least[b];
+    }
+    std::uint32_t fewest = full;
+    for (std::uint32_t b = 0; b < full; ++b) fewest = std::min(fewest, bp::patched_miniblock_words(b, full, at_least[b]));
+    std::uint32_t const low = bp::best_low_width(at_least, full);
+    ASSERT_LE(low, full);
+    ASSERT_EQ(bp::patched_miniblock_words(low, full, at_least[low]), fewest) << "trial " << trial;
+    for (std::uint32_t b = 1; b < full; ++b) {
+      for (std::uint32_t lower = 0; lower < b; ++lower) {
+        ASSERT_GE(bp::patched_miniblock_words(lower, full, at_least[lower]), bp::min_patched_words_below(full, at_least[b]))
+            << "trial " << trial << " b " << b << " lower " << lower;
+      }
+    }
+  }
+}
+
 TEST(BitpackCpu, NewSchemesNeverLoseToTheOldOnes) {
   // The schemes are candidates beside the old ones, so a frame is never larger than before.
   std::mt19937_64 rng(5);
