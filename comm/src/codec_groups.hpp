@@ -43,10 +43,12 @@ class codec_groups {
                                              std::to_string(c) + ")");
       }
       codec_of_.push_back(chosen);
-      // A string column left to the default may travel as fsst_dict instead, where its sender's
-      // estimate says so (codecs::choose_string_mode); one named by the caller may not.
-      bool const open = !forced[c] && chosen->id() == codec_id::fsst;
-      dictionary_of_.push_back(open ? &get_codec(codec_id::fsst_dict) : nullptr);
+      // A column left to the default may travel in the alternative codec of its type instead,
+      // where its sender decides so; one named by the caller may not.
+      const codec* alternative = nullptr;
+      if (!forced[c] && chosen->id() == codec_id::fsst) alternative = &get_codec(codec_id::fsst_dict);
+      if (!forced[c] && chosen->id() == codec_id::bitpack_for) alternative = &get_codec(codec_id::bitpack_pfor);
+      alternative_of_.push_back(alternative);
       add(chosen, c);
     }
   }
@@ -74,32 +76,34 @@ class codec_groups {
   }
 
   const codec& of(std::size_t column) const { return *codec_of_[column]; }
-  /// The codec a sender may take instead of of(column) where the column's values repeat:
-  /// fsst_dict for a string column left to default_codec, else nullptr.
-  const codec* dictionary(std::size_t column) const { return dictionary_of_[column]; }
+  /// The codec a sender may take instead of of(column), for a column left to default_codec:
+  /// fsst_dict for strings (where the column's values repeat: codecs::choose_string_mode),
+  /// bitpack_ext for integers (where its smaller frames save more link time than its slower
+  /// kernels cost, which only the shuffle's planner weighs); else nullptr.
+  const codec* alternative(std::size_t column) const { return alternative_of_[column]; }
   std::span<const group> groups() const noexcept { return groups_; }
 
  private:
-  std::vector<const codec*> codec_of_, dictionary_of_;
+  std::vector<const codec*> codec_of_, alternative_of_;
   std::vector<group> groups_;
 };
 
 /// What a batch of columns (samples of each, as codec::estimate takes them) is estimated to make
-/// with codec `c`, and with `dictionary` too where it is not null (string columns that may take
-/// fsst_dict; `c` is then fsst). Both estimates encode with one set of column parameters,
-/// prepared here, where each would otherwise prepare its own: an FSST table serves fsst and
-/// fsst_dict alike. `pieces` are the samples' pieces, their params set here; `types` has one
-/// entry per column. `Ops` is host_ops or device_ops (collective_engines.hpp).
+/// with codec `c`, and with `alternative` too where it is not null (codec_groups::alternative).
+/// Both estimates encode with one set of column parameters, prepared here where `c` has any,
+/// where each would otherwise prepare its own: an FSST table serves fsst and fsst_dict alike.
+/// `pieces` are the samples' pieces, their params set here; `types` has one entry per column.
+/// `Ops` is host_ops or device_ops (collective_engines.hpp).
 struct batch_estimates {
-  std::vector<codec_estimate> plain, dictionary;  // per column; dictionary empty without one
+  std::vector<codec_estimate> plain, alternative;  // per column; alternative empty without one
 };
 template <typename Ops>
-batch_estimates estimate_batch(const Ops& ops, const codec& c, const codec* dictionary,
+batch_estimates estimate_batch(const Ops& ops, const codec& c, const codec* alternative,
                                std::vector<encode_source>& pieces, std::span<const std::uint64_t> piece_begin,
                                std::span<const value_type> types) {
   batch_estimates out;
   typename Ops::buffer params;
-  if (dictionary != nullptr) {
+  if (alternative != nullptr && layout_params(c, types).back() > 0) {
     auto const offsets = layout_params(c, types);
     params = ops.allocate(offsets.back());
     ops.prepare(c, sample_batch{pieces, piece_begin}, params.template as<std::byte>(), offsets);
@@ -109,7 +113,7 @@ batch_estimates estimate_batch(const Ops& ops, const codec& c, const codec* dict
   }
   sample_batch const samples{pieces, piece_begin};
   out.plain = ops.estimate(c, samples);
-  if (dictionary != nullptr) out.dictionary = ops.estimate(*dictionary, samples);
+  if (alternative != nullptr) out.alternative = ops.estimate(*alternative, samples);
   return out;
 }
 

@@ -267,8 +267,10 @@ class column_collective {
   // sums, the same on every rank. Columns of no characters here cost no estimate.
   void choose_string_modes(bool contributes) {
     std::vector<std::size_t> open;
+    // (Integer columns keep bitpack: whether bitpack_ext pays depends on the links, which
+    // these collectives do not weigh.)
     for (std::size_t c = 0; c < columns_.size(); ++c) {
-      if (codecs_.dictionary(c) != nullptr) open.push_back(c);
+      if (columns_[c].type == value_type::string && codecs_.alternative(c) != nullptr) open.push_back(c);
     }
     if (open.empty()) return;
     std::vector<std::uint64_t> bytes(2 * open.size(), 0);
@@ -288,18 +290,18 @@ class column_collective {
             if (estimated.empty()) return;
             std::vector<value_type> const types(estimated.size(), value_type::string);
             auto const e = detail::estimate_batch(static_cast<const Engine&>(engine_), codecs_.of(open.front()),
-                                                  codecs_.dictionary(open.front()), pieces, piece_begin, types);
+                                                  codecs_.alternative(open.front()), pieces, piece_begin, types);
             for (std::size_t k = 0; k < estimated.size(); ++k) {
               bytes[2 * estimated[k]] = e.plain[k].frame_bytes;
-              bytes[2 * estimated[k] + 1] = e.dictionary[k].frame_bytes;
+              bytes[2 * estimated[k] + 1] = e.alternative[k].frame_bytes;
             }
           }),
           "choosing the string codecs");
     for (std::size_t i = 0; i < open.size(); ++i) {
       std::uint64_t const plain = comm_.allreduce_sum(bytes[2 * i]);
       std::uint64_t const dictionary = comm_.allreduce_sum(bytes[2 * i + 1]);
-      if (plain > 0 && &codecs::choose_string_mode(plain, dictionary) == codecs_.dictionary(open[i])) {
-        codec_of_[open[i]] = codecs_.dictionary(open[i])->id();
+      if (plain > 0 && &codecs::choose_string_mode(plain, dictionary) == codecs_.alternative(open[i])) {
+        codec_of_[open[i]] = codecs_.alternative(open[i])->id();
       }
     }
     choose_codecs();

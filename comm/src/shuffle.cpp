@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "codec_groups.hpp"
+#include "codecs/bitpack/bitpack_codec.hpp"
 #include "codecs/fsst/fsst_mode.hpp"
 #include "collective_engines.hpp"
 #include "common/batch_ops.hpp"
@@ -527,7 +528,7 @@ class shuffle_driver {
             p.in_carriage.assign(C * P, 0);
             std::vector<std::uint8_t> most_way(C, 1);
             for (std::size_t c = 0; c < C; ++c) {
-              if (p.codecs.dictionary(c) != nullptr) most_way[c] = detail::shuffle_plan::by_dictionary;
+              if (p.codecs.alternative(c) != nullptr) most_way[c] = detail::shuffle_plan::by_alternative;
             }
             std::vector<std::uint64_t> out_bytes(C, 0);
             auto const all = std::as_bytes(std::span(in));
@@ -601,13 +602,16 @@ class shuffle_driver {
     std::size_t const C = p.columns;
     auto const P = static_cast<std::size_t>(p.ranks);
     p.out_carriage.assign(C * P, 0);
-    p.dictionary.assign(C, false);
+    p.alternative.assign(C, false);
     bool planned = false;
-    std::vector<bool> open(C, false);  // compressed on every link, with a choice of string codec
+    // Compressed on every link, with a choice of string codec. (An integer column forced
+    // compressed keeps bitpack: whether bitpack_ext pays depends on the links, which only the
+    // planner weighs.)
+    std::vector<bool> open(C, false);
     for (std::size_t c = 0; c < C; ++c) {
       auto const how = forced_carriage(c);
       planned = planned || !how;
-      open[c] = how == carriage::compressed && p.codecs.dictionary(c) != nullptr;
+      open[c] = how == carriage::compressed && p.types[c] == value_type::string && p.codecs.alternative(c) != nullptr;
       for (std::size_t d = 0; d < P; ++d) p.out_carriage[c * P + d] = static_cast<std::uint8_t>(how.value_or(carriage::raw));
     }
     if (!planned && std::find(open.begin(), open.end(), true) != open.end()) {
@@ -630,7 +634,7 @@ class shuffle_driver {
       for (std::size_t d = 0; d < P; ++d) {
         auto& how = p.out_carriage[c * P + d];
         if (how == static_cast<std::uint8_t>(carriage::raw)) continue;
-        if (p.dictionary[c]) how = detail::shuffle_plan::by_dictionary;
+        if (p.alternative[c]) how = detail::shuffle_plan::by_alternative;
         stats_.column_codecs[c] = p.frame_codec(c, how)->id();
       }
     }
@@ -663,7 +667,7 @@ class shuffle_driver {
       for (std::size_t c = 0; c < p.columns; ++c) {
         planner_column col;
         col.name = describe_column(c, p.types[c]);
-        col.codec = std::string(p.dictionary[c] ? p.codecs.dictionary(c)->name() : p.codecs.of(c).name());
+        col.codec = std::string(p.alternative[c] ? p.codecs.alternative(c)->name() : p.codecs.of(c).name());
         for (int d = 0; d < p.ranks; ++d) col.bytes.push_back(partition_bytes(c, d));
         col.forced = forced_carriage(c);
         col.ratio = ratio[c];
@@ -693,45 +697,72 @@ class shuffle_driver {
     for (std::size_t c = 0; c < p.columns; ++c) {
       estimated[c] = worth[c] && (estimates_matter || forced_carriage(c) == carriage::compressed);
     }
-    auto const ratio = estimate_ratios(estimated);
+    std::vector<double> alternative_ratio;
+    auto ratio = estimate_ratios(estimated, &alternative_ratio);
     for (std::size_t c = 0; c < p.columns; ++c) {
-      if (p.dictionary[c]) speeds[c] = speed_of(*p.codecs.dictionary(c), c);
+      if (p.alternative[c]) speeds[c] = speed_of(*p.codecs.alternative(c), c);
+    }
+    // Integer columns take bitpack_ext where its frames are smaller by enough and the plan with
+    // it predicts a shorter shuffle, column by column; its speed is measured only for a column
+    // whose frames it shrinks.
+    double best = plan_transfers(inputs_with(ratio)).predicted.total;
+    for (std::size_t c = 0; c < p.columns; ++c) {
+      if (p.types[c] == value_type::string || !(alternative_ratio[c] > codecs::extended_min_gain * ratio[c])) continue;
+      codec_speed const classic_speed = speeds[c];
+      double const classic_ratio = ratio[c];
+      speeds[c] = speed_of(*p.codecs.alternative(c), c);
+      ratio[c] = alternative_ratio[c];
+      double const with = plan_transfers(inputs_with(ratio)).predicted.total;
+      if (with < best) {
+        best = with;
+        plan_.alternative[c] = true;
+      } else {
+        speeds[c] = classic_speed;
+        ratio[c] = classic_ratio;
+      }
     }
     return inputs_with(ratio);
   }
 
   // The estimated ratio of each column in `wanted` (1 for the others, and for a column with no
   // bytes here, which costs nothing either way), from its first round's partitions: one
-  // estimate per codec, batched over the columns. A string column that may take its dictionary
-  // codec (codec_groups::dictionary) is estimated both ways, with one symbol table prepared here
-  // for both, and takes fsst_dict where codecs::choose_string_mode says so: plan_.dictionary.
-  std::vector<double> estimate_ratios(const std::vector<bool>& wanted) {
+  // estimate per codec, batched over the columns. A column with an alternative codec
+  // (codec_groups::alternative) is estimated in both: a string column (one symbol table prepared
+  // here for both) takes fsst_dict where codecs::choose_string_mode says so (plan_.alternative);
+  // an integer column's ratio in bitpack_ext goes to `alternative_ratio` (where given, 0 for
+  // the others) for the caller to weigh.
+  std::vector<double> estimate_ratios(const std::vector<bool>& wanted, std::vector<double>* alternative_ratio = nullptr) {
     auto& p = plan_;
     std::vector<double> ratio(p.columns, 1.0);
+    if (alternative_ratio != nullptr) alternative_ratio->assign(p.columns, 0.0);
     for (auto const& g : p.codecs.groups()) {
       std::vector<encode_source> pieces;
       std::vector<std::uint64_t> piece_begin{0};
       std::vector<std::size_t> estimated;
       std::vector<value_type> types;
-      const codec* dictionary = nullptr;
+      const codec* alternative = nullptr;
       for (std::size_t c : g.columns) {
         if (!wanted[c]) continue;
         for (int d = 0; d < p.ranks; ++d) pieces.push_back(source(c, d, 0));
         piece_begin.push_back(pieces.size());
         estimated.push_back(c);
         types.push_back(p.types[c]);
-        if (p.codecs.dictionary(c) != nullptr) dictionary = p.codecs.dictionary(c);
+        if (p.codecs.alternative(c) != nullptr) alternative = p.codecs.alternative(c);
       }
       if (estimated.empty()) continue;
-      auto const e = detail::estimate_batch(engine_.estimate_ops(), *g.c, dictionary, pieces, piece_begin, types);
+      auto const e = detail::estimate_batch(engine_.estimate_ops(), *g.c, alternative, pieces, piece_begin, types);
       for (std::size_t i = 0; i < estimated.size(); ++i) {
         std::size_t const c = estimated[i];
         if (e.plain[i].raw_bytes == 0) continue;
         ratio[c] = e.plain[i].ratio();
-        if (p.codecs.dictionary(c) == nullptr) continue;
-        p.dictionary[c] =
-            &codecs::choose_string_mode(e.plain[i].frame_bytes, e.dictionary[i].frame_bytes) == p.codecs.dictionary(c);
-        if (p.dictionary[c]) ratio[c] = e.dictionary[i].ratio();
+        if (p.codecs.alternative(c) == nullptr) continue;
+        if (p.types[c] != value_type::string) {
+          if (alternative_ratio != nullptr) (*alternative_ratio)[c] = e.alternative[i].ratio();
+          continue;
+        }
+        p.alternative[c] =
+            &codecs::choose_string_mode(e.plain[i].frame_bytes, e.alternative[i].frame_bytes) == p.codecs.alternative(c);
+        if (p.alternative[c]) ratio[c] = e.alternative[i].ratio();
       }
     }
     return ratio;

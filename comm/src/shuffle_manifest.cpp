@@ -108,7 +108,7 @@ std::vector<std::uint8_t> read_carriages(std::span<const std::byte> block, int s
       ZS_FAIL(error_code::corrupt_frame,
               from(route) + ": column " + std::to_string(c) + " travels in way " + std::to_string(words[c]) +
                   ", which it cannot take: raw (0), compressed (1)" +
-                  (most_way[c] >= 2 ? " or by its dictionary codec (2)" : ""));
+                  (most_way[c] >= 2 ? " or by its alternative codec (2)" : ""));
     }
     out[c] = static_cast<std::uint8_t>(words[c]);
   }

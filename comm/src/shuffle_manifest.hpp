@@ -64,12 +64,12 @@ std::vector<slice_counts> read_manifest(std::span<const std::byte> block, int so
                                         std::span<const value_type> types, std::uint64_t rounds);
 
 /// How rank `source` sends each column to rank `destination` (0 raw, 1 compressed, 2 by the
-/// column's dictionary codec: shuffle_plan::out_carriage), one word per column, then the seal.
+/// column's alternative codec: shuffle_plan::out_carriage), one word per column, then the seal.
 /// Travels with the manifest.
 std::vector<std::uint64_t> seal_carriages(std::span<const std::uint8_t> carriages, int source, int destination);
 
 /// Checks and parses such a block: one way per column, each at most most_way[c] (1, or 2 where
-/// the column has a dictionary codec), or throws corrupt_frame (wrong length, bad seal, another
+/// the column has an alternative codec), or throws corrupt_frame (wrong length, bad seal, another
 /// value).
 std::vector<std::uint8_t> read_carriages(std::span<const std::byte> block, int source, int destination,
                                          std::span<const std::uint8_t> most_way);

@@ -19,14 +19,14 @@ struct shuffle_plan {
   std::vector<value_type> types;  // per column
   codec_groups codecs;            // the codec that compresses each column
 
-  // How each partition travels: a carriage (0 raw, 1 compressed), or `by_dictionary`.
+  // How each partition travels: a carriage (0 raw, 1 compressed), or `by_alternative`.
   // Sender side per (column c, destination d), receiver side per (column c, source s); index
   // c * ranks + rank.
   std::vector<std::uint8_t> out_carriage, in_carriage;
-  // Compressed by codecs.dictionary(c) rather than codecs.of(c): where this rank's estimate chose
-  // fsst_dict for a string column (`dictionary`, per column).
-  static constexpr std::uint8_t by_dictionary = 2;
-  std::vector<bool> dictionary;
+  // Compressed by codecs.alternative(c) rather than codecs.of(c): where this rank chose fsst_dict
+  // for a string column or bitpack_ext for an integer one (`alternative`, per column).
+  static constexpr std::uint8_t by_alternative = 2;
+  std::vector<bool> alternative;
   // The frames this rank encodes, and those it decodes, batched by codec: a string column sent
   // raw travels in raw frames, so its frames may belong to two batches.
   std::vector<codec_groups::group> out_groups, in_groups;
@@ -35,7 +35,7 @@ struct shuffle_plan {
   // The codec whose frames carry column c when it travels `how`; nullptr when its rows travel
   // as they are (raw fixed-width partitions).
   const codec* frame_codec(std::size_t c, std::uint8_t how) const {
-    if (how == by_dictionary) return codecs.dictionary(c);
+    if (how == by_alternative) return codecs.alternative(c);
     if (how != 0) return &codecs.of(c);
     return types[c] == value_type::string ? &get_codec(codec_id::raw) : nullptr;
   }

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "codecs/bitpack/bitpack_codec.hpp"
 #include "codecs/fsst/fsst_mode.hpp"
 #include "files.hpp"
 #include "zs/codec.hpp"
@@ -423,7 +424,7 @@ void choose_codec(spill_state& s, const spill_options& options, const column_vie
   if (!r.forced && candidate->id() == codec_id::bitpack_for) {
     const codec& extended = get_codec(codec_id::bitpack_pfor);
     double const classic_ratio = ratio_of(*candidate), extended_ratio = ratio_of(extended);
-    if (extended_ratio > extended_min_gain * classic_ratio) {
+    if (extended_ratio > codecs::extended_min_gain * classic_ratio) {
       codec_speed const extended_speed = side.speed(extended);
       if (prefers_extended(static_cast<double>(r.raw_bytes), classic_ratio, speed, extended_ratio, extended_speed,
                            pcie)) {

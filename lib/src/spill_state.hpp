@@ -153,9 +153,6 @@ struct codec_speed {
 /// copy, which batches overlap.
 double predicted_compressed_seconds(double raw_bytes, double ratio, codec_speed speed, double pcie_bps);
 
-/// An integer column's frames take bitpack_ext instead of bitpack only where its estimated ratio
-/// is above bitpack's times this (its kernels are slower; a smaller gain is not worth measuring).
-inline constexpr double extended_min_gain = 1.05;
 /// Whether bitpack_ext (extended ratio and speed) is predicted to spill and restore faster than
 /// bitpack (classic).
 bool prefers_extended(double raw_bytes, double classic_ratio, codec_speed classic_speed, double extended_ratio,

@@ -167,6 +167,28 @@ TEST_P(ShuffleGpu, EachSenderTakesTheDictionaryWhereItsStringsRepeatAsOnTheCpu) 
   EXPECT_EQ(gpu.column_wire_bytes, cpu.column_wire_bytes);
 }
 
+// Each sender's choice between bitpack and bitpack_ext over slow links, as on the CPU: the same
+// codec and frame bytes, and the expected rows.
+TEST_P(ShuffleGpu, EachSenderTakesTheExtendedSchemesAsOnTheCpu) {
+  int const me = host_->rank(), ranks = host_->size();
+  constexpr std::uint64_t rows = 40000;
+  auto const mine = zs::test::outlier_or_plain_ints(me, rows);
+  auto const device_col = mine.copy_to(zs::memory_kind::device, *stream_);
+  auto const cut = zs::test::even_cut(rows, ranks);
+  std::vector<zs::shuffle_column> const host_in{{mine.view(), cut}}, device_in{{device_col.view(), cut}};
+  zs::shuffle_options options;
+  options.round_bytes = 64 << 10;
+  options.link_bandwidth.assign(static_cast<std::size_t>(ranks), 1e6);
+  zs::shuffle_stats cpu, gpu;
+  zs::shuffle(*host_, host_in, options, &cpu);
+  auto const out = to_host(zs::shuffle(*device_, device_in, options, *stream_, &gpu));
+  zs::test::expect_column(out[0], zs::test::expected_outlier_or_plain(me, ranks, rows), "gpu");
+  ASSERT_EQ(gpu.column_codecs.size(), 1u);
+  EXPECT_EQ(gpu.column_codecs[0], me % 2 == 0 ? zs::codec_id::bitpack_pfor : zs::codec_id::bitpack_for) << "rank " << me;
+  EXPECT_EQ(gpu.column_codecs, cpu.column_codecs);
+  EXPECT_EQ(gpu.column_wire_bytes, cpu.column_wire_bytes);
+}
+
 // Null masks of every kind on every type, as the CPU path sends them: the same rows, the same
 // nulls, and the validity's cost in the stats alike (the GPU and CPU codecs write the same frames).
 TEST_P(ShuffleGpu, NullMasksOfEveryKindMatchTheCpuShuffle) {

@@ -36,7 +36,7 @@ TEST(shuffle_manifest, a_sealed_manifest_reads_back_as_sent) {
 
 TEST(shuffle_manifest, carriages_read_back_as_sent_and_nothing_else_is_accepted) {
   std::vector<std::uint8_t> const ways{0, 1, 2};
-  std::vector<std::uint8_t> const most{1, 1, 2};  // the last column has a dictionary codec
+  std::vector<std::uint8_t> const most{1, 1, 2};  // the last column has an alternative codec
   auto block = zs::detail::seal_carriages(ways, 0, 1);
   EXPECT_EQ(zs::detail::read_carriages(bytes_of(block), 0, 1, most), ways);
   EXPECT_ZS_ERROR(zs::detail::read_carriages(bytes_of(block), 0, 2, most), zs::error_code::corrupt_frame);
@@ -44,7 +44,7 @@ TEST(shuffle_manifest, carriages_read_back_as_sent_and_nothing_else_is_accepted)
                   zs::error_code::corrupt_frame);
   block[1] ^= 1;
   EXPECT_ZS_ERROR(zs::detail::read_carriages(bytes_of(block), 0, 1, most), zs::error_code::corrupt_frame);
-  // Sealed, but a way the column cannot take: the dictionary codec where it has none, or a
+  // Sealed, but a way the column cannot take: the alternative codec where it has none, or a
   // value beyond every way.
   auto const no_dictionary = zs::detail::seal_carriages(std::vector<std::uint8_t>{0, 2}, 0, 1);
   expect_error(thrown_error([&] { zs::detail::read_carriages(bytes_of(no_dictionary), 0, 1, std::vector<std::uint8_t>{1, 1}); }),
@@ -52,7 +52,7 @@ TEST(shuffle_manifest, carriages_read_back_as_sent_and_nothing_else_is_accepted)
   auto const beyond = zs::detail::seal_carriages(std::vector<std::uint8_t>{3, 0}, 0, 1);
   expect_error(
       thrown_error([&] { zs::detail::read_carriages(bytes_of(beyond), 0, 1, std::vector<std::uint8_t>{2, 2}); }),
-      zs::error_code::corrupt_frame, {"column 0 travels in way 3", "by its dictionary codec (2)"});
+      zs::error_code::corrupt_frame, {"column 0 travels in way 3", "by its alternative codec (2)"});
 }
 
 TEST(shuffle_manifest, any_flipped_bit_fails_the_seal) {

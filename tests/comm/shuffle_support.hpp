@@ -147,6 +147,30 @@ inline expected_column expected_repeating_or_distinct(int me, int ranks, std::ui
   return e;
 }
 
+/// Rank `src`'s int32 column for the choice between bitpack and bitpack_ext: on even ranks
+/// values below 16 with one in 200 a large outlier (patched frames take about half the bytes),
+/// on odd ranks random values of 20 bits (the extended schemes save nothing).
+inline column outlier_or_plain_ints(int src, std::uint64_t rows) {
+  std::vector<std::int32_t> v(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    std::uint64_t const n = noise(src, 77, i);
+    if (src % 2 != 0) {
+      v[i] = static_cast<std::int32_t>(n & 0xfffff);
+    } else {
+      v[i] = static_cast<std::int32_t>(n % 200 == 0 ? (n >> 8) & 0x3fffffff : n % 16);
+    }
+  }
+  return column::from_values<std::int32_t>(v);
+}
+
+/// What rank `me` receives when every rank sends its outlier_or_plain_ints(rows) cut by even_cut.
+inline expected_column expected_outlier_or_plain(int me, int ranks, std::uint64_t rows) {
+  auto const cut = even_cut(rows, ranks);
+  expected_column e{value_type::int32, {}, {}};
+  for (int s = 0; s < ranks; ++s) append_rows(e, outlier_or_plain_ints(s, rows), cut[me], cut[me + 1]);
+  return e;
+}
+
 inline const std::vector<value_type>& all_types() {
   // The narrow integers last: earlier columns keep their places (and their values).
   static const std::vector<value_type> types{value_type::int32,   value_type::int64,   value_type::uint32,

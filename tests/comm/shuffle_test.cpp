@@ -246,6 +246,41 @@ TEST(ShuffleHost, EachSenderTakesTheDictionaryWhereItsStringsRepeat) {
   }
 }
 
+// An integer column left to the default takes bitpack_ext where the planner predicts it shorter:
+// over slow links, from the ranks whose rows it shrinks, while the others send bitpack frames
+// of the same column; a codec named by the caller is kept, and links fast enough to send raw
+// need neither.
+TEST(ShuffleHost, EachSenderTakesTheExtendedSchemesWhereThePlannerPredictsThemShorter) {
+  zs::mpi_communicator comm;
+  int const ranks = comm.size(), me = comm.rank();
+  constexpr std::uint64_t rows = 40000;
+  auto const mine = zs::test::outlier_or_plain_ints(me, rows);
+  auto const expected = zs::test::expected_outlier_or_plain(me, ranks, rows);
+  auto const cut = zs::test::even_cut(rows, ranks);
+  std::vector<zs::shuffle_column> const in{{mine.view(), cut}};
+  for (bool named : {false, true}) {
+    zs::shuffle_options options;
+    options.round_bytes = 64 << 10;
+    options.link_bandwidth.assign(static_cast<std::size_t>(ranks), 1e6);
+    if (named) options.column_codecs = {zs::codec_id::bitpack_for};
+    zs::shuffle_stats stats;
+    auto const out = zs::shuffle(comm, in, options, &stats);
+    zs::test::expect_column(out[0], expected, named ? "bitpack named" : "bitpack or bitpack_ext");
+    ASSERT_EQ(stats.column_codecs.size(), 1u);
+    auto const wanted = !named && me % 2 == 0 ? zs::codec_id::bitpack_pfor : zs::codec_id::bitpack_for;
+    EXPECT_EQ(stats.column_codecs[0], wanted) << "rank " << me << (named ? ", bitpack named" : "") << "\n"
+                                               << (stats.plan ? stats.plan->explain() : "no plan");
+    // A named codec compresses on every link: nothing is left to the planner.
+    ASSERT_EQ(stats.plan.has_value(), !named);
+    if (!named) EXPECT_EQ(stats.plan->inputs.columns[0].codec, me % 2 != 0 ? "bitpack" : "bitpack_ext");
+  }
+  zs::shuffle_options fast;
+  fast.link_bandwidth.assign(static_cast<std::size_t>(ranks), 1e15);
+  zs::shuffle_stats stats;
+  zs::test::expect_column(zs::shuffle(comm, in, fast, &stats)[0], expected, "fast links");
+  EXPECT_EQ(stats.column_codecs.at(0), zs::codec_id::raw) << "rank " << me;
+}
+
 TEST(ShuffleHost, BadRowOffsetsOnOneRankFailEveryRank) {
   zs::mpi_communicator comm;
   auto const ints = zs::column::from_values<std::int32_t>(std::vector<std::int32_t>{1, 2, 3, 4});

@@ -16,7 +16,8 @@
 //       the whole miniblock; drfor is rfor over the differences of consecutive run values
 //       (sorted columns with short runs). Smaller frames on such columns, slower kernels: a
 //       spill takes it for a column where that is predicted to pay over PCIe
-//       (detail::prefers_extended, lib/src/spill_state.hpp); a shuffle where the caller names it.
+//       (detail::prefers_extended, lib/src/spill_state.hpp), and a shuffle's sender for an
+//       integer column left to the default where its planner predicts so (comm/src/shuffle.cpp).
 //
 // Each runs kernels compiled for its schemes alone, so the classic codec's carry none of the
 // extended schemes' work. Either way the GPU's frames are the CPU reference's byte for byte.
@@ -44,6 +45,10 @@
 #include "zs/codec.hpp"
 
 namespace zs::codecs {
+
+/// An integer column's frames take bitpack_ext instead of bitpack only where its estimated ratio
+/// is above bitpack's times this (its kernels are slower; a smaller gain is not worth measuring).
+inline constexpr double extended_min_gain = 1.05;
 
 /// The schemes a bitpack codec chooses from: for, dfor, rfor (classic, "bitpack"), or those and
 /// pfor, pdfor, drfor (extended, "bitpack_ext").
