@@ -2280,24 +2280,36 @@ ZS_WARP_FN ZS_OWN_FRAME bool decode_patched_segment(Warp& w, bool delta, const s
     }
     std::uint32_t const bitmap = tile[bitmaps + rank];
     std::uint32_t const mine = half == 0 ? bitmap & 0xffffU : bitmap >> 16;
-    // The lane's exceptions follow the first half's in the stream. Each value's patch is a few
-    // instructions without a branch (the reads predicated), where a branch a value made the
-    // warp run all sixteen bodies, each behind its own convergence barrier.
+    // The lane's exceptions follow the first half's in the stream.
     std::uint32_t at = highs * 32 + (half == 0 ? 0U : bit_count(bitmap & 0xffffU)) * high;
-    std::uint32_t const high_mask = static_cast<std::uint32_t>(low_mask(high));
+    if constexpr (sizeof(U) == 4) {
+      // Patched in the lane's row of the stage (17 words apart: no bank conflicts), one step
+      // per exception, where a step per value costs the same whether it patches or not.
+      if (mine != 0) {
+        std::uint32_t* row = stage + lane * (lane_values + 1);
 ZS_UNROLL
-    for (unsigned k = 0; k < lane_values; ++k) {
-      bool const is = (mine >> k & 1U) != 0;
-      U h = 0;
-      if constexpr (sizeof(U) == 4) {
-        if (is) h = field32(tile, at, high_mask);
-      } else {
-        if (is) h = read_field_window<U>(tile, at, high);
+        for (unsigned k = 0; k < lane_values; ++k) row[k] = x[k];
+        std::uint32_t const high_mask = static_cast<std::uint32_t>(low_mask(high));
+        for (std::uint32_t rest = mine; rest != 0; rest &= rest - 1) {
+          row[lowest_bit(rest)] |= field32(tile, at, high_mask) << bits;
+          at += high;
+        }
+ZS_UNROLL
+        for (unsigned k = 0; k < lane_values; ++k) x[k] = row[k];
       }
-      x[k] = static_cast<U>(x[k] | static_cast<U>(h << bits));
-      at += is ? high : 0U;
+    } else {
+      // Eight KB of values do not fit the stage: a predicated read a value, no branch.
+ZS_UNROLL
+      for (unsigned k = 0; k < lane_values; ++k) {
+        bool const is = (mine >> k & 1U) != 0;
+        U h = 0;
+        if (is) h = read_field_window<U>(tile, at, high);
+        x[k] = static_cast<U>(x[k] | static_cast<U>(h << bits));
+        at += is ? high : 0U;
+      }
     }
   }
+  if constexpr (sizeof(U) == 4) w.sync();  // the stage's rows are read before the stores reuse it
   std::uint32_t const shift = width_of(shifts, j);
 ZS_UNROLL
   for (unsigned k = 0; k < lane_values; ++k) x[k] = static_cast<U>(ref + static_cast<U>(x[k] << shift));
