@@ -560,11 +560,12 @@ ZS_HD inline std::uint32_t trailing_zeros(U x) noexcept {
 ZS_HD constexpr std::uint32_t bytes_above(std::uint32_t widths, std::uint32_t t) noexcept {
   return (widths + 0x01010101U * (127U - t)) & 0x80808080U;
 }
-/// A lane's 16 bit widths, four to a word (position k in byte k % 4 of word k / 4): how many
-/// exceed t, and which (bit k).
-ZS_HD inline std::uint32_t count_above(const std::uint32_t (&widths)[4], std::uint32_t t) noexcept {
+/// Bit widths four to a word (a lane's 16: position k in byte k % 4 of word k / 4): how many
+/// exceed t, and (mask_above) which (bit k).
+template <std::size_t Words>
+ZS_HD inline std::uint32_t count_above(const std::uint32_t (&widths)[Words], std::uint32_t t) noexcept {
   std::uint32_t n = 0;
-  for (unsigned q = 0; q < 4; ++q) n += bit_count(bytes_above(widths[q], t));
+  for (unsigned q = 0; q < Words; ++q) n += bit_count(bytes_above(widths[q], t));
   return n;
 }
 ZS_HD inline std::uint32_t mask_above(const std::uint32_t (&widths)[4], std::uint32_t t) noexcept {
@@ -778,9 +779,7 @@ ZS_UNROLL
     while (candidates != 0) {
       std::uint32_t const b = bit_width(candidates) - 1;
       candidates &= static_cast<U>(~(U{1} << b));
-      std::uint32_t exceptions = 0;
-ZS_UNROLL
-      for (unsigned q = 0; q < 8; ++q) exceptions += bit_count(bytes_above(mine[q], shift + b));
+      std::uint32_t const exceptions = count_above(mine, shift + b);
       std::uint32_t const words_b = patched_miniblock_words(b, full, exceptions);
       if (words_b < low_words) {
         low_words = words_b;
