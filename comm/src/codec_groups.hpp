@@ -103,8 +103,8 @@ batch_estimates estimate_batch(const Ops& ops, const codec& c, const codec* alte
                                std::span<const value_type> types) {
   batch_estimates out;
   typename Ops::buffer params;
-  if (alternative != nullptr && layout_params(c, types).back() > 0) {
-    auto const offsets = layout_params(c, types);
+  auto const offsets = alternative != nullptr ? layout_params(c, types) : std::vector<std::uint64_t>{0};
+  if (offsets.back() > 0) {
     params = ops.allocate(offsets.back());
     ops.prepare(c, sample_batch{pieces, piece_begin}, params.template as<std::byte>(), offsets);
     for (std::size_t i = 0; i + 1 < piece_begin.size(); ++i) {
