@@ -774,7 +774,7 @@ class shuffle_driver {
 
   // Codec c's speed on column `index`'s first rows (up to Engine::speed_sample_bytes), in
   // uncompressed bytes per second: measured the first time this process meets the codec and
-  // the column's type on this device, then remembered.
+  // the column's type on this device on a column of at least half the sample, then remembered.
   codec_speed speed_of(const codec& c, std::size_t index) {
     static std::mutex lock;
     static std::map<std::tuple<int, codec_id, value_type>, codec_speed> measured;
@@ -816,6 +816,10 @@ class shuffle_driver {
     throw_if_failed(ops.template read_array<frame_status>(status, 1, "the status of a speed sample"));
     codec_speed const speed{static_cast<double>(bytes) / std::max(encode_s, 1e-9),
                             static_cast<double>(bytes) / std::max(decode_s, 1e-9)};
+    // A column smaller than half the sample is measured on its own rows, each time (as the
+    // spill does): so few bytes time the calls' fixed costs, not the codec, and must not stand
+    // for the larger columns of later calls.
+    if (2 * bytes < Engine::speed_sample_bytes) return speed;
     std::lock_guard<std::mutex> const hold(lock);
     measured.emplace(key, speed);
     return speed;
