@@ -81,6 +81,11 @@ class codec_groups {
   /// bitpack_ext for integers (where its smaller frames save more link time than its slower
   /// kernels cost, which only the shuffle's planner weighs); else nullptr.
   const codec* alternative(std::size_t column) const { return alternative_of_[column]; }
+  /// Whether alternative(column) is chosen by frame size alone (fsst_dict), which every caller
+  /// can do from estimates, rather than by the links (bitpack_ext), which only the planner weighs.
+  bool alternative_by_size(std::size_t column) const {
+    return alternative_of_[column] != nullptr && alternative_of_[column]->id() == codec_id::fsst_dict;
+  }
   std::span<const group> groups() const noexcept { return groups_; }
 
  private:

@@ -270,7 +270,7 @@ class column_collective {
     // (Integer columns keep bitpack: whether bitpack_ext pays depends on the links, which
     // these collectives do not weigh.)
     for (std::size_t c = 0; c < columns_.size(); ++c) {
-      if (columns_[c].type == value_type::string && codecs_.alternative(c) != nullptr) open.push_back(c);
+      if (codecs_.alternative_by_size(c)) open.push_back(c);
     }
     if (open.empty()) return;
     std::vector<std::uint64_t> bytes(2 * open.size(), 0);

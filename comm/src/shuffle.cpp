@@ -611,7 +611,7 @@ class shuffle_driver {
     for (std::size_t c = 0; c < C; ++c) {
       auto const how = forced_carriage(c);
       planned = planned || !how;
-      open[c] = how == carriage::compressed && p.types[c] == value_type::string && p.codecs.alternative(c) != nullptr;
+      open[c] = how == carriage::compressed && p.codecs.alternative_by_size(c);
       for (std::size_t d = 0; d < P; ++d) p.out_carriage[c * P + d] = static_cast<std::uint8_t>(how.value_or(carriage::raw));
     }
     if (!planned && std::find(open.begin(), open.end(), true) != open.end()) {
@@ -707,7 +707,7 @@ class shuffle_driver {
     // whose frames it shrinks.
     double best = plan_transfers(inputs_with(ratio)).predicted.total;
     for (std::size_t c = 0; c < p.columns; ++c) {
-      if (p.types[c] == value_type::string || !(alternative_ratio[c] > codecs::extended_min_gain * ratio[c])) continue;
+      if (p.codecs.alternative_by_size(c) || !(alternative_ratio[c] > codecs::extended_min_gain * ratio[c])) continue;
       codec_speed const classic_speed = speeds[c];
       double const classic_ratio = ratio[c];
       speeds[c] = speed_of(*p.codecs.alternative(c), c);
@@ -756,7 +756,7 @@ class shuffle_driver {
         if (e.plain[i].raw_bytes == 0) continue;
         ratio[c] = e.plain[i].ratio();
         if (p.codecs.alternative(c) == nullptr) continue;
-        if (p.types[c] != value_type::string) {
+        if (!p.codecs.alternative_by_size(c)) {
           if (alternative_ratio != nullptr) (*alternative_ratio)[c] = e.alternative[i].ratio();
           continue;
         }
