@@ -12,6 +12,11 @@
 // speeds) and pins the host blocks that later spills reuse. The restored column is verified
 // against the original once.
 //
+// Under mpirun every rank does the same on a GPU of its own (device_for_rank), all at once: a
+// barrier starts each timed run on every rank, and each time is the slowest rank's, so GPUs that
+// share a PCIe switch or the host's memory show what sharing costs. Ratios count every rank's
+// bytes; rank 0 prints and writes the JSON.
+//
 // Speedup = baseline time / spill + restore time; ratio = raw bytes / spilled bytes (raw bytes as
 // shuffle statistics count them: values, or characters + 8 per string). The target: a speedup of
 // at least 0.8 x the ratio where the codec encodes and decodes faster than PCIe moves bytes.
@@ -28,6 +33,7 @@
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "zs/codec.hpp"
+#include "zs/comm/mpi_communicator.hpp"
 #include "zs/device.hpp"
 #include "zs/io.hpp"
 #include "zs/memory.hpp"
@@ -43,17 +49,29 @@ constexpr double target_share = 0.8;  // of the ratio, as speedup
 struct result {
   std::string column;
   zs::value_type type = zs::value_type::int32;
-  zs::spill_report report;
+  zs::spill_report report;  // this rank's
   std::uint64_t rows = 0;
-  double copy_ms = 0, total_ms = 0, spill_ms = 0, restore_ms = 0;
+  // Every rank's bytes, whether every rank chose report.codec, and whether every rank's restored
+  // column was the original.
+  std::uint64_t raw_bytes = 0, spilled_bytes = 0;
+  bool same_codec = true;
   bool verified = false;
+  double copy_ms = 0, total_ms = 0, spill_ms = 0, restore_ms = 0;  // medians of the slowest rank's
 
+  double ratio() const {
+    return spilled_bytes == 0 ? 1.0 : static_cast<double>(raw_bytes) / static_cast<double>(spilled_bytes);
+  }
   double speedup() const { return copy_ms / total_ms; }
-  double share() const { return speedup() / report.ratio(); }
+  double share() const { return speedup() / ratio(); }
   bool codec_faster_than_pcie() const {
     return report.compressed() && report.encode_bps > report.pcie_bps && report.decode_bps > report.pcie_bps;
   }
 };
+
+// The slowest rank's time, to the nanosecond.
+double slowest_ms(zs::communicator& comm, double ms) {
+  return static_cast<double>(comm.allreduce_max(static_cast<std::uint64_t>(ms * 1e6))) / 1e6;
+}
 
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -111,8 +129,9 @@ bool same_column(const zs::column& a, const zs::column& b) {
 }
 
 // `options`: the spill's, codec and frame and batch sizes included; the column's name is set here.
-result measure(const fs::path& file, const zs::column& host, zs::spill_options options, int repeat,
-               cudaStream_t stream) {
+// Collective over `comm`: every rank measures its own copy of the column at the same time.
+result measure(zs::communicator& comm, const fs::path& file, const zs::column& host, zs::spill_options options,
+               int repeat, cudaStream_t stream) {
   result r;
   r.column = file.filename().string();
   r.type = host.type();
@@ -143,11 +162,12 @@ result measure(const fs::path& file, const zs::column& host, zs::spill_options o
   std::vector<double> copy_ms;
   for (int i = 0; i < repeat; ++i) {
     zs::cuda_event start, stop;
+    comm.barrier();
     start.record(stream);
     round_trip();
     stop.record(stream);
     stop.synchronize();
-    copy_ms.push_back(stop.elapsed_ms_since(start));
+    copy_ms.push_back(slowest_ms(comm, stop.elapsed_ms_since(start)));
   }
   r.copy_ms = median(copy_ms);
 
@@ -155,6 +175,7 @@ result measure(const fs::path& file, const zs::column& host, zs::spill_options o
   std::vector<double> total_ms, spill_ms, restore_ms;
   for (int i = 0; i <= repeat; ++i) {  // run 0 is the warm-up
     ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+    comm.barrier();
     auto const start = clock_type::now();
     zs::spilled_column handle = zs::spill(device.view(), stream, options);
     zs::column restored = zs::restore(handle, stream);
@@ -162,12 +183,16 @@ result measure(const fs::path& file, const zs::column& host, zs::spill_options o
     double const ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
     if (i == 0) {
       r.report = handle.report();
-      r.verified = same_column(host, restored.copy_to(zs::memory_kind::host, stream));
+      r.raw_bytes = comm.allreduce_sum(r.report.raw_bytes);
+      r.spilled_bytes = comm.allreduce_sum(r.report.spilled_bytes);
+      auto const codec = static_cast<std::uint64_t>(r.report.codec);
+      r.same_codec = comm.allreduce_min(codec) == comm.allreduce_max(codec);
+      r.verified = comm.allreduce_min(same_column(host, restored.copy_to(zs::memory_kind::host, stream)) ? 1 : 0) == 1;
       continue;
     }
-    total_ms.push_back(ms);
-    spill_ms.push_back(handle.spill_seconds() * 1e3);
-    restore_ms.push_back(handle.restore_seconds() * 1e3);
+    total_ms.push_back(slowest_ms(comm, ms));
+    spill_ms.push_back(slowest_ms(comm, handle.spill_seconds() * 1e3));
+    restore_ms.push_back(slowest_ms(comm, handle.restore_seconds() * 1e3));
   }
   r.total_ms = median(total_ms);
   r.spill_ms = median(spill_ms);
@@ -185,7 +210,8 @@ int run_bench_spill(int argc, char** argv) {
   std::uint64_t bytes = std::uint64_t{2} << 30;
   int repeat = 5;
   CLI::App app{"Compressed spill + restore of each real column (zs::spill, zs::restore) against cudaMemcpyAsync of "
-               "its raw bytes device -> pinned host -> device, in the same run.",
+               "its raw bytes device -> pinned host -> device, in the same run; under mpirun on every rank's GPU at "
+               "once.",
                "zshuffle bench spill"};
   app.add_option("--data", data, "folder of the column files (default: $ZS_DATA_DIR)");
   app.add_option("--column", columns, "a column file of the folder; repeat for more (default: every one)")
@@ -205,10 +231,12 @@ int run_bench_spill(int argc, char** argv) {
                            "uncompressed bytes per frame (zs::spill_options::frame_bytes)", 1);
   zs::cli::add_size_option(app, "--batch-bytes", options.batch_bytes,
                            "uncompressed bytes per encode call and host block (zs::spill_options::batch_bytes)", 1);
-  app.add_option("--json", json_path, "also write the results as JSON to this file");
+  app.add_option("--json", json_path, "also write the results as JSON to this file (rank 0)");
   if (!zs::cli::parse(app, argc, argv)) return 0;
+  zs::mpi_communicator comm;
+  int const me = comm.rank(), ranks = comm.size();
   std::optional<zs::cli::output_file> json;
-  if (!json_path.empty()) json.emplace("--json", json_path);
+  if (!json_path.empty() && me == 0) json.emplace("--json", json_path);
   fs::path const dir = zs::cli::data_folder(data);
   std::optional<zs::codec_id>& codec = options.codec;
   if (!codec_option.empty()) {
@@ -228,48 +256,65 @@ int run_bench_spill(int argc, char** argv) {
     files.push_back(dir / name);
   }
   if (files.empty()) ZS_FAIL(zs::error_code::invalid_argument, "no column file in '" + dir.string() + "'");
-  if (!zs::cuda_device_available()) {
-    return zs::cli::no_gpu("bench spill", "no CUDA device on this machine; the benchmark needs one");
+  if (comm.allreduce_min(zs::cuda_device_available() ? 1 : 0) == 0) {
+    return me == 0 ? zs::cli::no_gpu("bench spill", "not every rank has a CUDA device; the benchmark needs one per rank")
+                   : zs::cli::exit_code::no_gpu;
   }
 
-  int device = 0;
-  ZS_CUDA_TRY(cudaGetDevice(&device));
+  int device_count = 0;
+  ZS_CUDA_TRY(cudaGetDeviceCount(&device_count));
+  int const device = zs::device_for_rank(device_count);
+  ZS_CUDA_TRY(cudaSetDevice(device));
   std::string const device_name = zs::query_device(device).name;
   zs::cuda_stream stream;
+  // PCIe measured by every rank at once, as the spills will run.
+  comm.barrier();
   double const pcie = zs::measured_pcie_bandwidth();
-  std::printf("zshuffle bench spill: %s, columns tiled to %.2f GiB, median of %d after a warm-up; PCIe (pinned "
-              "copies, slower direction): %.1f GB/s\n",
-              device_name.c_str(), static_cast<double>(bytes) / (1 << 30), repeat, pcie / 1e9);
-  std::printf("copy = cudaMemcpyAsync device -> pinned host -> device; "
-              "spill = zs::spill + zs::restore (host clock)\n\n");
-  std::printf("%-24s %-7s %-8s %7s %7s %9s %9s %9s %9s %8s %9s %6s %4s\n", "column", "type", "codec", "ratio", "est",
-              "copy ms", "spill ms", "rest. ms", "total ms", "speedup", "sp/ratio", "fast", "ok");
+  double const slowest_pcie = static_cast<double>(comm.allreduce_min(static_cast<std::uint64_t>(pcie)));
+  if (me == 0) {
+    std::printf("zshuffle bench spill: %d rank(s), each on a %s at once, columns tiled to %.2f GiB, median of %d "
+                "after a warm-up; PCIe (pinned copies, slower direction, slowest rank): %.1f GB/s\n",
+                ranks, device_name.c_str(), static_cast<double>(bytes) / (1 << 30), repeat, slowest_pcie / 1e9);
+    std::printf("copy = cudaMemcpyAsync device -> pinned host -> device; spill = zs::spill + zs::restore (host "
+                "clock); times of the slowest rank\n\n");
+    std::printf("%-24s %-7s %-8s %7s %7s %9s %9s %9s %9s %8s %9s %6s %4s\n", "column", "type", "codec", "ratio",
+                "est", "copy ms", "spill ms", "rest. ms", "total ms", "speedup", "sp/ratio", "fast", "ok");
+  }
 
   std::vector<result> results;
   bool all_verified = true;
   for (auto const& file : files) {
     zs::column const real = zs::io::read_column(file);
     if (real.size() == 0) {
-      std::printf("%-24s skipped: the file holds no rows\n", file.filename().string().c_str());
+      if (me == 0) std::printf("%-24s skipped: the file holds no rows\n", file.filename().string().c_str());
       continue;
     }
     zs::column const host = tile(real, bytes);
     if (codec && !zs::get_codec(*codec).supports(host.type())) {
-      std::printf("%-24s skipped: codec '%s' does not encode %s values\n", file.filename().string().c_str(),
-                  codec_option.c_str(), std::string(zs::to_string(host.type())).c_str());
+      if (me == 0) {
+        std::printf("%-24s skipped: codec '%s' does not encode %s values\n", file.filename().string().c_str(),
+                    codec_option.c_str(), std::string(zs::to_string(host.type())).c_str());
+      }
       continue;
     }
-    result const r = measure(file, host, options, repeat, stream);
-    std::printf("%-24s %-7s %-8s %7.3f %7.3f %9.2f %9.2f %9.2f %9.2f %8.2f %9.2f %6s %4s\n", r.column.c_str(),
-                std::string(zs::to_string(r.type)).c_str(), r.report.codec_name.c_str(), r.report.ratio(),
-                r.report.estimated_ratio, r.copy_ms, r.spill_ms, r.restore_ms, r.total_ms, r.speedup(), r.share(),
-                yes_no(r.codec_faster_than_pcie()).c_str(), r.verified ? "yes" : "NO");
-    std::fflush(stdout);
+    result const r = measure(comm, file, host, options, repeat, stream);
+    if (me == 0) {
+      std::string const codec_name = r.same_codec ? r.report.codec_name : r.report.codec_name + "+";
+      std::printf("%-24s %-7s %-8s %7.3f %7.3f %9.2f %9.2f %9.2f %9.2f %8.2f %9.2f %6s %4s\n", r.column.c_str(),
+                  std::string(zs::to_string(r.type)).c_str(), codec_name.c_str(), r.ratio(),
+                  r.report.estimated_ratio, r.copy_ms, r.spill_ms, r.restore_ms, r.total_ms, r.speedup(), r.share(),
+                  yes_no(r.codec_faster_than_pcie()).c_str(), r.verified ? "yes" : "NO");
+      std::fflush(stdout);
+    }
     all_verified = all_verified && r.verified;
     results.push_back(r);
   }
-  std::printf("\nfast: the codec encodes and decodes faster than PCIe; the target there is sp/ratio >= %.1f\n",
-              target_share);
+  if (me == 0) {
+    std::printf("\nfast: the codec encodes and decodes faster than PCIe (rank 0's figures); the target there is "
+                "sp/ratio >= %.1f\n",
+                target_share);
+    if (ranks > 1) std::printf("codec: rank 0's choice, with + where another rank chose another codec\n");
+  }
 
   if (json) {
     nlohmann::json rows = nlohmann::json::array();
@@ -278,13 +323,14 @@ int run_bench_spill(int argc, char** argv) {
                       {"type", zs::to_string(r.type)},
                       {"rows", r.rows},
                       {"codec", r.report.codec_name},
+                      {"same_codec_on_every_rank", r.same_codec},
                       {"forced", r.report.forced},
-                      {"raw_bytes", r.report.raw_bytes},
-                      {"spilled_bytes", r.report.spilled_bytes},
+                      {"raw_bytes", r.raw_bytes},
+                      {"spilled_bytes", r.spilled_bytes},
                       {"frames", r.report.frames},
                       // The raw fast path: one plain copy each way, no frames (docs/SPILL.md).
                       {"plain_copy", r.report.codec == zs::codec_id::raw && r.report.frames == 0 && r.report.raw_bytes > 0},
-                      {"ratio", r.report.ratio()},
+                      {"ratio", r.ratio()},
                       {"estimated_ratio", r.report.estimated_ratio},
                       {"encode_gbs", r.report.encode_bps / 1e9},
                       {"decode_gbs", r.report.decode_bps / 1e9},
@@ -301,8 +347,9 @@ int run_bench_spill(int argc, char** argv) {
                       {"verified", r.verified}});
     }
     json->write_json({{"benchmark", "spill"},
+                      {"ranks", ranks},
                       {"device", device_name},
-                      {"pcie_gbs", pcie / 1e9},
+                      {"pcie_gbs", slowest_pcie / 1e9},
                       {"bytes_per_column", bytes},
                       {"repeat", repeat},
                       {"frame_bytes", options.frame_bytes},

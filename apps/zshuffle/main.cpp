@@ -41,7 +41,7 @@ constexpr command commands[] = {
     {"bench codec", run_bench_codec, false},
     {"bench shuffle", run_bench_shuffle, true},
     {"bench soak", run_bench_soak, true},
-    {"bench spill", run_bench_spill, false},
+    {"bench spill", run_bench_spill, true},
     {"bench stream", run_bench_stream, true},
 };
 
@@ -60,7 +60,8 @@ void usage(std::FILE* out) {
       "  bench shuffle [...]     compressed vs raw all-to-all under mpirun\n"
       "  bench soak [...]        many shuffles in one process under mpirun, every result verified,\n"
       "                          memory at the start and the end\n"
-      "  bench spill [...]       compressed spill + restore of each real column vs raw copies over PCIe\n"
+      "  bench spill [...]       compressed spill + restore of each real column vs raw copies over PCIe,\n"
+      "                          on one GPU, or under mpirun on every rank's GPU at once\n"
       "  bench stream [...]      a streaming shuffle of 4x the device budget per rank vs the bulk\n"
       "                          shuffle_table, under mpirun\n"
       "  tune [...]              measure kernel launch geometry on this GPU, write a tuning table\n"
