@@ -13,8 +13,6 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <tuple>
 #include <string>
@@ -26,6 +24,7 @@
 #include "collective_engines.hpp"
 #include "common/batch_ops.hpp"
 #include "link_bandwidth.hpp"
+#include "measured_speeds.hpp"
 #include "null_columns.hpp"
 #include "shuffle_manifest.hpp"
 #include "shuffle_plan.hpp"
@@ -774,19 +773,16 @@ class shuffle_driver {
 
   // Codec c's speed on column `index`'s first rows (up to Engine::speed_sample_bytes), in
   // uncompressed bytes per second: measured the first time this process meets the codec and
-  // the column's type on this device on a column of at least half the sample, then remembered.
+  // the column's type on this device, then remembered for samples up to twice as large
+  // (detail::measured_speeds).
   codec_speed speed_of(const codec& c, std::size_t index) {
-    static std::mutex lock;
-    static std::map<std::tuple<int, codec_id, value_type>, codec_speed> measured;
+    static detail::measured_speeds<std::tuple<int, codec_id, value_type>, codec_speed> measured;
     auto const& v = columns_[index].column;
     auto const key = std::make_tuple(engine_.speed_key(), c.id(), v.type);
-    {
-      std::lock_guard<std::mutex> const hold(lock);
-      if (auto const it = measured.find(key); it != measured.end()) return it->second;
-    }
     std::uint64_t const raw = stats_.column_raw_bytes[index];
     // An empty column moves nothing, whatever the codec's speed: not worth measuring.
     if (v.count == 0 || raw == 0) return {std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
+    if (auto const known = measured.find(key, std::min(raw, Engine::speed_sample_bytes))) return *known;
     std::uint64_t const rows =
         std::max<std::uint64_t>(1, std::min<std::uint64_t>(v.count, Engine::speed_sample_bytes * v.count / raw));
     std::uint64_t chars = 0;
@@ -816,12 +812,7 @@ class shuffle_driver {
     throw_if_failed(ops.template read_array<frame_status>(status, 1, "the status of a speed sample"));
     codec_speed const speed{static_cast<double>(bytes) / std::max(encode_s, 1e-9),
                             static_cast<double>(bytes) / std::max(decode_s, 1e-9)};
-    // A column smaller than half the sample is measured on its own rows, each time (as the
-    // spill does): so few bytes time the calls' fixed costs, not the codec, and must not stand
-    // for the larger columns of later calls.
-    if (2 * bytes < Engine::speed_sample_bytes) return speed;
-    std::lock_guard<std::mutex> const hold(lock);
-    measured.emplace(key, speed);
+    measured.remember(key, bytes, speed);
     return speed;
   }
 

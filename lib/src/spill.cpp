@@ -17,6 +17,7 @@
 #include "codecs/bitpack/bitpack_codec.hpp"
 #include "codecs/fsst/fsst_mode.hpp"
 #include "files.hpp"
+#include "measured_speeds.hpp"
 #include "zs/codec.hpp"
 #include "zs/error.hpp"
 #include "zs/fault.hpp"
@@ -418,14 +419,14 @@ void choose_codec(spill_state& s, const spill_options& options, const column_vie
     }
     return;
   }
-  codec_speed speed = side.speed(*candidate);
+  codec_speed speed = side.speed(*candidate, s.name);
   // Integers: bitpack_ext where its smaller frames save more link time than its slower kernels
   // cost. Its speed is measured only where its frames are clearly smaller.
   if (!r.forced && candidate->id() == codec_id::bitpack_for) {
     const codec& extended = get_codec(codec_id::bitpack_pfor);
     double const classic_ratio = ratio_of(*candidate), extended_ratio = ratio_of(extended);
     if (extended_ratio > codecs::extended_min_gain * classic_ratio) {
-      codec_speed const extended_speed = side.speed(extended);
+      codec_speed const extended_speed = side.speed(extended, s.name);
       if (prefers_extended(static_cast<double>(r.raw_bytes), classic_ratio, speed, extended_ratio, extended_speed,
                            pcie)) {
         candidate = &extended;
@@ -468,18 +469,17 @@ struct host_side final : spill_side {
     auto const e = c.estimate_host(sample_batch{sample, piece_begin});
     return e.front().raw_bytes == 0 ? 1.0 : e.front().ratio();
   }
-  // Measured on the column's first 4 MiB the first time the process meets the codec and type
-  // in a column of that size.
-  codec_speed speed(const codec& c) override {
-    static std::mutex lock;
-    static std::map<std::tuple<codec_id, value_type>, codec_speed> measured;
-    auto const key = std::make_tuple(c.id(), v_.type);
-    {
-      std::lock_guard<std::mutex> const hold(lock);
-      if (auto const it = measured.find(key); it != measured.end()) return it->second;
-    }
+  // Measured on the column's first 4 MiB the first time the process meets the codec, type and
+  // column name, then remembered for samples up to twice as large (detail::measured_speeds).
+  codec_speed speed(const codec& c, const std::string& column_name) override {
+    static detail::measured_speeds<std::tuple<codec_id, value_type, std::string>, codec_speed> measured;
+    auto const key = std::make_tuple(c.id(), v_.type, column_name);
     constexpr std::uint64_t sample_bytes = std::uint64_t{4} << 20;
     auto const frames = leading_frames(p_, v_.type, sample_bytes);
+    std::uint64_t const rows = frames.back().row + frames.back().rows;
+    std::uint64_t const chars = frames.back().chars_begin + frames.back().chars;
+    std::uint64_t const bytes = uncompressed_bytes(v_.type, rows, chars);
+    if (auto const known = measured.find(key, bytes)) return *known;
     std::vector<encode_source> sources;
     for (auto const& f : frames) sources.push_back(frame_source(v_, f));
     host_buffer const params = attach_params_host(c, sources);
@@ -489,8 +489,6 @@ struct host_side final : spill_side {
     auto start = clock_type::now();
     c.encode_host({sources, scratch.as<std::byte>(), layout, sizes.data()});
     double const encode_s = seconds_since(start);
-    std::uint64_t const rows = frames.back().row + frames.back().rows;
-    std::uint64_t const chars = frames.back().chars_begin + frames.back().chars;
     column out = column::allocate(v_.type, rows, memory_kind::host, nullptr, chars);
     std::vector<decode_target> targets;
     for (auto const& f : frames) targets.push_back(frame_target(out.mutable_view(), f));
@@ -499,13 +497,9 @@ struct host_side final : spill_side {
     c.decode_host({scratch.as<std::byte>(), layout, targets, statuses.data()});
     double const decode_s = seconds_since(start);
     throw_if_failed(statuses);
-    double const bytes = static_cast<double>(uncompressed_bytes(v_.type, rows, chars));
-    codec_speed const speed{bytes / std::max(encode_s, 1e-9), bytes / std::max(decode_s, 1e-9)};
-    // A column smaller than half the sample is measured on its own rows, each time: so few bytes
-    // time the calls' fixed costs, not the codec, and must not stand for larger columns.
-    if (2 * uncompressed_bytes(v_.type, rows, chars) < sample_bytes) return speed;
-    std::lock_guard<std::mutex> const hold(lock);
-    measured.emplace(key, speed);
+    codec_speed const speed{static_cast<double>(bytes) / std::max(encode_s, 1e-9),
+                            static_cast<double>(bytes) / std::max(decode_s, 1e-9)};
+    measured.remember(key, bytes, speed);
     return speed;
   }
   double pcie_bps() override {

@@ -15,6 +15,7 @@
 #include "arrow/offset_kernels.hpp"
 #include "codecs/fsst/fsst_mode.hpp"
 #include "common/batch_ops.hpp"
+#include "measured_speeds.hpp"
 #include "spill_state.hpp"
 #include "zs/codec.hpp"
 #include "zs/error.hpp"
@@ -149,20 +150,20 @@ struct device_side final : spill_side {
     trace.mark("ms");
     return e.front().raw_bytes == 0 ? 1.0 : e.front().ratio();
   }
-  // Measured on the column's first 64 MiB the first time the process meets the codec and type on
-  // this device in a column of that size: a warm-up, then one timed batch each way.
-  codec_speed speed(const codec& c) override {
-    static std::mutex lock;
-    static std::map<std::tuple<int, codec_id, value_type>, codec_speed> measured;
+  // Measured on the column's first 64 MiB the first time the process meets the codec, type and
+  // column name on this device (a warm-up, then one timed batch each way), then remembered for
+  // samples up to twice as large (detail::measured_speeds).
+  codec_speed speed(const codec& c, const std::string& column_name) override {
+    static detail::measured_speeds<std::tuple<int, codec_id, value_type, std::string>, codec_speed> measured;
     int device = 0;
     ZS_CUDA_TRY(cudaGetDevice(&device));
-    auto const key = std::make_tuple(device, c.id(), v_.type);
-    {
-      std::lock_guard<std::mutex> const hold(lock);
-      if (auto const it = measured.find(key); it != measured.end()) return it->second;
-    }
+    auto const key = std::make_tuple(device, c.id(), v_.type, column_name);
     constexpr std::uint64_t sample_bytes = std::uint64_t{64} << 20;
     auto const frames = leading_frames(p_, v_.type, sample_bytes);
+    std::uint64_t const rows = frames.back().row + frames.back().rows;
+    std::uint64_t const chars = frames.back().chars_begin + frames.back().chars;
+    std::uint64_t const bytes = uncompressed_bytes(v_.type, rows, chars);
+    if (auto const known = measured.find(key, bytes)) return *known;
     std::vector<encode_source> sources;
     for (auto const& f : frames) sources.push_back(frame_source(v_, f));
     device_buffer const params = attach_params_device(c, sources, stream_);
@@ -173,8 +174,6 @@ struct device_side final : spill_side {
     auto const run_encode = [&] { c.encode_async(encode, encode_temp.data(), encode_temp.size(), stream_); };
     run_encode();
     double const encode_s = seconds_of(stream_, run_encode);
-    std::uint64_t const rows = frames.back().row + frames.back().rows;
-    std::uint64_t const chars = frames.back().chars_begin + frames.back().chars;
     column out = column::allocate(v_.type, rows, memory_kind::device, stream_, chars);
     std::vector<decode_target> targets;
     for (auto const& f : frames) targets.push_back(frame_target(out.mutable_view(), f));
@@ -188,13 +187,9 @@ struct device_side final : spill_side {
     copy_async(statuses.data(), status.data(), statuses.size() * sizeof(frame_status), stream_);
     ZS_CUDA_TRY(cudaStreamSynchronize(stream_));
     throw_if_failed(statuses);
-    double const bytes = static_cast<double>(uncompressed_bytes(v_.type, rows, chars));
-    codec_speed const speed{bytes / std::max(encode_s, 1e-9), bytes / std::max(decode_s, 1e-9)};
-    // A column smaller than half the sample is measured on its own rows, each time: so few bytes
-    // time the calls' fixed costs, not the codec, and must not stand for larger columns.
-    if (2 * uncompressed_bytes(v_.type, rows, chars) < sample_bytes) return speed;
-    std::lock_guard<std::mutex> const hold(lock);
-    measured.emplace(key, speed);
+    codec_speed const speed{static_cast<double>(bytes) / std::max(encode_s, 1e-9),
+                            static_cast<double>(bytes) / std::max(decode_s, 1e-9)};
+    measured.remember(key, bytes, speed);
     return speed;
   }
   double pcie_bps() override { return measured_pcie_bandwidth(); }

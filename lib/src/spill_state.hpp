@@ -167,8 +167,11 @@ struct spill_side {
   virtual ~spill_side() = default;
   /// The codec's ratio on `sample` (frames of the column).
   virtual double ratio(const codec& c, std::span<const encode_source> sample) = 0;
-  /// The codec's speed on this column's type, measured once per process (and device) and codec.
-  virtual codec_speed speed(const codec& c) = 0;
+  /// The codec's speed on this column, measured once per process (and device), codec, type and
+  /// column name (`column_name`, the spill's name): how fast a codec runs depends on the values as
+  /// well as their type (fsst_dict on a column of few distinct strings runs twice as fast as on
+  /// one of many), so one column's figures must not choose for another.
+  virtual codec_speed speed(const codec& c, const std::string& column_name) = 0;
   virtual double pcie_bps() = 0;
 };
 /// Fills s.report (s.type, count and chars_bytes set): the codec, and the figures of the choice.

@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include "measured_speeds.hpp"
 #include "spill_state.hpp"
 #include "zs/codec.hpp"
 #include "zs/hash.hpp"
@@ -77,6 +78,41 @@ TEST(Spill, ForcedCodecCompressesAndReportsWhatWasSpilled) {
   EXPECT_GE(handle.spill_seconds(), 0.0);
   (void)zs::restore(handle, nullptr);
   EXPECT_GT(handle.restore_seconds(), 0.0);
+}
+
+// Speeds are measured on the column and remembered under its name: a later spill of the same
+// name reuses the figures, another name measures its own (codecs run at different speeds on
+// different values, docs/SPILL.md).
+TEST(Spill, CodecSpeedsAreRememberedPerColumnName) {
+  zs::column const c = sample_column(value_type::int32, 600000);  // 2.4 MB: above half the 4 MiB sample
+  zs::spill_options options = small_frames();
+  options.pcie_bandwidth = 1e3;  // so that the speeds are needed
+  auto const encode_bps = [&](const std::string& name) {
+    options.name = name;
+    zs::spilled_column const h = zs::spill(c.view(), nullptr, options);
+    EXPECT_TRUE(h.report().compressed());
+    return h.report().encode_bps;
+  };
+  double const first = encode_bps("speeds, column a");
+  EXPECT_GT(first, 0.0);
+  EXPECT_EQ(encode_bps("speeds, column a"), first) << "the same name reuses the figures";
+  EXPECT_NE(encode_bps("speeds, column b"), first) << "another name measures its own";
+}
+
+// The rule the spill and the shuffle's planner share for remembered speeds.
+TEST(MeasuredSpeeds, AFigureServesSamplesUpToTwiceItsBytesAndALargerOneReplacesIt) {
+  zs::detail::measured_speeds<int, double> speeds;
+  EXPECT_FALSE(speeds.find(1, 100));
+  speeds.remember(1, 1000, 5.0);  // measured on a few rows
+  EXPECT_EQ(speeds.find(1, 1), 5.0);
+  EXPECT_EQ(speeds.find(1, 2000), 5.0);
+  EXPECT_FALSE(speeds.find(1, 2001)) << "a column of many more bytes measures its own";
+  EXPECT_FALSE(speeds.find(2, 10)) << "another key";
+  speeds.remember(1, 1 << 20, 7.0);
+  EXPECT_EQ(speeds.find(1, 2000), 7.0) << "the larger sample's figure serves the small ones too";
+  EXPECT_EQ(speeds.find(1, 2 << 20), 7.0);
+  speeds.remember(1, 500, 9.0);
+  EXPECT_EQ(speeds.find(1, 100), 7.0) << "a smaller sample does not replace a larger one";
 }
 
 TEST(Spill, EmptyColumnsAndOneValueRoundTrip) {

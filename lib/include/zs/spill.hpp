@@ -19,10 +19,10 @@
 // Codec per column: spill_options::codec when set (codec_id::raw keeps the bytes as they are,
 // still framed and checksummed), otherwise the type's default codec (zs::default_codec) when it
 // is predicted to beat moving the raw bytes over PCIe, else raw. The prediction uses the codec's
-// estimate of the ratio on a sample of the column, its encode and decode speeds for the column's
-// type (measured on the first 64 MiB of a column, 4 MiB on the CPU, once per process, device,
-// codec and type, then remembered; a column smaller than half that is measured on its own rows
-// and not remembered) and the PCIe bandwidth (measured once per device by timing pinned copies, or
+// estimate of the ratio on a sample of the column, its encode and decode speeds on the column
+// (measured on the first 64 MiB of a column, 4 MiB on the CPU, once per process, device, codec,
+// type and spill_options::name, then remembered for columns whose sample is at most twice as
+// large) and the PCIe bandwidth (measured once per device by timing pinned copies, or
 // spill_options::pcie_bandwidth). Encoding and copying run in batches that overlap, so the time
 // of each direction is predicted as the slower of the two:
 //
