@@ -162,11 +162,16 @@ ZS_HD constexpr rfor_header unpack_rfor_header(std::uint32_t word) noexcept {
 ZS_HD constexpr std::uint64_t rfor_block_words(const rfor_header& h, std::uint32_t width_bits) noexcept {
   return 1 + reference_words(width_bits) + field_words(h.runs, h.value_bits) + field_words(h.runs, h.length_bits);
 }
+/// Run lengths a block stores: rfor all r; drfor the first r - 1, the last run taking the
+/// positions left (so min_length and length_bits are of those r - 1: 1 and 0 when r = 1).
+ZS_HD constexpr std::uint32_t stored_lengths(scheme s, std::uint32_t runs) noexcept {
+  return s == scheme::drfor ? runs - 1 : runs;
+}
 /// drfor: the same header word, then the first run value and the reference of the run values'
-/// differences (rw words each), r - 1 differences of value_bits bits, r lengths.
+/// differences (rw words each), r - 1 differences of value_bits bits, r - 1 lengths.
 ZS_HD constexpr std::uint64_t drfor_block_words(const rfor_header& h, std::uint32_t width_bits) noexcept {
   return 1 + 2 * reference_words(width_bits) + field_words(h.runs - 1, h.value_bits) +
-         field_words(h.runs, h.length_bits);
+         field_words(h.runs - 1, h.length_bits);
 }
 /// Data words of a block of rfor or drfor.
 ZS_HD constexpr std::uint64_t run_block_words(scheme s, const rfor_header& h, std::uint32_t width_bits) noexcept {
@@ -487,7 +492,8 @@ ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint3
 }
 
 /// Whether the run lengths of the valid rfor or drfor block i starting at `start` cover its
-/// values exactly (every run is at least min_length >= 1 long).
+/// values exactly (every stored run is at least min_length >= 1 long; drfor's stored lengths
+/// leave at least one position for its last run).
 ZS_HD inline bool rfor_lengths_are_valid(const frame_layout& f, const std::uint32_t* data, std::uint64_t i,
                                          std::uint64_t start) noexcept {
   rfor_header const h = unpack_rfor_header(data[start]);
@@ -495,10 +501,10 @@ ZS_HD inline bool rfor_lengths_are_valid(const frame_layout& f, const std::uint3
   std::uint64_t const values = f.count - first < rfor_block_values ? f.count - first : rfor_block_values;
   const std::uint32_t* lengths = data + start + run_lengths_at(f.kind, h, f.width_bits);
   std::uint64_t total = 0;
-  for (std::uint32_t k = 0; k < h.runs; ++k) {
+  for (std::uint32_t k = 0; k < stored_lengths(f.kind, h.runs); ++k) {
     total += h.min_length + read_field(lengths, static_cast<std::uint64_t>(k) * h.length_bits, h.length_bits);
   }
-  return total == values;
+  return f.kind == scheme::drfor ? total < values : total == values;
 }
 
 /// Checks the blocks of segment `seg` (values [512 seg, 512 seg + 512)) of a frame whose layout

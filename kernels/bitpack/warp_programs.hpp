@@ -423,9 +423,10 @@ struct segment_stats {
   U rfor_ref;
   std::uint32_t runs, min_length, value_bits, length_bits;
   // drfor: the least difference of consecutive run values and the width of theirs above it
-  // (its first run value is dfor_first).
+  // (its first run value is dfor_first); the shortest of the runs but the last and the width
+  // of their lengths above it (drfor stores no length for the last run).
   U drfor_ref;
-  std::uint32_t drfor_bits;
+  std::uint32_t drfor_bits, drfor_min_length, drfor_length_bits;
   alignas(8) std::uint16_t starts[2][tile_blocks];  // block starts in for and in dfor (block_layout)
 };
 
@@ -699,6 +700,15 @@ ZS_UNROLL
   lf.next_head = min_of(next, m);
   std::uint32_t llo, lhi;
   lane_run_lengths(heads, p0, lf.next_head, llo, lhi);
+  // drfor's lengths leave out the segment's last run: the last lane holding a head drops its top
+  // run (its runs but that one end where it starts).
+  [[maybe_unused]] std::uint32_t dr_lo = llo, dr_hi = lhi;
+  if constexpr (Extended) {
+    if (later == 0 && heads != 0) {
+      std::uint32_t const top = bit_width(heads) - 1;
+      lane_run_lengths(heads & ~(1U << top), p0, p0 + top, dr_lo, dr_hi);
+    }
+  }
   llo = warp_min(w, llo);
   lhi = warp_max(w, lhi);
   U const glo = warp_min(w, lo);
@@ -823,7 +833,12 @@ ZS_UNROLL
     S const step_hi = warp_max(w, shi);
     U const step_ref = runs > 1 ? static_cast<U>(step_lo) : U{0};
     std::uint32_t const step_bits = runs > 1 ? bit_width(static_cast<U>(static_cast<U>(step_hi) - step_ref)) : 0U;
-    words[5] = static_cast<std::uint32_t>(drfor_block_words({runs, llo, step_bits, length_bits}, 8 * sizeof(U)));
+    dr_lo = warp_min(w, dr_lo);
+    dr_hi = warp_max(w, dr_hi);
+    std::uint32_t const drfor_min = runs > 1 ? dr_lo : 1U;  // no length stored: 1, width 0
+    std::uint32_t const drfor_length_bits = runs > 1 ? bit_width(dr_hi - dr_lo) : 0U;
+    words[5] = static_cast<std::uint32_t>(
+        drfor_block_words({runs, drfor_min, step_bits, drfor_length_bits}, 8 * sizeof(U)));
 
     if (lane % 8 == 0) {
       patch_stats& ps = sm.patch;
@@ -843,6 +858,8 @@ ZS_UNROLL
     if (lane == 0) {
       st.drfor_ref = step_ref;
       st.drfor_bits = step_bits;
+      st.drfor_min_length = drfor_min;
+      st.drfor_length_bits = drfor_length_bits;
     }
   }
 
@@ -1001,7 +1018,7 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
   segment_stats<U> const& st = sm.st;
   std::uint32_t const m = st.m;
   if (Extended && kind == scheme::drfor) {
-    if (q == 0) return pack_rfor_header({st.runs, st.min_length, st.drfor_bits, st.length_bits});
+    if (q == 0) return pack_rfor_header({st.runs, st.drfor_min_length, st.drfor_bits, st.drfor_length_bits});
     if (q <= rw) return reference_word(st.dfor_first, q - 1);  // the first run value
     if (q <= 2 * rw) return reference_word(st.drfor_ref, q - 1 - rw);
     std::uint32_t const k = q - 1 - 2 * rw;
@@ -1011,8 +1028,9 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
       return gather_word(k, st.drfor_bits, st.runs - 1,
                          [&](std::uint32_t r) { return static_cast<U>(sm.stage[r + 1] - sm.stage[r] - ref); });
     }
-    std::uint32_t const shortest = st.min_length;
-    return gather_word(k - vw, st.length_bits, st.runs, [&](std::uint32_t r) { return sm.lengths[r] - shortest; });
+    std::uint32_t const shortest = st.drfor_min_length;
+    return gather_word(k - vw, st.drfor_length_bits, st.runs - 1,
+                       [&](std::uint32_t r) { return sm.lengths[r] - shortest; });
   }
   if (kind == scheme::rfor) {
     if (q == 0) return pack_rfor_header({st.runs, st.min_length, st.value_bits, st.length_bits});
@@ -2317,8 +2335,8 @@ ZS_UNROLL
 }
 
 /// Decodes the rfor segment (drfor with `Delta`) at tile word `off` (m values) into out, as values
-/// of `type`; false, writing nothing, when its run lengths do not cover exactly m values or a value does not fit
-/// a narrow type.
+/// of `type`; false, writing nothing, when its run lengths do not cover exactly m values (drfor:
+/// leave none for its last run) or a value does not fit a narrow type.
 ///
 /// Its cost does not grow with the runs a lane's values cross: lane l reads the lengths of runs
 /// [c l, c l + c), c = ceil(runs / 32), so a segment of few long runs takes one length a lane;
@@ -2342,10 +2360,13 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
   };
   std::uint32_t const per = (h.runs + warp_lanes - 1) / warp_lanes;
   std::uint32_t const r0 = min_of(lane * per, h.runs), r1 = min_of(r0 + per, h.runs);
+  // drfor's last run has no stored length: it takes the positions the others leave.
+  std::uint32_t const stored = stored_lengths(Delta ? scheme::drfor : scheme::rfor, h.runs);
   std::uint32_t total = 0;
-  for (std::uint32_t r = r0; r < r1; ++r) total += length(r);
+  for (std::uint32_t r = r0; r < min_of(r1, stored); ++r) total += length(r);
   std::uint32_t const through = inclusive_sum(w, total);
-  if (w.shfl(through, warp_lanes - 1) != m) return false;
+  std::uint32_t const covered = w.shfl(through, warp_lanes - 1);
+  if (Delta ? covered >= m : covered != m) return false;
 
   // Byte p of the marks is 1 where a run starts at position p (every run is at least 1 long, so
   // the starts differ and lie below m); lane l's 16 bytes are 16-byte chunk l.
@@ -2357,7 +2378,7 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
   // only, and an array indexed by it would live in local memory.
   for (std::uint32_t r = r0; r < r1; ++r) {
     reinterpret_cast<std::uint8_t*>(stage)[start] = 1;
-    start += length(r);
+    if (r + 1 < r1) start += length(r);
   }
   w.sync();
   word4 const my_marks = marks[lane];

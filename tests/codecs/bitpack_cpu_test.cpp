@@ -749,6 +749,25 @@ TYPED_TEST(BitpackCpuTyped, PatchedAndRunDifferenceSizesAreExact) {
     EXPECT_EQ(expect_round_trip(v, "falling runs"), zs::codec_id::bitpack_drfor);
   }
   {
+    // Runs of 2, 3, 2, 3, ... rising by 1, the last run cut short by the block: rfor stores 512 /
+    // 2.5 = 205 lengths of 1 bit (7 words) and values of 8 bits (52 words); drfor 204 lengths
+    // (7 words) and 204 differences of 0 bits. A block of runs of 3 but the last, of 2 (171 runs):
+    // drfor's 170 lengths all equal take 0 bits, while rfor's 171 take 1 bit (6 words).
+    std::vector<T> v(512);
+    for (std::size_t i = 0, run = 0; i < v.size(); ++run) {
+      for (std::size_t k = 0; k < 2 + run % 2 && i < v.size(); ++k) v[i++] = static_cast<T>(run);
+    }
+    auto sizes = sizes_of(v);
+    EXPECT_EQ(sizes[3], 4 * (1 + 1 + rw + 52 + 7)) << "rfor";
+    EXPECT_EQ(sizes[10], 4 * (1 + 1 + 2 * rw + 0 + 7)) << "drfor";
+    expect_round_trip(v, "runs of 2 and 3");
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(i / 3);  // the last run: 512 - 510
+    sizes = sizes_of(v);
+    EXPECT_EQ(sizes[3], 4 * (1 + 1 + rw + 43 + 6)) << "rfor";
+    EXPECT_EQ(sizes[10], 4 * (1 + 1 + 2 * rw)) << "drfor: the last run's length is not stored";
+    EXPECT_EQ(expect_round_trip(v, "runs of 3, the last of 2"), zs::codec_id::bitpack_drfor);
+  }
+  {
     // All equal: one run a block; rfor (1 + rw words) beats drfor (1 + 2 rw) and keeps it.
     std::vector<T> v(5000, T{42});
     auto const sizes = sizes_of(v);
@@ -763,6 +782,32 @@ TYPED_TEST(BitpackCpuTyped, PatchedAndRunDifferenceSizesAreExact) {
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(3 * i);
     EXPECT_EQ(sizes_of(v)[10], 4 * (1 + 1 + 2 * rw));
     EXPECT_EQ(sizes_of(v)[2], 4 * (4 + rw + 4 * (rw + 1)));  // dfor: starts, first value, 4 blocks of 0 bits
+  }
+}
+
+// A run block's lengths must cover its values exactly: rfor's all of them; drfor's stored ones
+// (all runs but the last) must leave the last run at least one position.
+TEST(BitpackCpu, RunLengthsMustCoverTheBlock) {
+  for (auto const kind : {bp::scheme::rfor, bp::scheme::drfor}) {
+    bool const delta = kind == bp::scheme::drfor;
+    bp::frame_layout const f{kind, 32, 512, 1, 0};
+    // Two runs of 8-bit lengths above a shortest of 1: header, reference(s), the values (rfor: 2
+    // fields of 0 bits; drfor: one difference of 0 bits), then the lengths stream.
+    auto const block = [&](std::uint32_t first, std::uint32_t second) {
+      std::vector<std::uint32_t> words{bp::pack_rfor_header({2, 1, 0, 9}), 7};
+      if (delta) words.push_back(0);
+      words.push_back((first - 1) | (second - 1) << 9);
+      words.push_back(0);
+      return words;
+    };
+    for (std::uint32_t first : {1U, 255U, 511U, 512U}) {
+      for (std::uint32_t second : {1U, 257U, 511U}) {
+        auto const words = block(first, second);
+        bool const covers = delta ? first < 512 : first + second == 512;
+        EXPECT_EQ(bp::rfor_lengths_are_valid(f, words.data(), 0, 0), covers)
+            << (delta ? "drfor" : "rfor") << ", lengths " << first << " and " << second;
+      }
+    }
   }
 }
 

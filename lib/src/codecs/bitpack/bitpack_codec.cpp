@@ -190,7 +190,8 @@ encoding encode_dfor(const U* x, std::uint64_t n, bool patched) {
 // rfor: per block of 512 values, the runs of equal values: run values as for with one width,
 // run lengths minus the shortest with one width, each stream starting on a word. drfor (with
 // `delta`): the run values as the first one, then the differences of consecutive run values
-// from their least (ordered as signed, as dfor's), which a sorted column keeps small.
+// from their least (ordered as signed, as dfor's), which a sorted column keeps small; and the
+// lengths of all runs but the last, which takes the positions left.
 template <typename U>
 encoding encode_rfor(const U* x, std::uint64_t n, U flip, bool delta) {
   encoding e;
@@ -214,10 +215,15 @@ encoding encode_rfor(const U* x, std::uint64_t n, U flip, bool delta) {
       high = std::max<U>(high, v ^ flip);
     }
     U const ref = low ^ flip;
-    auto const [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
-    bitpack::rfor_header h{static_cast<std::uint32_t>(values.size()), *shortest,
-                           bitpack::bit_width(static_cast<U>(high - low)),
-                           bitpack::bit_width(*longest - *shortest)};
+    auto const runs = static_cast<std::uint32_t>(values.size());
+    std::uint32_t const stored = bitpack::stored_lengths(delta ? scheme::drfor : scheme::rfor, runs);
+    std::uint32_t shortest = 1, longest = 1;  // with no length stored: 1 and width 0
+    if (stored > 0) {
+      auto const [s, l] = std::minmax_element(lengths.begin(), lengths.begin() + stored);
+      shortest = *s, longest = *l;
+    }
+    bitpack::rfor_header h{runs, shortest, bitpack::bit_width(static_cast<U>(high - low)),
+                           bitpack::bit_width(longest - shortest)};
     // drfor: the differences of consecutive run values, from the least in signed order.
     auto const step = [&](std::size_t k) { return static_cast<U>(values[k] - values[k - 1]); };
     U step_ref = 0, step_most = 0;
@@ -242,7 +248,7 @@ encoding encode_rfor(const U* x, std::uint64_t n, U flip, bool delta) {
       for (U v : values) out.put(static_cast<U>(v - ref), h.value_bits);
     }
     out.align();
-    for (std::uint32_t l : lengths) out.put(l - h.min_length, h.length_bits);
+    for (std::uint32_t k = 0; k < stored; ++k) out.put(lengths[k] - h.min_length, h.length_bits);
     out.align();
   }
   return e;
@@ -384,7 +390,9 @@ void decode_rfor_blocks(const bitpack::frame_layout& f, const std::uint32_t* sta
     U const step_ref = delta ? get_reference<U>(block + 1 + rw) : U{0};
     const std::uint32_t* values = block + 1 + (delta ? 2 : 1) * rw;
     const std::uint32_t* lengths = block + bitpack::run_lengths_at(f.kind, h, f.width_bits);
-    std::uint64_t p = i * bitpack::rfor_block_values;
+    std::uint64_t const first = i * bitpack::rfor_block_values;
+    std::uint64_t const end = std::min<std::uint64_t>(f.count, first + bitpack::rfor_block_values);
+    std::uint64_t p = first;
     U v = ref;
     for (std::uint32_t k = 0; k < h.runs; ++k) {
       if (!delta) {
@@ -392,7 +400,11 @@ void decode_rfor_blocks(const bitpack::frame_layout& f, const std::uint32_t* sta
       } else if (k > 0) {
         v = static_cast<U>(v + step_ref + bitpack::read_field(values, std::uint64_t{k - 1} * h.value_bits, h.value_bits));
       }
-      auto const length = h.min_length + bitpack::read_field(lengths, std::uint64_t{k} * h.length_bits, h.length_bits);
+      // drfor's last run takes the positions left (validation saw the others leave some).
+      std::uint64_t const length =
+          k < bitpack::stored_lengths(f.kind, h.runs)
+              ? h.min_length + bitpack::read_field(lengths, std::uint64_t{k} * h.length_bits, h.length_bits)
+              : end - p;
       for (std::uint64_t l = 0; l < length; ++l) out[p++] = v;
     }
   }
