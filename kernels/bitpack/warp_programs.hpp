@@ -2361,9 +2361,9 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
   std::uint32_t const per = (h.runs + warp_lanes - 1) / warp_lanes;
   std::uint32_t const r0 = min_of(lane * per, h.runs), r1 = min_of(r0 + per, h.runs);
   // drfor's last run has no stored length: it takes the positions the others leave.
-  std::uint32_t const stored = stored_lengths(Delta ? scheme::drfor : scheme::rfor, h.runs);
+  std::uint32_t const lane_stored = Delta ? min_of(r1, h.runs - 1) : r1;
   std::uint32_t total = 0;
-  for (std::uint32_t r = r0; r < min_of(r1, stored); ++r) total += length(r);
+  for (std::uint32_t r = r0; r < lane_stored; ++r) total += length(r);
   std::uint32_t const through = inclusive_sum(w, total);
   std::uint32_t const covered = w.shfl(through, warp_lanes - 1);
   if (Delta ? covered >= m : covered != m) return false;
@@ -2376,9 +2376,11 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
   std::uint32_t start = through - total;
   // The lengths are read again rather than kept: a lane's share of runs is known at run time
   // only, and an array indexed by it would live in local memory.
+  // The last step's length goes unused: for drfor's last run it is a field past the stream, still
+  // inside the tile (which ends in two zero words).
   for (std::uint32_t r = r0; r < r1; ++r) {
     reinterpret_cast<std::uint8_t*>(stage)[start] = 1;
-    if (r + 1 < r1) start += length(r);
+    start += length(r);
   }
   w.sync();
   word4 const my_marks = marks[lane];
