@@ -145,18 +145,40 @@ ZS_HD constexpr std::uint32_t widths_sum(std::uint32_t widths) noexcept {
 //   bits 20..26  value width         (0..w)
 //   bits 27..30  length width        (0..9)
 //   bit  31      zero
+// except a drfor block of two runs whose step v_1 - v_0 (mod 2^w) is below 2^11, the common
+// block of a sorted column with long runs: bits 20..30 hold the step and bit 31 is set, the
+// widths being 0 (one difference, one stored length), and the block has no difference reference.
+inline constexpr std::uint32_t header_step_bits = 11;
 struct rfor_header {
   std::uint32_t runs;
   std::uint32_t min_length;
   std::uint32_t value_bits;
   std::uint32_t length_bits;
+  bool step_in_header = false;
+  std::uint32_t step = 0;  // where step_in_header
 };
+/// Whether a drfor block of `runs` runs whose least step is `step` carries it in its header.
+ZS_HD constexpr bool step_fits_header(std::uint32_t runs, std::uint64_t step) noexcept {
+  return runs == 2 && step < (std::uint64_t{1} << header_step_bits);
+}
 
 ZS_HD constexpr std::uint32_t pack_rfor_header(const rfor_header& h) noexcept {
-  return (h.runs - 1) | ((h.min_length - 1) << 10) | (h.value_bits << 20) | (h.length_bits << 27);
+  std::uint32_t const counts = (h.runs - 1) | ((h.min_length - 1) << 10);
+  return h.step_in_header ? counts | (h.step << 20) | (1U << 31)
+                          : counts | (h.value_bits << 20) | (h.length_bits << 27);
 }
+/// An rfor header (bit 31 clear: validation refuses the others before anything decodes).
 ZS_HD constexpr rfor_header unpack_rfor_header(std::uint32_t word) noexcept {
   return {(word & 1023U) + 1, ((word >> 10) & 1023U) + 1, (word >> 20) & 127U, (word >> 27) & 15U};
+}
+/// A drfor header: as rfor's, or with bit 31 set, the step in bits 20..30 and widths 0. Apart
+/// from unpack_rfor_header so that rfor's decoder keeps its plain field reads.
+ZS_HD constexpr rfor_header unpack_drfor_header(std::uint32_t word) noexcept {
+  if ((word >> 31) == 0) return unpack_rfor_header(word);
+  return {(word & 1023U) + 1, ((word >> 10) & 1023U) + 1, 0, 0, true, (word >> 20) & ((1U << header_step_bits) - 1)};
+}
+ZS_HD constexpr rfor_header unpack_run_header(scheme s, std::uint32_t word) noexcept {
+  return s == scheme::drfor ? unpack_drfor_header(word) : unpack_rfor_header(word);
 }
 /// Data words of an rfor block, header and reference included.
 ZS_HD constexpr std::uint64_t rfor_block_words(const rfor_header& h, std::uint32_t width_bits) noexcept {
@@ -167,21 +189,21 @@ ZS_HD constexpr std::uint64_t rfor_block_words(const rfor_header& h, std::uint32
 ZS_HD constexpr std::uint32_t stored_lengths(scheme s, std::uint32_t runs) noexcept {
   return s == scheme::drfor ? runs - 1 : runs;
 }
-/// drfor: the same header word, then the first run value and the reference of the run values'
-/// differences (rw words each), r - 1 differences of value_bits bits, r - 1 lengths.
-ZS_HD constexpr std::uint64_t drfor_block_words(const rfor_header& h, std::uint32_t width_bits) noexcept {
-  return 1 + 2 * reference_words(width_bits) + field_words(h.runs - 1, h.value_bits) +
-         field_words(h.runs - 1, h.length_bits);
+/// Words of a drfor block before its differences: the header word, the first run value and,
+/// where there are differences (r >= 2) and the header does not hold the step, their reference
+/// (rw words each).
+ZS_HD constexpr std::uint32_t drfor_head_words(const rfor_header& h, std::uint32_t width_bits) noexcept {
+  return 1 + (h.runs > 1 && !h.step_in_header ? 2 : 1) * reference_words(width_bits);
 }
-/// Data words of a block of rfor or drfor.
-ZS_HD constexpr std::uint64_t run_block_words(scheme s, const rfor_header& h, std::uint32_t width_bits) noexcept {
-  return s == scheme::drfor ? drfor_block_words(h, width_bits) : rfor_block_words(h, width_bits);
+/// drfor: the head words, r - 1 differences of value_bits bits, r - 1 lengths.
+ZS_HD constexpr std::uint64_t drfor_block_words(const rfor_header& h, std::uint32_t width_bits) noexcept {
+  return drfor_head_words(h, width_bits) + field_words(h.runs - 1, h.value_bits) +
+         field_words(h.runs - 1, h.length_bits);
 }
 /// Where a run block's length stream starts, in words from the block's start.
 ZS_HD constexpr std::uint64_t run_lengths_at(scheme s, const rfor_header& h, std::uint32_t width_bits) noexcept {
-  std::uint32_t const rw = reference_words(width_bits);
-  return s == scheme::drfor ? 1 + 2 * rw + field_words(h.runs - 1, h.value_bits)
-                            : 1 + rw + field_words(h.runs, h.value_bits);
+  return s == scheme::drfor ? drfor_head_words(h, width_bits) + field_words(h.runs - 1, h.value_bits)
+                            : 1 + reference_words(width_bits) + field_words(h.runs, h.value_bits);
 }
 
 // --- pfor and pdfor: shifted and patched miniblocks ---------------------------------------------
@@ -398,11 +420,11 @@ ZS_HD inline std::uint32_t gather_word(std::uint32_t k, std::uint32_t bits, std:
 
 /// Words at the start of a block that a decoder reads before it knows the block's size: the
 /// reference and widths word (for, dfor), the header word and reference (rfor), the reference,
-/// both widths words and the shifts word (pfor, pdfor), the header word, first value and
-/// reference (drfor).
+/// both widths words and the shifts word (pfor, pdfor), the header word and first value
+/// (drfor, whose difference reference follows only where its header counts two runs or more,
+/// inside the size that the header gives).
 ZS_HD constexpr std::uint32_t block_head_words(scheme s, std::uint32_t width_bits) noexcept {
-  std::uint32_t const rw = reference_words(width_bits);
-  return is_patched(s) ? patched_head_words(width_bits) : s == scheme::drfor ? 1 + 2 * rw : rw + 1;
+  return is_patched(s) ? patched_head_words(width_bits) : reference_words(width_bits) + 1;
 }
 
 /// Whether a block starting at data word `start` has room for its head words (block_head_words)
@@ -425,7 +447,9 @@ ZS_HD constexpr std::uint64_t block_end_from(const frame_layout& f, std::uint64_
 /// The rules for block i of a frame whose layout passed read_layout (for, dfor: blocks of 128
 /// values; rfor, drfor: of 512): its start (block_has_room held), `word` (its widths word, or its
 /// run header), and where the next block starts. For rfor and drfor the run lengths are checked
-/// apart (rfor_lengths_are_valid); pfor and pdfor blocks by patched_block_is_valid.
+/// apart (rfor_lengths_are_valid); pfor and pdfor blocks by patched_block_is_valid. Without
+/// `Drfor` (the classic codec's kernels, which never see a drfor frame) a run block is rfor's.
+template <bool Drfor = true>
 ZS_HD inline bool block_is_valid(const frame_layout& f, std::uint64_t i, std::uint64_t start, std::uint32_t word,
                                  std::uint64_t next_start) noexcept {
   std::uint32_t const rw = reference_words(f.width_bits);
@@ -438,12 +462,14 @@ ZS_HD inline bool block_is_valid(const frame_layout& f, std::uint64_t i, std::ui
     size = rw + 1 + widths_sum(word);
   } else if (is_run_scheme(f.kind)) {
     if (i == 0 && start != 0) return false;
-    if ((word >> 31) != 0) return false;
-    rfor_header const h = unpack_rfor_header(word);
+    bool const delta = Drfor && f.kind == scheme::drfor;
+    if (!delta && (word >> 31) != 0) return false;
+    rfor_header const h = delta ? unpack_drfor_header(word) : unpack_rfor_header(word);
+    if (h.step_in_header && h.runs != 2) return false;
     std::uint64_t const first = i * rfor_block_values;
     std::uint64_t const values = f.count - first < rfor_block_values ? f.count - first : rfor_block_values;
     if (h.runs > values || h.value_bits > f.width_bits || h.length_bits > rfor_max_length_width) return false;
-    size = run_block_words(f.kind, h, f.width_bits);
+    size = delta ? drfor_block_words(h, f.width_bits) : rfor_block_words(h, f.width_bits);
   } else {
     return false;
   }
@@ -496,7 +522,7 @@ ZS_HD inline bool patched_block_is_valid(const frame_layout& f, const std::uint3
 /// leave at least one position for its last run).
 ZS_HD inline bool rfor_lengths_are_valid(const frame_layout& f, const std::uint32_t* data, std::uint64_t i,
                                          std::uint64_t start) noexcept {
-  rfor_header const h = unpack_rfor_header(data[start]);
+  rfor_header const h = unpack_run_header(f.kind, data[start]);
   std::uint64_t const first = i * rfor_block_values;
   std::uint64_t const values = f.count - first < rfor_block_values ? f.count - first : rfor_block_values;
   const std::uint32_t* lengths = data + start + run_lengths_at(f.kind, h, f.width_bits);

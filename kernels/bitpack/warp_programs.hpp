@@ -837,8 +837,8 @@ ZS_UNROLL
     dr_hi = warp_max(w, dr_hi);
     std::uint32_t const drfor_min = runs > 1 ? dr_lo : 1U;  // no length stored: 1, width 0
     std::uint32_t const drfor_length_bits = runs > 1 ? bit_width(dr_hi - dr_lo) : 0U;
-    words[5] = static_cast<std::uint32_t>(
-        drfor_block_words({runs, drfor_min, step_bits, drfor_length_bits}, 8 * sizeof(U)));
+    rfor_header const drfor_head{runs, drfor_min, step_bits, drfor_length_bits, step_fits_header(runs, step_ref)};
+    words[5] = static_cast<std::uint32_t>(drfor_block_words(drfor_head, 8 * sizeof(U)));
 
     if (lane % 8 == 0) {
       patch_stats& ps = sm.patch;
@@ -1018,10 +1018,14 @@ ZS_HD inline std::uint32_t encoded_word(const encode_smem<U>& sm, scheme kind, s
   segment_stats<U> const& st = sm.st;
   std::uint32_t const m = st.m;
   if (Extended && kind == scheme::drfor) {
-    if (q == 0) return pack_rfor_header({st.runs, st.drfor_min_length, st.drfor_bits, st.drfor_length_bits});
+    bool const step_in_header = step_fits_header(st.runs, st.drfor_ref);
+    rfor_header const h{st.runs, st.drfor_min_length, st.drfor_bits, st.drfor_length_bits, step_in_header,
+                        static_cast<std::uint32_t>(st.drfor_ref)};
+    if (q == 0) return pack_rfor_header(h);
     if (q <= rw) return reference_word(st.dfor_first, q - 1);  // the first run value
-    if (q <= 2 * rw) return reference_word(st.drfor_ref, q - 1 - rw);
-    std::uint32_t const k = q - 1 - 2 * rw;
+    std::uint32_t const head = drfor_head_words(h, 8 * sizeof(U));  // the reference: see drfor_head_words
+    if (q < head) return reference_word(st.drfor_ref, q - 1 - rw);
+    std::uint32_t const k = q - head;
     auto const vw = static_cast<std::uint32_t>(field_words(st.runs - 1, st.drfor_bits));
     if (k < vw) {
       U const ref = st.drfor_ref;
@@ -2348,10 +2352,10 @@ ZS_WARP_FN bool decode_rfor_segment(Warp& w, const std::uint32_t* tile, std::uin
                                     std::uint32_t m, std::byte* out, value_type type) {
   constexpr std::uint32_t rw = sizeof(U) / 4;
   std::uint32_t const lane = w.lane;
-  rfor_header const h = unpack_rfor_header(tile[off]);
+  rfor_header const h = Delta ? unpack_drfor_header(tile[off]) : unpack_rfor_header(tile[off]);
   U const ref = load_reference<U>(tile + off + 1);  // drfor: the first run value
   // A tile has fewer than 2^16 words, so bit positions fit 32 bits.
-  std::uint32_t const value_bit = (off + 1 + (Delta ? 2 : 1) * rw) * 32;
+  std::uint32_t const value_bit = (off + (Delta ? drfor_head_words(h, 8 * sizeof(U)) : 1 + rw)) * 32;
   std::uint32_t const length_bit =
       (off + static_cast<std::uint32_t>(run_lengths_at(Delta ? scheme::drfor : scheme::rfor, h, 8 * sizeof(U)))) * 32;
   std::uint32_t const length_mask = static_cast<std::uint32_t>(low_mask(h.length_bits));
@@ -2411,7 +2415,9 @@ ZS_UNROLL
     // drfor: run r's value is the first plus the steps of runs 1 .. r, a step being the
     // reference plus field r - 1. Lane l sums the steps of its runs [c l, c l + c) (run 0 has
     // none), and a scan gives each lane the value before its first run.
-    U const step_ref = load_reference<U>(tile + off + 1 + rw);
+    U const step_ref = h.step_in_header ? static_cast<U>(h.step)
+                       : h.runs > 1     ? load_reference<U>(tile + off + 1 + rw)
+                                        : U{0};  // one run: none stored
     auto const step = [&](std::uint32_t r) -> U { return r == 0 ? U{0} : static_cast<U>(step_ref + field(r - 1)); };
     U steps = 0;
     for (std::uint32_t r = r0; r < r1; ++r) steps = static_cast<U>(steps + step(r));
@@ -2498,7 +2504,7 @@ ZS_WARP_FN bool decode_tile(Warp& w, const decode_frame& fr, const decode_buffer
         ok = patched_block_in_tile(L, tile, rel, i, start, next, j.w1);
       } else {
         std::uint32_t const word = tile[rel + (runs ? 0 : rw)];
-        ok = block_is_valid(L, i, start, word, next);
+        ok = block_is_valid<Extended>(L, i, start, word, next);
       }
     }
   }

@@ -768,11 +768,29 @@ TYPED_TEST(BitpackCpuTyped, PatchedAndRunDifferenceSizesAreExact) {
     EXPECT_EQ(expect_round_trip(v, "runs of 3, the last of 2"), zs::codec_id::bitpack_drfor);
   }
   {
-    // All equal: one run a block; rfor (1 + rw words) beats drfor (1 + 2 rw) and keeps it.
+    // A block of one run, then a block of two: drfor takes 1 + rw words for the first, and for
+    // the second 1 + rw where its step fits the header's 11 bits (5), else 1 + 2 rw (the step
+    // as the difference reference, its field and the one stored length of 0 bits); rfor takes
+    // 1 + rw and 1 + rw + 2 (a word of values and one of lengths).
+    for (T const step : {T{5}, T{2047}, T{2048}}) {
+      std::vector<T> v(1024, T{9});
+      for (std::size_t i = 700; i < v.size(); ++i) v[i] = static_cast<T>(9 + step);
+      auto const sizes = sizes_of(v);
+      bool const in_header = step < 2048;
+      EXPECT_EQ(sizes[3], 4 * (2 + (1 + rw) + (1 + rw + 2))) << "rfor, step " << +step;
+      EXPECT_EQ(sizes[10], 4 * (2 + (1 + rw) + (in_header ? 1 + rw : 1 + 2 * rw))) << "drfor, step " << +step;
+      // Where the step takes a word, 64-bit values tie, and the tie goes to rfor.
+      EXPECT_EQ(expect_round_trip(v, "one run, then two, step " + std::to_string(+step)),
+                in_header || rw == 1 ? zs::codec_id::bitpack_drfor : zs::codec_id::bitpack_rfor);
+    }
+  }
+  {
+    // All equal: one run a block, so drfor stores no difference reference: rfor and drfor both
+    // take 1 + rw words a block, and the tie goes to rfor, the lower id.
     std::vector<T> v(5000, T{42});
     auto const sizes = sizes_of(v);
     EXPECT_EQ(sizes[3], 4 * 10 * (1 + 1 + rw));
-    EXPECT_EQ(sizes[10], 4 * 10 * (1 + 1 + 2 * rw));
+    EXPECT_EQ(sizes[10], 4 * 10 * (1 + 1 + rw));
     EXPECT_EQ(expect_round_trip(v, "all equal"), zs::codec_id::bitpack_rfor);
   }
   {
@@ -807,6 +825,22 @@ TEST(BitpackCpu, RunLengthsMustCoverTheBlock) {
         EXPECT_EQ(bp::rfor_lengths_are_valid(f, words.data(), 0, 0), covers)
             << (delta ? "drfor" : "rfor") << ", lengths " << first << " and " << second;
       }
+    }
+  }
+}
+
+// Bit 31 of a run header (the step in the header) is valid in a drfor block of two runs only.
+TEST(BitpackCpu, OnlyTwoRunDrforBlocksHoldTheirStepInTheHeader) {
+  bp::rfor_header const back = bp::unpack_drfor_header(bp::pack_rfor_header({2, 300, 0, 0, true, 2047}));
+  EXPECT_TRUE(back.step_in_header);
+  EXPECT_EQ(back.step, 2047u);
+  EXPECT_EQ(back.min_length, 300u);
+  for (auto const kind : {bp::scheme::rfor, bp::scheme::drfor}) {
+    for (std::uint32_t runs : {1U, 2U, 3U}) {
+      std::uint32_t const word = bp::pack_rfor_header({runs, 1, 0, 0, true, 5});
+      bp::frame_layout const f{kind, 32, 512, 1, 2};  // one block: the header and the first value
+      EXPECT_EQ(bp::block_is_valid(f, 0, 0, word, 2), kind == bp::scheme::drfor && runs == 2)
+          << (kind == bp::scheme::drfor ? "drfor" : "rfor") << ", " << runs << " runs";
     }
   }
 }
@@ -947,14 +981,15 @@ TYPED_TEST(BitpackCpuTyped, CorruptDrforFramesAreRefused) {
   ASSERT_EQ(good.codec(), zs::codec_id::bitpack_drfor);
   ASSERT_EQ(good.template decode_as<T>().first, zs::frame_status::ok);
   std::uint32_t const header = good.data(good.start(1));
-  auto const h = bp::unpack_rfor_header(header);
+  auto const h = bp::unpack_drfor_header(header);
+  ASSERT_GT(h.runs, 2u);
   auto edit_header = [&](std::uint32_t w, const char* what) {
     one_frame f = good;
     f.set_data(f.start(1), w);
     f.reseal();
     expect_refused<T>(f, what);
   };
-  edit_header(header | 0x80000000U, "drfor reserved bit");
+  edit_header(header | 0x80000000U, "drfor step in the header of a block of more than two runs");
   edit_header((header & ~(15U << 27)) | (10U << 27), "drfor length width 10");
   edit_header((header & ~(127U << 20)) | ((width + 1) << 20), "drfor difference width above the type's");
   edit_header((header & ~(1023U << 10)) | (h.min_length << 10), "drfor lengths sum");

@@ -233,6 +233,8 @@ encoding encode_rfor(const U* x, std::uint64_t n, U flip, bool delta) {
       step_ref = static_cast<U>(key ^ sign_bit<U>);
       for (std::size_t k = 1; k < values.size(); ++k) step_most = std::max<U>(step_most, static_cast<U>(step(k) - step_ref));
       h.value_bits = bitpack::bit_width(step_most);
+      h.step_in_header = bitpack::step_fits_header(runs, step_ref);
+      h.step = static_cast<std::uint32_t>(step_ref);
     } else if (delta) {
       h.value_bits = 0;
     }
@@ -241,7 +243,8 @@ encoding encode_rfor(const U* x, std::uint64_t n, U flip, bool delta) {
     bit_writer out(e.data);
     if (delta) {
       put_reference(e.data, values[0]);
-      put_reference(e.data, step_ref);
+      // One run: no differences, no reference; two runs whose step is small: the header holds it.
+      if (values.size() > 1 && !h.step_in_header) put_reference(e.data, step_ref);
       for (std::size_t k = 1; k < values.size(); ++k) out.put(static_cast<U>(step(k) - step_ref), h.value_bits);
     } else {
       put_reference(e.data, ref);
@@ -385,10 +388,12 @@ void decode_rfor_blocks(const bitpack::frame_layout& f, const std::uint32_t* sta
   bool const delta = f.kind == scheme::drfor;
   for (std::uint64_t i = 0; i < f.blocks; ++i) {
     const std::uint32_t* block = data + starts[i];
-    bitpack::rfor_header const h = bitpack::unpack_rfor_header(block[0]);
+    bitpack::rfor_header const h = bitpack::unpack_run_header(f.kind, block[0]);
     U const ref = get_reference<U>(block + 1);  // drfor: the first run value
-    U const step_ref = delta ? get_reference<U>(block + 1 + rw) : U{0};
-    const std::uint32_t* values = block + 1 + (delta ? 2 : 1) * rw;
+    U const step_ref = !delta || h.runs == 1 ? U{0}
+                       : h.step_in_header ? static_cast<U>(h.step)
+                                          : get_reference<U>(block + 1 + rw);
+    const std::uint32_t* values = block + (delta ? bitpack::drfor_head_words(h, f.width_bits) : 1 + rw);
     const std::uint32_t* lengths = block + bitpack::run_lengths_at(f.kind, h, f.width_bits);
     std::uint64_t const first = i * bitpack::rfor_block_values;
     std::uint64_t const end = std::min<std::uint64_t>(f.count, first + bitpack::rfor_block_values);
