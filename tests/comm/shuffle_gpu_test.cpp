@@ -16,7 +16,27 @@
 
 namespace {
 
-class ShuffleGpu : public zs::test::gpu_comm_test {};
+class ShuffleGpu : public zs::test::gpu_comm_test {
+ protected:
+  // Shuffles `mine` (this rank's rows of one column, cut evenly over the ranks) on the CPU path and
+  // on the GPU path with the same options: each sender must choose the same codec and send the
+  // same frame bytes (the GPU and CPU codecs write the same frames), and the GPU path's rows here
+  // must be `expected`. Returns the codec this rank chose.
+  zs::codec_id expect_codec_choice_as_on_the_cpu(const zs::column& mine, const zs::shuffle_options& options,
+                                                 const zs::test::expected_column& expected) {
+    auto const device_col = mine.copy_to(zs::memory_kind::device, *stream_);
+    auto const cut = zs::test::even_cut(mine.size(), host_->size());
+    std::vector<zs::shuffle_column> const host_in{{mine.view(), cut}}, device_in{{device_col.view(), cut}};
+    zs::shuffle_stats cpu, gpu;
+    zs::shuffle(*host_, host_in, options, &cpu);
+    auto const out = to_host(zs::shuffle(*device_, device_in, options, *stream_, &gpu));
+    zs::test::expect_column(out[0], expected, "gpu");
+    EXPECT_EQ(gpu.column_codecs, cpu.column_codecs);
+    EXPECT_EQ(gpu.column_wire_bytes, cpu.column_wire_bytes);
+    EXPECT_EQ(gpu.column_codecs.size(), 1u);
+    return gpu.column_codecs.empty() ? zs::codec_id::raw : gpu.column_codecs[0];
+  }
+};
 
 // Every plan: the planner's on the measured links, every partition compressed, and made-up
 // links that send each column raw to this rank and compressed to the others (raw fixed-width
@@ -145,48 +165,29 @@ TEST_P(ShuffleGpu, RealColumnHashPartitionedMatchesTheCpuShuffle) {
   }
 }
 
-// Each sender's choice between fsst and fsst_dict, as on the CPU: the same codec and frame bytes
-// (the GPU and CPU codecs write the same frames), and the expected rows.
+// Each sender's choice between fsst and fsst_dict, as on the CPU, and the expected rows.
 TEST_P(ShuffleGpu, EachSenderTakesTheDictionaryWhereItsStringsRepeatAsOnTheCpu) {
   int const me = host_->rank(), ranks = host_->size();
   constexpr std::uint64_t rows = 6000;
-  auto const mine = zs::test::repeating_or_distinct_strings(me, rows);
-  auto const device_col = mine.copy_to(zs::memory_kind::device, *stream_);
-  auto const cut = zs::test::even_cut(rows, ranks);
-  std::vector<zs::shuffle_column> const host_in{{mine.view(), cut}}, device_in{{device_col.view(), cut}};
   zs::shuffle_options options;
   options.plan = zs::shuffle_options::planning::compress;
   options.round_bytes = 64 << 10;
-  zs::shuffle_stats cpu, gpu;
-  zs::shuffle(*host_, host_in, options, &cpu);
-  auto const out = to_host(zs::shuffle(*device_, device_in, options, *stream_, &gpu));
-  zs::test::expect_column(out[0], zs::test::expected_repeating_or_distinct(me, ranks, rows), "gpu");
-  ASSERT_EQ(gpu.column_codecs.size(), 1u);
-  EXPECT_EQ(gpu.column_codecs[0], me % 2 == 0 ? zs::codec_id::fsst_dict : zs::codec_id::fsst) << "rank " << me;
-  EXPECT_EQ(gpu.column_codecs, cpu.column_codecs);
-  EXPECT_EQ(gpu.column_wire_bytes, cpu.column_wire_bytes);
+  auto const chosen = expect_codec_choice_as_on_the_cpu(zs::test::repeating_or_distinct_strings(me, rows), options,
+                                                        zs::test::expected_repeating_or_distinct(me, ranks, rows));
+  EXPECT_EQ(chosen, me % 2 == 0 ? zs::codec_id::fsst_dict : zs::codec_id::fsst) << "rank " << me;
 }
 
-// Each sender's choice between bitpack and bitpack_ext over slow links, as on the CPU: the same
-// codec and frame bytes, and the expected rows.
+// Each sender's choice between bitpack and bitpack_ext over slow links, as on the CPU, and the
+// expected rows.
 TEST_P(ShuffleGpu, EachSenderTakesTheExtendedSchemesAsOnTheCpu) {
   int const me = host_->rank(), ranks = host_->size();
   constexpr std::uint64_t rows = 40000;
-  auto const mine = zs::test::outlier_or_plain_ints(me, rows);
-  auto const device_col = mine.copy_to(zs::memory_kind::device, *stream_);
-  auto const cut = zs::test::even_cut(rows, ranks);
-  std::vector<zs::shuffle_column> const host_in{{mine.view(), cut}}, device_in{{device_col.view(), cut}};
   zs::shuffle_options options;
   options.round_bytes = 64 << 10;
   options.link_bandwidth.assign(static_cast<std::size_t>(ranks), 1e3);
-  zs::shuffle_stats cpu, gpu;
-  zs::shuffle(*host_, host_in, options, &cpu);
-  auto const out = to_host(zs::shuffle(*device_, device_in, options, *stream_, &gpu));
-  zs::test::expect_column(out[0], zs::test::expected_outlier_or_plain(me, ranks, rows), "gpu");
-  ASSERT_EQ(gpu.column_codecs.size(), 1u);
-  EXPECT_EQ(gpu.column_codecs[0], me % 2 == 0 ? zs::codec_id::bitpack_pfor : zs::codec_id::bitpack_for) << "rank " << me;
-  EXPECT_EQ(gpu.column_codecs, cpu.column_codecs);
-  EXPECT_EQ(gpu.column_wire_bytes, cpu.column_wire_bytes);
+  auto const chosen = expect_codec_choice_as_on_the_cpu(zs::test::outlier_or_plain_ints(me, rows), options,
+                                                        zs::test::expected_outlier_or_plain(me, ranks, rows));
+  EXPECT_EQ(chosen, me % 2 == 0 ? zs::codec_id::bitpack_pfor : zs::codec_id::bitpack_for) << "rank " << me;
 }
 
 // Null masks of every kind on every type, as the CPU path sends them: the same rows, the same
