@@ -45,6 +45,7 @@
 // call; ratio and throughput count characters + 8 per string, as zshuffle's rows do.
 #include <algorithm>
 #include <array>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -379,17 +380,34 @@ struct result {
   std::vector<std::string> geometry;  // launch geometry of each kernel (zs::describe)
 };
 
-// Frames per codec id: every id the codec's decoder accepts (0 where none), and any other found.
-void count_schemes(const zs::codec& c, const std::vector<std::byte>& ids, result& r) {
-  std::array<std::uint64_t, 256> count{};
-  for (auto const id : ids) ++count[static_cast<unsigned>(id)];
-  for (unsigned id = 0; id < count.size(); ++id) {
-    bool const accepted = id <= zs::max_codec_id && (c.decodes() & zs::codec_bit(static_cast<zs::codec_id>(id))) != 0;
-    if (!accepted && count[id] == 0) continue;
-    std::string name(zs::to_string(static_cast<zs::codec_id>(id)));
-    if (name == "unknown") name = "id " + std::to_string(id);
-    r.frames_by_scheme.emplace_back(name, count[id]);
+// The first bytes of each frame: its header, and the header of a dict frame's plain frame.
+using frame_head = std::array<std::byte, zs::frame_header_bytes + 8>;
+
+// A frame's scheme: its codec id's name; for a dict frame, "dict" where it holds a dictionary
+// and its plain frame's scheme where it does not.
+std::string scheme_of(const frame_head& head) {
+  auto const id = static_cast<zs::codec_id>(head[6]);
+  if (id == zs::codec_id::dict && zs::detail::load_le(head.data() + 40, 8) == 0) {
+    return std::string(zs::to_string(static_cast<zs::codec_id>(head[zs::frame_header_bytes + 6])));
   }
+  std::string name(zs::to_string(id));
+  return name == "unknown" ? "id " + std::to_string(static_cast<unsigned>(id)) : name;
+}
+
+// Frames per scheme: every id the codec's decoder accepts (0 where none; for dict, its plain
+// frames' schemes too), and any other found.
+void count_schemes(const zs::codec& c, const std::vector<frame_head>& heads, result& r) {
+  std::uint32_t accepted = c.decodes();
+  if (c.id() == zs::codec_id::dict) accepted |= zs::get_codec(zs::codec_id::bitpack_pfor).decodes();
+  std::map<std::string, std::uint64_t> found;
+  for (auto const& head : heads) ++found[scheme_of(head)];
+  for (unsigned id = 0; id <= zs::max_codec_id; ++id) {
+    if ((accepted & zs::codec_bit(static_cast<zs::codec_id>(id))) == 0) continue;
+    std::string const name(zs::to_string(static_cast<zs::codec_id>(id)));
+    r.frames_by_scheme.emplace_back(name, found[name]);
+    found.erase(name);
+  }
+  for (auto const& [name, count] : found) r.frames_by_scheme.emplace_back(name, count);
 }
 
 // Whether `c` has a CPU reference: codecs that run on the GPU only (nVIDIA nvCOMP's) say they do
@@ -550,13 +568,14 @@ void measure_on_gpu(const zs::codec& c, const zs::column& host, const settings& 
 
   std::vector<std::uint64_t> sizes(s.frames);
   zs::copy_async(sizes.data(), frame_bytes.data(), s.frames * sizeof(std::uint64_t), stream);
-  std::vector<std::byte> ids(s.frames);
+  std::vector<frame_head> heads(s.frames);
   for (std::uint64_t f = 0; f < s.frames; ++f) {
-    zs::copy_async(&ids[f], frames.as<std::byte>() + offsets[f] + 6, 1, stream);
+    zs::copy_async(heads[f].data(), frames.as<std::byte>() + offsets[f],
+                   std::min<std::uint64_t>(heads[f].size(), offsets[f + 1] - offsets[f]), stream);
   }
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
   for (auto const size : sizes) r.frame_bytes += size;
-  count_schemes(c, ids, r);
+  count_schemes(c, heads, r);
   r.ratio = static_cast<double>(uncompressed_bytes(r.type, r.rows, r.raw_bytes)) / static_cast<double>(r.frame_bytes);
 
   zs::device_buffer output(t.data_bytes, stream);
@@ -698,10 +717,13 @@ void measure_on_cpu(const zs::codec& c, const zs::column& host, const settings& 
   zs::host_buffer frames(offsets.back());
   std::vector<std::uint64_t> sizes(s.frames);
   c.encode_host({sources, frames.as<std::byte>(), offsets, sizes.data()});
-  std::vector<std::byte> ids(s.frames);
-  for (std::uint64_t f = 0; f < s.frames; ++f) ids[f] = frames.as<std::byte>()[offsets[f] + 6];
+  std::vector<frame_head> heads(s.frames);
+  for (std::uint64_t f = 0; f < s.frames; ++f) {
+    std::memcpy(heads[f].data(), frames.as<std::byte>() + offsets[f],
+                std::min<std::uint64_t>(heads[f].size(), offsets[f + 1] - offsets[f]));
+  }
   for (auto const size : sizes) r.frame_bytes += size;
-  count_schemes(c, ids, r);
+  count_schemes(c, heads, r);
   r.ratio = static_cast<double>(uncompressed_bytes(r.type, r.rows, r.raw_bytes)) / static_cast<double>(r.frame_bytes);
 
   zs::host_buffer output(t.data_bytes);

@@ -47,7 +47,7 @@ class codec_groups {
       // where its sender decides so; one named by the caller may not.
       const codec* alternative = nullptr;
       if (!forced[c] && chosen->id() == codec_id::fsst) alternative = &get_codec(codec_id::fsst_dict);
-      if (!forced[c] && chosen->id() == codec_id::bitpack_for) alternative = &get_codec(codec_id::bitpack_pfor);
+      if (!forced[c] && chosen->id() == codec_id::bitpack_for) alternative = &get_codec(codec_id::dict);
       alternative_of_.push_back(alternative);
       add(chosen, c);
     }
@@ -78,11 +78,12 @@ class codec_groups {
   const codec& of(std::size_t column) const { return *codec_of_[column]; }
   /// The codec a sender may take instead of of(column), for a column left to default_codec:
   /// fsst_dict for strings (where the column's values repeat: codecs::choose_string_mode),
-  /// bitpack_ext for integers (where its smaller frames save more link time than its slower
-  /// kernels cost, which only the shuffle's planner weighs); else nullptr.
+  /// dict for integers (a dictionary per frame where it is smaller, else bitpack_ext's frames:
+  /// where those smaller frames save more link time than its slower kernels cost, which only the
+  /// shuffle's planner weighs); else nullptr.
   const codec* alternative(std::size_t column) const { return alternative_of_[column]; }
   /// Whether alternative(column) is chosen by frame size alone (fsst_dict), which every caller
-  /// can do from estimates, rather than by the links (bitpack_ext), which only the planner weighs.
+  /// can do from estimates, rather than by the links (dict), which only the planner weighs.
   bool alternative_by_size(std::size_t column) const {
     return alternative_of_[column] != nullptr && alternative_of_[column]->id() == codec_id::fsst_dict;
   }

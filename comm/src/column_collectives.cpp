@@ -267,7 +267,7 @@ class column_collective {
   // sums, the same on every rank. Columns of no characters here cost no estimate.
   void choose_string_modes(bool contributes) {
     std::vector<std::size_t> open;
-    // (Integer columns keep bitpack: whether bitpack_ext pays depends on the links, which
+    // (Integer columns keep bitpack: whether dict pays depends on the links, which
     // these collectives do not weigh.)
     for (std::size_t c = 0; c < columns_.size(); ++c) {
       if (codecs_.alternative_by_size(c)) open.push_back(c);

@@ -604,7 +604,7 @@ class shuffle_driver {
     p.alternative.assign(C, false);
     bool planned = false;
     // Compressed on every link, with a choice of string codec. (An integer column forced
-    // compressed keeps bitpack: whether bitpack_ext pays depends on the links, which only the
+    // compressed keeps bitpack: whether dict pays depends on the links, which only the
     // planner weighs.)
     std::vector<bool> open(C, false);
     for (std::size_t c = 0; c < C; ++c) {
@@ -701,7 +701,7 @@ class shuffle_driver {
     for (std::size_t c = 0; c < p.columns; ++c) {
       if (p.alternative[c]) speeds[c] = speed_of(*p.codecs.alternative(c), c);
     }
-    // Integer columns take bitpack_ext where its frames are smaller by enough and the plan with
+    // Integer columns take dict where its frames are smaller by enough and the plan with
     // it predicts a shorter shuffle, column by column; its speed is measured only for a column
     // whose frames it shrinks.
     double best = plan_transfers(inputs_with(ratio)).predicted.total;
@@ -728,7 +728,7 @@ class shuffle_driver {
   // estimate per codec, batched over the columns. A column with an alternative codec
   // (codec_groups::alternative) is estimated in both: a string column (one symbol table prepared
   // here for both) takes fsst_dict where codecs::choose_string_mode says so (plan_.alternative);
-  // an integer column's ratio in bitpack_ext goes to `alternative_ratio` (where given, 0 for
+  // an integer column's ratio in dict goes to `alternative_ratio` (where given, 0 for
   // the others) for the caller to weigh.
   std::vector<double> estimate_ratios(const std::vector<bool>& wanted, std::vector<double>* alternative_ratio = nullptr) {
     auto& p = plan_;

@@ -24,7 +24,7 @@ struct shuffle_plan {
   // c * ranks + rank.
   std::vector<std::uint8_t> out_carriage, in_carriage;
   // Compressed by codecs.alternative(c) rather than codecs.of(c): where this rank chose fsst_dict
-  // for a string column or bitpack_ext for an integer one (`alternative`, per column).
+  // for a string column or dict for an integer one (`alternative`, per column).
   static constexpr std::uint8_t by_alternative = 2;
   std::vector<bool> alternative;
   // The frames this rank encodes, and those it decodes, batched by codec: a string column sent

@@ -45,6 +45,7 @@ std::string_view to_string(codec_id codec) noexcept {
     case codec_id::bitpack_pdfor: return "pdfor";
     case codec_id::bitpack_drfor: return "drfor";
     case codec_id::bitmap: return "bitmap";
+    case codec_id::dict: return "dict";
   }
   return "unknown";
 }

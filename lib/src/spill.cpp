@@ -420,17 +420,18 @@ void choose_codec(spill_state& s, const spill_options& options, const column_vie
     return;
   }
   codec_speed speed = side.speed(*candidate, s.name);
-  // Integers: bitpack_ext where its smaller frames save more link time than its slower kernels
-  // cost. Its speed is measured only where its frames are clearly smaller.
+  // Integers: bitpack_ext, then dict (its dictionaries, or bitpack_ext's frames), each where its
+  // smaller frames save more link time than its slower kernels cost. A codec's speed is measured
+  // only where its frames are clearly smaller than those of the codec chosen so far.
   if (!r.forced && candidate->id() == codec_id::bitpack_for) {
-    const codec& extended = get_codec(codec_id::bitpack_pfor);
-    double const classic_ratio = ratio_of(*candidate), extended_ratio = ratio_of(extended);
-    if (extended_ratio > codecs::extended_min_gain * classic_ratio) {
-      codec_speed const extended_speed = side.speed(extended, s.name);
-      if (prefers_extended(static_cast<double>(r.raw_bytes), classic_ratio, speed, extended_ratio, extended_speed,
-                           pcie)) {
-        candidate = &extended;
-        speed = extended_speed;
+    for (codec_id const next : {codec_id::bitpack_pfor, codec_id::dict}) {
+      const codec& slower = get_codec(next);
+      double const chosen_ratio = ratio_of(*candidate), slower_ratio = ratio_of(slower);
+      if (!(slower_ratio > codecs::extended_min_gain * chosen_ratio)) continue;
+      codec_speed const slower_speed = side.speed(slower, s.name);
+      if (prefers_extended(static_cast<double>(r.raw_bytes), chosen_ratio, speed, slower_ratio, slower_speed, pcie)) {
+        candidate = &slower;
+        speed = slower_speed;
       }
     }
   }

@@ -153,8 +153,8 @@ struct codec_speed {
 /// copy, which batches overlap.
 double predicted_compressed_seconds(double raw_bytes, double ratio, codec_speed speed, double pcie_bps);
 
-/// Whether bitpack_ext (extended ratio and speed) is predicted to spill and restore faster than
-/// bitpack (classic).
+/// Whether a slower integer codec of smaller frames (extended ratio and speed: bitpack_ext, or
+/// dict) is predicted to spill and restore faster than the one chosen so far (classic).
 bool prefers_extended(double raw_bytes, double classic_ratio, codec_speed classic_speed, double extended_ratio,
                       codec_speed extended_speed, double pcie_bps);
 

@@ -177,7 +177,7 @@ TEST_P(ShuffleGpu, EachSenderTakesTheDictionaryWhereItsStringsRepeatAsOnTheCpu) 
   EXPECT_EQ(chosen, me % 2 == 0 ? zs::codec_id::fsst_dict : zs::codec_id::fsst) << "rank " << me;
 }
 
-// Each sender's choice between bitpack and bitpack_ext over slow links, as on the CPU, and the
+// Each sender's choice between bitpack and dict over slow links, as on the CPU, and the
 // expected rows.
 TEST_P(ShuffleGpu, EachSenderTakesTheExtendedSchemesAsOnTheCpu) {
   int const me = host_->rank(), ranks = host_->size();
@@ -187,7 +187,7 @@ TEST_P(ShuffleGpu, EachSenderTakesTheExtendedSchemesAsOnTheCpu) {
   options.link_bandwidth.assign(static_cast<std::size_t>(ranks), 1e3);
   auto const chosen = expect_codec_choice_as_on_the_cpu(zs::test::outlier_or_plain_ints(me, rows), options,
                                                         zs::test::expected_outlier_or_plain(me, ranks, rows));
-  EXPECT_EQ(chosen, me % 2 == 0 ? zs::codec_id::bitpack_pfor : zs::codec_id::bitpack_for) << "rank " << me;
+  EXPECT_EQ(chosen, me % 2 == 0 ? zs::codec_id::dict : zs::codec_id::bitpack_for) << "rank " << me;
 }
 
 // Null masks of every kind on every type, as the CPU path sends them: the same rows, the same

@@ -246,7 +246,8 @@ TEST(ShuffleHost, EachSenderTakesTheDictionaryWhereItsStringsRepeat) {
   }
 }
 
-// An integer column left to the default takes bitpack_ext where the planner predicts it shorter:
+// An integer column left to the default takes dict (here bitpack_ext's patched frames inside it)
+// where the planner predicts it shorter:
 // over slow links, from the ranks whose rows it shrinks, while the others send bitpack frames
 // of the same column; a codec named by the caller is kept, and links fast enough to send raw
 // need neither.
@@ -265,14 +266,14 @@ TEST(ShuffleHost, EachSenderTakesTheExtendedSchemesWhereThePlannerPredictsThemSh
     if (named) options.column_codecs = {zs::codec_id::bitpack_for};
     zs::shuffle_stats stats;
     auto const out = zs::shuffle(comm, in, options, &stats);
-    zs::test::expect_column(out[0], expected, named ? "bitpack named" : "bitpack or bitpack_ext");
+    zs::test::expect_column(out[0], expected, named ? "bitpack named" : "bitpack or dict");
     ASSERT_EQ(stats.column_codecs.size(), 1u);
-    auto const wanted = !named && me % 2 == 0 ? zs::codec_id::bitpack_pfor : zs::codec_id::bitpack_for;
+    auto const wanted = !named && me % 2 == 0 ? zs::codec_id::dict : zs::codec_id::bitpack_for;
     EXPECT_EQ(stats.column_codecs[0], wanted) << "rank " << me << (named ? ", bitpack named" : "") << "\n"
                                                << (stats.plan ? stats.plan->explain() : "no plan");
     // A named codec compresses on every link: nothing is left to the planner.
     ASSERT_EQ(stats.plan.has_value(), !named);
-    if (!named) EXPECT_EQ(stats.plan->inputs.columns[0].codec, me % 2 != 0 ? "bitpack" : "bitpack_ext");
+    if (!named) EXPECT_EQ(stats.plan->inputs.columns[0].codec, me % 2 != 0 ? "bitpack" : "dict");
   }
   zs::shuffle_options fast;
   fast.link_bandwidth.assign(static_cast<std::size_t>(ranks), 1e15);

@@ -186,6 +186,26 @@ TEST(Spill, IntegerColumnsTakeTheExtendedSchemesOverASlowLink) {
   zs::test::expect_same_column(c, zs::restore(spilled, nullptr));
 }
 
+// An integer column of few values spread over the whole range (64 distinct int64 values), over a
+// slow link, takes dict: its codes pack into 6 bits a row where bitpack_ext needs 64.
+TEST(Spill, IntegerColumnsOfFewDistinctValuesTakeADictionaryOverASlowLink) {
+  std::vector<std::int64_t> values(200'000);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<std::int64_t>(((i * 2654435761U) % 64) * 0x9E3779B97F4A7C15ULL);
+  }
+  zs::column const c = zs::column::from_values<std::int64_t>(values);
+  zs::spill_options slow = small_frames();
+  slow.frame_bytes = 64 << 10;  // 8192 rows a frame: room for a dictionary of 512 entries
+  slow.batch_bytes = 256 << 10;
+  slow.name = "few int64 values";
+  slow.pcie_bandwidth = 1e6;
+  auto spilled = zs::spill(c.view(), nullptr, slow);
+  EXPECT_EQ(spilled.report().codec, zs::codec_id::dict);
+  EXPECT_EQ(spilled.report().codec_name, "dict");
+  EXPECT_GT(spilled.report().estimated_ratio, 6.0);  // 7 bits of code a row, and each frame's dictionary
+  zs::test::expect_same_column(c, zs::restore(spilled, nullptr));
+}
+
 TEST(Spill, ShortEndsCutTheFirstAndLastBatchOfALongColumn) {
   using zs::value_type;
   // 1000 frames of 1000 int32 values (4000 bytes each) in batches of 40000 bytes: a first and a

@@ -50,6 +50,7 @@ enum class codec_id : std::uint8_t {
   bitpack_pdfor = 9,
   bitpack_drfor = 10,
   bitmap = 11,
+  dict = 12,
   // 24..31: private use, for codecs a program registers itself (zs::register_codec); frames
   // with these ids are only meaningful to programs that register the same codecs.
 };

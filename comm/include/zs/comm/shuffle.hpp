@@ -101,7 +101,8 @@ struct shuffle_options {
   /// link, another id compresses it with that codec on every link, and an empty entry leaves
   /// the column to `planning` with default_codec(type); for strings, each sender then estimates
   /// fsst and fsst_dict and takes the dictionary where values repeat, and with `automatic`
-  /// planning, for integers, bitpack or bitpack_ext, whichever its plan predicts shorter
+  /// planning, for integers, bitpack or dict (bitpack_ext's schemes, or a dictionary per frame
+  /// where that is smaller), whichever its plan predicts shorter
   /// (shuffle_stats::column_codecs).
   std::vector<std::optional<codec_id>> column_codecs;
   /// For the columns nobody forced: `automatic` lets the planner choose raw or compressed per
@@ -140,9 +141,9 @@ struct shuffle_stats {
   /// The codec of each column's compressed frames from this rank, codec_id::raw where it sent
   /// none. A string column left to default_codec takes fsst, or fsst_dict where its estimate on
   /// this rank's partitions says the dictionary saves an eighth of the bytes (ranks may differ).
-  /// An integer column left to default_codec and to the planner takes bitpack, or bitpack_ext
-  /// where its estimate beats bitpack's by 5% and the plan with it predicts a shorter call (its
-  /// frames are smaller, its kernels slower: it pays over slow links).
+  /// An integer column left to default_codec and to the planner takes bitpack, or dict where its
+  /// estimate beats bitpack's by 5% and the plan with it predicts a shorter call (its frames are
+  /// smaller, its kernels slower: it pays over slow links).
   std::vector<codec_id> column_codecs;
   std::uint64_t rounds = 0;
   double seconds = 0;            // wall time of the call on this rank, until its outputs are ready

@@ -1,0 +1,361 @@
+#include <string>
+
+#include "common/launch.hpp"
+#include "common/work_map.hpp"
+#include "dict/dict_format.hpp"
+#include "dict/dict_kernels.hpp"
+#include "zs/error.hpp"
+
+namespace zs::kernels::dict {
+namespace {
+
+namespace fmt = ::zs::dict;
+
+// A value's bits, zero-extended, from an array of values of `width` bytes.
+__device__ inline std::uint64_t load_bits(const void* values, std::size_t width, std::uint64_t i) {
+  switch (width) {
+    case 1: return static_cast<const std::uint8_t*>(values)[i];
+    case 2: return static_cast<const std::uint16_t*>(values)[i];
+    case 4: return static_cast<const std::uint32_t*>(values)[i];
+    default: return static_cast<const std::uint64_t*>(values)[i];
+  }
+}
+
+__device__ inline void store_bits(void* values, std::size_t width, std::uint64_t i, std::uint64_t bits) {
+  switch (width) {
+    case 1: static_cast<std::uint8_t*>(values)[i] = static_cast<std::uint8_t>(bits); break;
+    case 2: static_cast<std::uint16_t*>(values)[i] = static_cast<std::uint16_t>(bits); break;
+    case 4: static_cast<std::uint32_t*>(values)[i] = static_cast<std::uint32_t>(bits); break;
+    default: static_cast<std::uint64_t*>(values)[i] = bits; break;
+  }
+}
+
+// A key's slot to start probing at: the high bits of a multiplicative hash (tables have at most
+// 2^13 slots).
+__device__ inline std::uint64_t home_slot(std::uint64_t key, std::uint64_t mask) {
+  return ((key * 0x9E3779B97F4A7C15ULL) >> 40) & mask;
+}
+
+// Whether the frame has been found to have too many distinct values (read past the L1 cache).
+__device__ inline bool found_too_many(const std::uint32_t* flags) {
+  return (*static_cast<const volatile std::uint32_t*>(flags) & too_many) != 0;
+}
+
+// Inserts `key` (not the empty key) into a table of mask + 1 slots by linear probing. A slot goes
+// from empty to a key once and never changes again, so a probe may read a slot through the L1
+// cache: a stale empty slot only sends it to the compare-and-swap, which returns what is there.
+// A table holds at most twice the limit, so a long probe means a frame past its limit: the probe
+// looks at the frame's flag every few slots and gives up once it is set.
+__device__ void insert_key(std::uint64_t key, std::uint64_t* slots, std::uint64_t mask, std::uint64_t limit,
+                           std::uint32_t* inserted, std::uint32_t* flags) {
+  std::uint64_t h = home_slot(key, mask);
+  for (std::uint64_t probe = 0; probe <= mask; ++probe, h = (h + 1) & mask) {
+    if (probe % 8 == 7 && found_too_many(flags)) return;
+    std::uint64_t seen = slots[h];
+    if (seen == fmt::empty_key) {
+      seen = atomicCAS(reinterpret_cast<unsigned long long*>(slots + h), static_cast<unsigned long long>(fmt::empty_key),
+                       static_cast<unsigned long long>(key));
+      if (seen == fmt::empty_key) {
+        if (atomicAdd(inserted, 1U) + 1U > limit) atomicOr(flags, too_many);
+        return;
+      }
+    }
+    if (seen == key) return;
+  }
+  atomicOr(flags, too_many);  // a full table: more keys than the limit are in flight
+}
+
+// A block's own set of the keys it has sent to the frame's table: most rows repeat a key the
+// block has met, and find it in shared memory instead of the table in global memory. Once half
+// full, the set takes no more keys (the rest go to the table directly).
+constexpr unsigned block_set_slots = 2048;
+
+// Whether `key` is new to the block's set (and now in it); false where the set is full.
+__device__ bool first_in_block(std::uint64_t key, std::uint64_t* set, std::uint32_t* count, bool& full) {
+  if (*static_cast<volatile std::uint32_t*>(count) >= block_set_slots / 2) {
+    full = true;
+    return true;
+  }
+  unsigned h = static_cast<unsigned>(home_slot(key, block_set_slots - 1));
+  for (unsigned probe = 0; probe < block_set_slots; ++probe, h = (h + 1) % block_set_slots) {
+    std::uint64_t seen = set[h];
+    if (seen == fmt::empty_key) {
+      seen = atomicCAS(reinterpret_cast<unsigned long long*>(set + h), static_cast<unsigned long long>(fmt::empty_key),
+                       static_cast<unsigned long long>(key));
+      if (seen == fmt::empty_key) {
+        atomicAdd(count, 1U);
+        return true;
+      }
+    }
+    if (seen == key) return false;
+  }
+  return true;
+}
+
+__global__ void distinct_kernel(device_encode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                                std::uint64_t chunk_rows, distinct_tables t) {
+  __shared__ std::uint32_t done;
+  __shared__ std::uint64_t set[block_set_slots];
+  __shared__ std::uint32_t set_count;
+  unsigned const lane = threadIdx.x % 32;
+  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+    // One thread reads the flag for the block, so that every thread takes the same branch.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      done = *static_cast<volatile std::uint32_t*>(t.flags + f) & too_many;
+      set_count = 0;
+    }
+    for (unsigned k = threadIdx.x; k < block_set_slots; k += blockDim.x) set[k] = fmt::empty_key;
+    __syncthreads();
+    if (done != 0) continue;
+    encode_source const& s = batch.sources[f];
+    std::size_t const width = value_width(s.type);
+    std::uint64_t const flip = fmt::key_flip(s.type);
+    std::uint64_t const limit = fmt::entry_limit(s.count);
+    std::uint64_t* slots = t.slots + t.slots_at[f];
+    std::uint64_t const mask = t.slots_at[f + 1] - t.slots_at[f] - 1;
+    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
+    std::uint64_t const end = s.count - first < chunk_rows ? s.count : first + chunk_rows;
+    bool full = false;
+    // Whole warps take every round, so that the lanes of equal keys find each other (runs of
+    // equal values cost one probe a warp) and one of them inserts.
+    for (std::uint64_t round = first; round < end; round += blockDim.x) {
+      // A frame past its limit stops soon: each warp looks at its flag every eighth round.
+      bool const look = ((round - first) / blockDim.x) % 8 == 7;
+      if (look && __shfl_sync(0xffffffffU, lane == 0 && found_too_many(t.flags + f), 0)) break;
+      std::uint64_t const i = round + threadIdx.x;
+      bool const active = i < end;
+      std::uint64_t const key = active ? load_bits(s.values, width, i) ^ flip : 0;
+      unsigned const peers = __match_any_sync(0xffffffffU, key) & __ballot_sync(0xffffffffU, active);
+      if (!active || (__ffs(peers) - 1) != static_cast<int>(lane)) continue;
+      if (key == fmt::empty_key) {
+        atomicOr(t.flags + f, has_empty_key);
+      } else if (full || first_in_block(key, set, &set_count, full)) {
+        insert_key(key, slots, mask, limit, t.inserted + f, t.flags + f);
+      }
+    }
+  }
+}
+
+// A block a frame: the table's keys gathered into shared memory, each placed by its rank (the
+// count of smaller keys: at most 4096 keys, every one distinct), its value beside it.
+__global__ void sort_kernel(device_encode_batch batch, distinct_tables t, dictionaries d) {
+  __shared__ std::uint64_t keys[fmt::max_entries];
+  __shared__ std::uint32_t count;
+  for (std::uint64_t f = blockIdx.x; f < batch.num_frames; f += gridDim.x) {
+    std::uint64_t const entries = d.entries[f];
+    if (entries == 0) continue;
+    __syncthreads();  // the previous frame's readers of keys and count are done
+    if (threadIdx.x == 0) count = 0;
+    __syncthreads();
+    for (std::uint64_t k = t.slots_at[f] + threadIdx.x; k < t.slots_at[f + 1]; k += blockDim.x) {
+      std::uint64_t const key = t.slots[k];
+      if (key != fmt::empty_key) keys[atomicAdd(&count, 1U)] = key;
+    }
+    __syncthreads();
+    encode_source const& s = batch.sources[f];
+    std::size_t const width = value_width(s.type);
+    std::uint64_t const flip = fmt::key_flip(s.type);
+    std::uint64_t* out = d.keys + d.key_at[f];
+    std::byte* values = d.area + d.values_at[f];
+    std::uint32_t const n = count;
+    for (std::uint32_t j = threadIdx.x; j < n; j += blockDim.x) {
+      std::uint64_t const key = keys[j];
+      std::uint32_t rank = 0;
+      for (std::uint32_t m = 0; m < n; ++m) rank += keys[m] < key ? 1U : 0U;
+      out[rank] = key;
+      store_bits(values, width, rank, key ^ flip);
+    }
+    // The empty key, the largest, is the last entry where a value has it.
+    if (threadIdx.x == 0 && entries > n) {
+      out[n] = fmt::empty_key;
+      store_bits(values, width, n, fmt::empty_key ^ flip);
+    }
+  }
+}
+
+__global__ void code_kernel(device_encode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                            std::uint64_t chunk_rows, dictionaries d) {
+  __shared__ std::uint64_t keys[fmt::max_entries];
+  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+    std::uint32_t const entries = static_cast<std::uint32_t>(d.entries[f]);
+    __syncthreads();  // the previous chunk's readers of keys are done
+    for (std::uint32_t k = threadIdx.x; k < entries; k += blockDim.x) keys[k] = d.keys[d.key_at[f] + k];
+    __syncthreads();
+    encode_source const& s = batch.sources[f];
+    std::size_t const width = value_width(s.type);
+    std::uint64_t const flip = fmt::key_flip(s.type);
+    std::byte* codes = d.area + d.codes_at[f];
+    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
+    std::uint64_t const end = s.count - first < chunk_rows ? s.count : first + chunk_rows;
+    for (std::uint64_t i = first + threadIdx.x; i < end; i += blockDim.x) {
+      std::uint64_t const key = load_bits(s.values, width, i) ^ flip;
+      // The last entry at most the key: the key itself, which the dictionary holds.
+      std::uint32_t lo = 0;
+      for (std::uint32_t len = entries; len > 1;) {
+        std::uint32_t const half = len / 2;
+        lo = keys[lo + half] <= key ? lo + half : lo;
+        len -= half;
+      }
+      store_bits(codes, width, i, lo);
+    }
+  }
+}
+
+// Copies `bytes` from src to dst (both 16-byte aligned) with the block's threads.
+__device__ void copy_block(std::byte* dst, const std::byte* src, std::uint64_t bytes) {
+  std::uint64_t const wide = bytes / 16;
+  for (std::uint64_t k = threadIdx.x; k < wide; k += blockDim.x) {
+    reinterpret_cast<uint4*>(dst)[k] = reinterpret_cast<const uint4*>(src)[k];
+  }
+  for (std::uint64_t b = wide * 16 + threadIdx.x; b < bytes; b += blockDim.x) dst[b] = src[b];
+}
+
+__global__ void assemble_kernel(device_encode_batch batch, packed_frames p) {
+  constexpr std::uint32_t no_piece = ~std::uint32_t{0};
+  for (std::uint64_t f = blockIdx.x; f < batch.num_frames; f += gridDim.x) {
+    std::byte* frame = batch.frames + batch.frame_offsets[f];
+    std::byte* payload = frame + frame_header_bytes;
+    std::uint64_t const plain = p.plain_bytes[f];
+    std::uint32_t const piece = p.first_piece[f];
+    fmt::fields chosen;
+    std::uint64_t payload_bytes = plain;
+    if (piece != no_piece) {
+      std::uint64_t const dictionary_bytes = p.piece_bytes[piece];
+      std::uint64_t const codes_at = fmt::main_frame_at(dictionary_bytes);
+      std::uint64_t const codes_bytes = p.piece_bytes[piece + 1];
+      if (codes_at + codes_bytes < plain) {
+        copy_block(payload, p.pieces + p.piece_at[piece], dictionary_bytes);
+        for (std::uint64_t b = dictionary_bytes + threadIdx.x; b < codes_at; b += blockDim.x) payload[b] = std::byte{0};
+        copy_block(payload + codes_at, p.pieces + p.piece_at[piece + 1], codes_bytes);
+        chosen = {p.entries[f], dictionary_bytes};
+        payload_bytes = codes_at + codes_bytes;
+      }
+    }
+    if (threadIdx.x == 0) fmt::store_fields(frame, chosen, payload_bytes);
+  }
+}
+
+__global__ void check_kernel(device_decode_batch batch, std::uint64_t* fields) {
+  for (std::uint64_t f = first_item(); f < batch.num_frames; f += item_stride()) {
+    fmt::fields found;
+    if (batch.status[f] == frame_status::ok) {
+      const std::byte* frame = batch.frames + batch.frame_offsets[f];
+      frame_header const h = load_header(frame);
+      frame_status const status = fmt::check_frame(h, frame + frame_header_bytes);
+      if (status == frame_status::ok) {
+        found = fmt::load_fields(h);
+      } else {
+        batch.status[f] = status;
+      }
+    }
+    fields[2 * f] = found.entries;
+    fields[2 * f + 1] = found.dictionary_bytes;
+  }
+}
+
+__global__ void fold_kernel(device_decode_batch batch, const frame_status* piece_status, const std::uint32_t* owner,
+                            std::size_t pieces) {
+  for (std::uint64_t i = first_item(); i < pieces; i += item_stride()) {
+    if (piece_status[i] != frame_status::ok) batch.status[owner[i]] = frame_status::corrupt_payload;
+  }
+}
+
+__global__ void replace_kernel(device_decode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                               std::uint64_t chunk_rows, const std::uint64_t* fields, const std::byte* dictionaries,
+                               const std::uint64_t* dictionary_at) {
+  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+    if (batch.status[f] != frame_status::ok) continue;
+    decode_target const& t = batch.targets[f];
+    std::size_t const width = value_width(t.type);
+    std::uint64_t const entries = fields[2 * f];
+    const std::byte* values = dictionaries + dictionary_at[f];
+    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
+    std::uint64_t const end = t.count - first < chunk_rows ? t.count : first + chunk_rows;
+    for (std::uint64_t i = first + threadIdx.x; i < end; i += blockDim.x) {
+      std::uint64_t const code = load_bits(t.values, width, i);
+      if (code >= entries) {
+        batch.status[f] = frame_status::corrupt_payload;
+      } else {
+        store_bits(t.values, width, i, load_bits(values, width, code));
+      }
+    }
+  }
+}
+
+void expect_chunk_launch(const launch_choice& choice) {
+  expect_launch_of(chunks_kernel_name, choice);
+  ZS_EXPECTS(choice.params.threads % 32 == 0, "dict chunks of whole warps (" + std::to_string(choice.params.threads) +
+                                                  " threads)");
+}
+
+template <class Kernel, class Batch, class... Args>
+void launch_chunks(Kernel kernel, const launch_choice& choice, const Batch& batch, const std::uint64_t* chunk_begin,
+                   std::uint64_t num_chunks, cudaStream_t stream, Args... args) {
+  if (num_chunks == 0) return;
+  expect_chunk_launch(choice);
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, num_chunks);
+  observed_launch(r, stream, [&] {
+    kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(batch, chunk_begin, num_chunks, choice.params.items,
+                                                               args...);
+  });
+}
+
+// A block a frame, for the frame kernels that copy or sort a frame's pieces.
+template <class Kernel, class... Args>
+void launch_frames(Kernel kernel, std::size_t frames, cudaStream_t stream, Args... args) {
+  launch_choice const choice = frame_ops_choice();
+  launch_record const r = plan_launch(reinterpret_cast<const void*>(kernel), choice, frames);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
+}
+
+template <class Kernel, class... Args>
+void launch_items(Kernel kernel, std::size_t items, cudaStream_t stream, Args... args) {
+  launch_record const r = plan_item_launch(reinterpret_cast<const void*>(kernel), frame_ops_choice(), items);
+  observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
+}
+
+}  // namespace
+
+void find_distinct(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                   std::uint64_t num_chunks, const distinct_tables& tables, cudaStream_t stream) {
+  launch_chunks(distinct_kernel, chunks, batch, chunk_begin, num_chunks, stream, tables);
+}
+
+void sort_dictionaries(const device_encode_batch& batch, const distinct_tables& tables, const dictionaries& d,
+                       cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_frames(sort_kernel, batch.num_frames, stream, batch, tables, d);
+}
+
+void code_rows(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+               std::uint64_t num_chunks, const dictionaries& d, cudaStream_t stream) {
+  launch_chunks(code_kernel, chunks, batch, chunk_begin, num_chunks, stream, d);
+}
+
+void assemble(const device_encode_batch& batch, const packed_frames& packed, cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_frames(assemble_kernel, batch.num_frames, stream, batch, packed);
+}
+
+void check_frames(const device_decode_batch& batch, std::uint64_t* fields, cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_items(check_kernel, batch.num_frames, stream, batch, fields);
+}
+
+void fold_statuses(const device_decode_batch& batch, const frame_status* piece_status, const std::uint32_t* owner,
+                   std::size_t pieces, cudaStream_t stream) {
+  if (pieces == 0) return;
+  launch_items(fold_kernel, pieces, stream, batch, piece_status, owner, pieces);
+}
+
+void replace_codes(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                   std::uint64_t num_chunks, const std::uint64_t* fields, const std::byte* dictionaries,
+                   const std::uint64_t* dictionary_at, cudaStream_t stream) {
+  launch_chunks(replace_kernel, chunks, batch, chunk_begin, num_chunks, stream, fields, dictionaries, dictionary_at);
+}
+
+}  // namespace zs::kernels::dict

@@ -1,0 +1,138 @@
+// The dict codec's CPU reference: the bytes the GPU must write and the checks it must make
+// (kernels/dict/dict_format.hpp holds both sides' rules).
+#include "codecs/dict/dict_codec.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "codecs/registry.hpp"
+#include "dict/dict_format.hpp"
+#include "zs/overflow.hpp"
+
+namespace zs::codecs {
+namespace {
+
+// Calls fn with a zero of the unsigned integer type of `width` bytes (1, 2, 4 or 8).
+template <typename Fn>
+decltype(auto) with_unsigned(std::size_t width, Fn&& fn) {
+  switch (width) {
+    case 1: return fn(std::uint8_t{});
+    case 2: return fn(std::uint16_t{});
+    case 4: return fn(std::uint32_t{});
+    default: return fn(std::uint64_t{});
+  }
+}
+
+// A frame's dictionary: its distinct values in ascending order (as keys: value bits ^ flip) and
+// each row's entry; none where it has more than `limit` distinct values.
+template <typename U>
+struct dictionary {
+  std::vector<U> values;
+  std::vector<U> codes;
+};
+
+template <typename U>
+std::optional<dictionary<U>> dictionary_of(const U* values, std::uint64_t rows, U flip, std::uint64_t limit) {
+  if (limit == 0) return std::nullopt;
+  std::unordered_set<U> seen;
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    if (seen.insert(static_cast<U>(values[i] ^ flip)).second && seen.size() > limit) return std::nullopt;
+  }
+  std::vector<U> keys(seen.begin(), seen.end());
+  std::sort(keys.begin(), keys.end());
+  dictionary<U> d;
+  d.codes.resize(rows);
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    auto const at = std::lower_bound(keys.begin(), keys.end(), static_cast<U>(values[i] ^ flip));
+    d.codes[i] = static_cast<U>(at - keys.begin());
+  }
+  d.values.resize(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k) d.values[k] = static_cast<U>(keys[k] ^ flip);
+  return d;
+}
+
+// One embedded frame of the packer at `at`, with `room` bytes; returns its bytes.
+std::uint64_t pack_embedded(const encode_source& source, std::byte* at, std::uint64_t room) {
+  std::uint64_t const offsets[2] = {0, room};
+  std::uint64_t bytes = 0;
+  dict_codec::packer().encode_host({std::span(&source, 1), at, offsets, &bytes, true});
+  return bytes;
+}
+
+// Decodes the embedded frame in [at, at + bytes) into `target`; ok or corrupt_payload.
+frame_status unpack_embedded(const std::byte* at, std::uint64_t bytes, const decode_target& target) {
+  std::uint64_t const offsets[2] = {0, bytes};
+  frame_status status = frame_status::not_decoded;
+  dict_codec::packer().decode_host({at, offsets, std::span(&target, 1), &status, true});
+  return status == frame_status::ok ? frame_status::ok : frame_status::corrupt_payload;
+}
+
+}  // namespace
+
+const codec& dict_codec::packer() { return get_codec(codec_id::bitpack_pfor); }
+
+bool dict_codec::supports(value_type type) const noexcept { return dict::encodes(type); }
+
+std::uint64_t dict_codec::max_frame_bytes(const encode_source& source) const noexcept {
+  // The plain body, one embedded frame, is the largest a frame takes (a dictionary is written
+  // only where it is smaller).
+  std::uint64_t const inner = packer().max_frame_bytes(source);
+  return add_overflows(inner, frame_header_bytes) ? UINT64_MAX : frame_header_bytes + inner;
+}
+
+void dict_codec::encode_payload_host(const encode_source& source, std::byte* frame, std::uint64_t capacity) const {
+  std::byte* payload = frame + frame_header_bytes;
+  std::uint64_t const plain_bytes = pack_embedded(source, payload, capacity - frame_header_bytes);
+  dict::fields chosen;
+  std::uint64_t payload_bytes = plain_bytes;
+  with_unsigned(value_width(source.type), [&](auto zero) {
+    using U = decltype(zero);
+    auto const d = dictionary_of(static_cast<const U*>(source.values), source.count,
+                                 static_cast<U>(dict::key_flip(source.type)), dict::entry_limit(source.count));
+    if (!d) return 0;
+    encode_source const pieces[2] = {{source.type, d->values.size(), d->values.data()},
+                                     {dict::code_type(source.type), source.count, d->codes.data()}};
+    std::uint64_t const dictionary_room = packer().max_frame_bytes(pieces[0]);
+    std::vector<std::byte> packed(align_frame(dictionary_room) + packer().max_frame_bytes(pieces[1]));
+    std::uint64_t const dictionary_bytes = pack_embedded(pieces[0], packed.data(), dictionary_room);
+    std::uint64_t const codes_at = dict::main_frame_at(dictionary_bytes);
+    // The vector's bytes start zero, so the padding before the codes frame is.
+    std::uint64_t const codes_bytes = pack_embedded(pieces[1], packed.data() + codes_at, packed.size() - codes_at);
+    if (codes_at + codes_bytes >= plain_bytes) return 0;
+    std::memcpy(payload, packed.data(), codes_at + codes_bytes);
+    chosen = {d->values.size(), dictionary_bytes};
+    payload_bytes = codes_at + codes_bytes;
+    return 0;
+  });
+  dict::store_fields(frame, chosen, payload_bytes);
+}
+
+frame_status dict_codec::decode_payload_host(const frame_header& header, const std::byte* payload,
+                                             const decode_target& target) const {
+  if (frame_status const status = dict::check_frame(header, payload); status != frame_status::ok) return status;
+  dict::fields const f = dict::load_fields(header);
+  std::uint64_t const main_at = f.entries == 0 ? 0 : dict::main_frame_at(f.dictionary_bytes);
+  std::uint64_t const main_bytes = header.payload_bytes - main_at;
+  if (f.entries == 0) return unpack_embedded(payload, main_bytes, target);
+  // A dictionary frame: both embedded frames and every code checked before the target is written.
+  return with_unsigned(value_width(header.type), [&](auto zero) {
+    using U = decltype(zero);
+    std::vector<U> values(f.entries), codes(header.value_count);
+    frame_status status = unpack_embedded(payload, main_at, {header.type, f.entries, values.data()});
+    if (status == frame_status::ok) {
+      status = unpack_embedded(payload + main_at, main_bytes, {dict::code_type(header.type), header.value_count, codes.data()});
+    }
+    if (status != frame_status::ok) return status;
+    if (std::any_of(codes.begin(), codes.end(), [&](U c) { return c >= f.entries; })) return frame_status::corrupt_payload;
+    U* out = static_cast<U*>(target.values);
+    for (std::uint64_t i = 0; i < header.value_count; ++i) out[i] = values[codes[i]];
+    return frame_status::ok;
+  });
+}
+
+ZS_REGISTER_CODEC(dict_codec)
+
+}  // namespace zs::codecs

@@ -1,0 +1,199 @@
+// Inputs of the dict codec's tests, shared by the CPU reference's (tests/codecs/dict_cpu_test.cpp)
+// and the GPU's (tests/gpu/dict_gpu_test.cpp): integer columns of every type whose distinct values
+// sit below, at and above the encoder's limit, with the types' extremes among them, and frames
+// whose fields break the format's rules behind valid checksums.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dict/dict_format.hpp"
+#include "zs/codec.hpp"
+#include "zs/frame.hpp"
+#include "zs/hash.hpp"
+#include "zs/types.hpp"
+
+namespace zs::test::dict_inputs {
+
+/// The integer types the codec encodes.
+inline constexpr value_type integer_types[] = {value_type::int8,  value_type::int16,  value_type::uint8,
+                                               value_type::uint16, value_type::int32,  value_type::int64,
+                                               value_type::uint32, value_type::uint64, value_type::bool8};
+
+/// A column of one integer type: its values' bytes (value_width(type) each).
+struct input {
+  std::string name;
+  value_type type = value_type::int32;
+  std::uint64_t rows = 0;
+  std::vector<std::byte> bytes;
+  /// Whether its distinct values are within the encoder's limit (a frame of it may take a
+  /// dictionary; whether it does depends on the sizes).
+  bool within_limit = false;
+};
+
+/// `distinct` values of `type` spread over its range, the smallest and largest among them where
+/// there are two or more, as raw bits.
+inline std::vector<std::uint64_t> spread_values(value_type type, std::uint64_t distinct, std::mt19937_64& random) {
+  std::size_t const width = value_width(type);
+  std::uint64_t const mask = width == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1;
+  std::uint64_t const flip = dict::key_flip(type);
+  std::vector<std::uint64_t> keys;
+  if (distinct >= 2) keys = {0, mask};  // the type's least and greatest value
+  while (keys.size() < distinct) {
+    std::uint64_t const k = random() & mask;
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  for (auto& k : keys) k ^= flip;  // keys back to values' bits
+  return keys;
+}
+
+inline input column_of(std::string name, value_type type, const std::vector<std::uint64_t>& values) {
+  input in{std::move(name), type, values.size(), {}, false};
+  std::size_t const width = value_width(type);
+  in.bytes.resize(values.size() * width);
+  for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(in.bytes.data() + i * width, &values[i], width);
+  return in;
+}
+
+/// Rows drawn from `distinct` spread values: at random, or in runs of 1 to 8 equal rows.
+inline input few_distinct(value_type type, std::uint64_t rows, std::uint64_t distinct, bool runs, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uint64_t const most = value_width(type) == 1 ? 256 : distinct;
+  std::vector<std::uint64_t> const pool = spread_values(type, std::min(distinct, most), random);
+  std::vector<std::uint64_t> values;
+  values.reserve(rows);
+  while (values.size() < rows) {
+    std::uint64_t const v = pool[random() % pool.size()];
+    std::uint64_t const repeat = runs ? 1 + random() % 8 : 1;
+    for (std::uint64_t k = 0; k < repeat && values.size() < rows; ++k) values.push_back(v);
+  }
+  std::string const name = std::string(to_string(type)) + " " + std::to_string(rows) + " rows of " +
+                           std::to_string(pool.size()) + " values" + (runs ? " in runs" : "");
+  input in = column_of(name, type, values);
+  std::vector<std::uint64_t> seen(values);
+  std::sort(seen.begin(), seen.end());
+  in.within_limit = static_cast<std::uint64_t>(std::unique(seen.begin(), seen.end()) - seen.begin()) <=
+                    dict::entry_limit(rows);
+  return in;
+}
+
+/// Every type at row counts around the limit's steps, with distinct values of 1, 2, 64, the
+/// frame's limit and one above it, at random and in runs; and a column of distinct rows.
+inline std::vector<input> all() {
+  std::vector<input> out;
+  std::uint64_t seed = 1;
+  for (value_type const type : integer_types) {
+    for (std::uint64_t const rows : {std::uint64_t{0}, std::uint64_t{15}, std::uint64_t{16}, std::uint64_t{1000},
+                                     std::uint64_t{65'539}, std::uint64_t{300'007}}) {
+      std::uint64_t const limit = dict::entry_limit(rows);
+      std::vector<std::uint64_t> counts{1, 2, 64};
+      if (limit > 2) counts.push_back(limit);
+      if (limit > 0) counts.push_back(limit + 1);
+      for (std::uint64_t const distinct : counts) {
+        if (rows == 0 && distinct > 1) continue;
+        for (bool const runs : {false, true}) out.push_back(few_distinct(type, rows, distinct, runs, seed++));
+      }
+    }
+    std::vector<std::uint64_t> rising(5000);
+    for (std::uint64_t i = 0; i < rising.size(); ++i) rising[i] = i * 7919;
+    out.push_back(column_of(std::string(to_string(type)) + " 5000 distinct rows", type, rising));
+  }
+  return out;
+}
+
+// --- frames that break the rules ----------------------------------------------------------
+
+/// Sets a frame's codec parameters and recomputes its checksums.
+inline void reseal_with(std::vector<std::byte>& frame, std::uint64_t entries, std::uint64_t dictionary_bytes) {
+  frame_header h = load_header(frame.data());
+  detail::store_le(h.params.data(), entries, 8);
+  detail::store_le(h.params.data() + 8, dictionary_bytes, 8);
+  h.payload_checksum = hash::checksum(frame.data() + frame_header_bytes, h.payload_bytes);
+  store_header(h, frame.data());
+}
+
+/// A dict frame of `type` put together by hand from `dictionary` and `codes` (raw bits, one
+/// value each), packed by bitpack_ext: the rules the encoder follows do not bind it (the
+/// dictionary need not be sorted, codes may point past it).
+inline std::vector<std::byte> hand_made_frame(value_type type, const std::vector<std::uint64_t>& dictionary,
+                                              const std::vector<std::uint64_t>& codes) {
+  const codec& packer = get_codec(codec_id::bitpack_pfor);
+  input const d = column_of("dictionary", type, dictionary);
+  input const c = column_of("codes", dict::code_type(type), codes);
+  encode_source const pieces[2] = {{type, dictionary.size(), d.bytes.data()},
+                                   {dict::code_type(type), codes.size(), c.bytes.data()}};
+  std::vector<std::uint64_t> const offsets = layout_frames(packer, pieces);
+  std::vector<std::byte> packed(offsets.back());
+  std::uint64_t sizes[2] = {0, 0};
+  packer.encode_host({pieces, packed.data(), offsets, sizes, true});
+  std::uint64_t const codes_at = dict::main_frame_at(sizes[0]);
+  std::uint64_t const payload = codes_at + sizes[1];
+  std::vector<std::byte> frame(frame_header_bytes + payload, std::byte{0});
+  std::memcpy(frame.data() + frame_header_bytes, packed.data(), sizes[0]);
+  std::memcpy(frame.data() + frame_header_bytes + codes_at, packed.data() + offsets[1], sizes[1]);
+  frame_header h;
+  h.codec = codec_id::dict;
+  h.type = type;
+  h.value_count = codes.size();
+  h.raw_bytes = codes.size() * value_width(type);
+  h.payload_bytes = payload;
+  store_header(h, frame.data());
+  reseal_with(frame, dictionary.size(), sizes[0]);
+  return frame;
+}
+
+/// A frame that breaks one rule, and the status every decoder gives it.
+struct bad_frame {
+  std::string name;
+  std::vector<std::byte> bytes;
+  value_type type;
+  std::uint64_t rows;
+};
+
+/// Frames of int32 rows around a valid hand-made one (4 entries, 64 rows): each breaks one of
+/// the rules of docs/FORMAT.md ("Validation (dict)"), all with valid checksums, all refused as
+/// corrupt_payload.
+inline std::vector<bad_frame> bad_frames() {
+  value_type const type = value_type::int32;
+  std::vector<std::uint64_t> const dictionary{5, 17, 1000, 123456};
+  std::vector<std::uint64_t> codes(64);
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = (i * 7) % 4;
+  std::vector<std::byte> const good = hand_made_frame(type, dictionary, codes);
+  frame_header const h = load_header(good.data());
+  std::uint64_t const ld = dict::load_fields(h).dictionary_bytes;
+  std::vector<bad_frame> out;
+  auto edited = [&](std::string name, std::uint64_t entries, std::uint64_t dictionary_bytes) {
+    std::vector<std::byte> f = good;
+    reseal_with(f, entries, dictionary_bytes);
+    out.push_back({std::move(name), std::move(f), type, codes.size()});
+  };
+  edited("plain with dictionary bytes", 0, ld);
+  edited("more entries than rows", 65, ld);
+  edited("fewer entries than its dictionary frame holds", 3, ld);
+  edited("dictionary bytes below a header", 4, 63);
+  edited("dictionary bytes past the payload", 4, h.payload_bytes + 1);
+  edited("dictionary bytes 16 short", 4, ld - 16);
+  edited("dictionary bytes 16 long", 4, ld + 16);
+  std::vector<std::uint64_t> far(codes);
+  far[37] = 4;
+  out.push_back({"a code past the dictionary", hand_made_frame(type, dictionary, far), type, codes.size()});
+  std::vector<std::byte> too_big = hand_made_frame(type, std::vector<std::uint64_t>(dict::max_entries + 1, 9),
+                                                   std::vector<std::uint64_t>(dict::max_entries + 1, 0));
+  out.push_back({"more entries than a dictionary may have", std::move(too_big), type, dict::max_entries + 1});
+  std::vector<std::byte> cut = good;
+  frame_header ch = load_header(cut.data());
+  ch.payload_bytes -= 8;  // the codes frame no longer fills its place
+  cut.resize(frame_header_bytes + ch.payload_bytes);
+  store_header(ch, cut.data());
+  reseal_with(cut, dictionary.size(), ld);
+  out.push_back({"a codes frame longer than its place", std::move(cut), type, codes.size()});
+  return out;
+}
+
+}  // namespace zs::test::dict_inputs
