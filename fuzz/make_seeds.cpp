@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -71,6 +72,27 @@ std::vector<std::byte> encode_one(const zs::codec& c, zs::encode_source source) 
   return frame;
 }
 
+/// The values of an integer slice, each replaced by one of the slice's first distinct values
+/// (as many as one per 32 rows, at most 8), picked by the value: equal values stay equal.
+std::vector<std::byte> on_few_values(const zs::encode_source& source) {
+  std::size_t const width = zs::value_width(source.type);
+  auto const* in = static_cast<const std::byte*>(source.values);
+  std::vector<std::uint64_t> kept;
+  std::uint64_t const most = std::max<std::uint64_t>(1, std::min<std::uint64_t>(8, source.count / 32));
+  for (std::uint64_t i = 0; i < source.count && kept.size() < most; ++i) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, in + i * width, width);
+    if (std::find(kept.begin(), kept.end(), v) == kept.end()) kept.push_back(v);
+  }
+  std::vector<std::byte> out(source.count * width);
+  for (std::uint64_t i = 0; i < source.count; ++i) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, in + i * width, width);
+    std::memcpy(out.data() + i * width, &kept[v % kept.size()], width);
+  }
+  return out;
+}
+
 /// Writes frames of slices of every column (at its start and in its middle) for every codec
 /// that takes its type. Returns how many frames were written.
 std::size_t write_column_frames(const fs::path& data_dir, const fs::path& out) {
@@ -90,10 +112,21 @@ std::size_t write_column_frames(const fs::path& data_dir, const fs::path& out) {
           source.values = static_cast<const std::byte*>(v.data) + begin * zs::value_width(v.type);
         }
         std::string const name = file.filename().string() + "-" + std::to_string(begin) + "-" + std::to_string(rows);
+        // The slice of an integer column on its first few values as well: frames with a
+        // dictionary (codec dict), which slices as they come are too short to take.
+        std::vector<std::byte> few;
+        if (zs::is_integer(v.type) && rows >= 16) few = on_few_values(source);
         for (const zs::codec* c : zs::all_codecs()) {
           if (!c->supports(v.type)) continue;
           std::vector<std::byte> const frame = encode_one(*c, source);
           write_file(out / ("fuzz_decode_" + std::string(c->name())) / name, frame.data(), frame.size());
+          if (!few.empty()) {
+            zs::encode_source on_few = source;
+            on_few.values = few.data();
+            std::vector<std::byte> const few_frame = encode_one(*c, on_few);
+            write_file(out / ("fuzz_decode_" + std::string(c->name())) / (name + "-few"), few_frame.data(),
+                       few_frame.size());
+          }
           // The frame parser sees every codec's frames; small ones suffice there.
           if (rows <= 200) {
             write_file(out / "fuzz_frame_header" / (std::string(c->name()) + "-" + name), frame.data(), frame.size());

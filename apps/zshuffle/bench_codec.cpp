@@ -45,11 +45,11 @@
 // call; ratio and throughput count characters + 8 per string, as zshuffle's rows do.
 #include <algorithm>
 #include <array>
-#include <map>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>

@@ -130,6 +130,7 @@ void expect_same_frames_and_round_trips(const std::vector<inputs::input>& in) {
     decoded const d = decode(on_gpu, gpu, in, j, stream);
     for (std::size_t c = 0; c < in.size(); ++c) {
       ASSERT_EQ(d.status[c], zs::frame_status::ok) << in[c].name << (on_gpu ? " on the GPU" : " on the CPU");
+      if (in[c].bytes.empty()) continue;
       EXPECT_EQ(std::memcmp(d.values.data() + j.at[c], in[c].bytes.data(), in[c].bytes.size()), 0)
           << in[c].name << (on_gpu ? ": GPU" : ": CPU") << " decode differs from the values";
     }
