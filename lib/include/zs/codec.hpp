@@ -59,8 +59,8 @@ struct decode_batch {
   /// Nothing outside a frame's target is ever written. The target of a frame whose status is
   /// not ok is left as it was by decode_host; after decode_async its contents are unspecified
   /// for codecs that check a payload while they decode it: those that sum the checksum
-  /// (codec::sums_payloads, e.g. bitpack) and fsst, which checks each split's codes as it
-  /// decodes them.
+  /// (codec::sums_payloads, e.g. bitpack), fsst, which checks each split's codes as it
+  /// decodes them, and dict, which unpacks a frame's codes into its target before it checks them.
   frame_status* status = nullptr;
   /// The frames are sections of larger frames whose payload checksums were verified: their
   /// own (0) are not checked. Headers are validated as always.
