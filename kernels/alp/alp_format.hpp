@@ -316,6 +316,19 @@ ZS_HD inline std::uint64_t alp_patch_bytes(const vector_fields& v) noexcept {
   return pad8(2 * std::uint64_t{v.corrections} + std::uint64_t{v.exceptions - v.corrections} * sizeof(Float));
 }
 
+/// Bytes of an ALP exception's patch.
+template <typename Float>
+ZS_HD inline std::uint32_t alp_patch_size(bool corrected) noexcept {
+  return corrected ? 2U : static_cast<std::uint32_t>(sizeof(Float));
+}
+
+/// Bytes of an ALP vector's lane counts: a byte for each FastLanes lane, the exceptions of that
+/// lane (at most 64, a float64 lane's rows), present where the vector has exceptions.
+template <typename Float>
+ZS_HD inline std::uint64_t lane_count_bytes(const vector_fields& v) noexcept {
+  return v.exceptions == 0 ? 0 : pad8(float_traits<Float>::lanes);
+}
+
 /// Bytes of a vector of `count` values with these fields.
 template <typename Float>
 ZS_HD inline std::uint64_t vector_bytes(const vector_fields& v, std::uint32_t count) noexcept {
@@ -327,7 +340,7 @@ ZS_HD inline std::uint64_t vector_bytes(const vector_fields& v, std::uint32_t co
   switch (v.mode) {
     case mode_alp:
       bytes += packed_bytes(traits::lanes, traits::width, rows, v.bits);
-      bytes += pad8(2 * exceptions) + alp_patch_bytes<Float>(v);
+      bytes += lane_count_bytes<Float>(v) + pad8(2 * exceptions) + alp_patch_bytes<Float>(v);
       break;
     case mode_rd:
       bytes += dict_bytes + packed_bytes(traits::lanes, traits::width, rows, v.bits);
@@ -642,62 +655,87 @@ ZS_HD inline std::uint64_t write_vector(const Float* values, std::uint32_t count
   }
   std::uint32_t const m = count - fields.fills;
   std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
-  auto kept = [&](std::uint32_t i) { return !(fields.fill && is_fill[i] != 0); };
-  if (fields.mode == mode_raw) {
+  // Kept value j of the vector, in order: visit(j, value).
+  auto const each_kept = [&](auto visit) {
     std::uint32_t j = 0;
     for (std::uint32_t i = 0; i < count; ++i) {
-      if (kept(i)) detail::store_le(at + std::uint64_t{j++} * sizeof(Float), bits_of(values[i]), sizeof(Float));
+      if (!(fields.fill && is_fill[i] != 0)) visit(j++, values[i]);
     }
+  };
+  if (fields.mode == mode_raw) {
+    each_kept([&](std::uint32_t j, Float value) { detail::store_le(at + std::uint64_t{j} * sizeof(Float), bits_of(value), sizeof(Float)); });
     return total;
   }
   word_t* packed = reinterpret_cast<word_t*>(at);
   std::uint64_t const packed_size = packed_bytes(traits::lanes, traits::width, rows, fields.bits);
-  word_t* right = reinterpret_cast<word_t*>(at + packed_size);
-  std::uint64_t const right_size =
-      fields.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, fields.right_bits) : 0;
-  std::byte* positions = at + packed_size + right_size;
-  std::byte* patches = positions + pad8(2 * std::uint64_t{fields.exceptions});
-  std::byte* patch_at = patches;  // ALP patches have two sizes: the next one's place
-  std::uint32_t j = 0;
-  std::uint32_t x = 0;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (!kept(i)) continue;
-    Float const value = values[i];
-    if (fields.mode == mode_alp) {
+  if (fields.mode == mode_alp) {
+    // Exceptions go lane by lane (FastLanes lane j mod lanes), each lane's by increasing j: a
+    // first pass counts every lane's exceptions and patch bytes, the second writes each at its
+    // lane's next place.
+    std::byte* lane_counts = at + packed_size;
+    std::byte* positions = lane_counts + lane_count_bytes<Float>(fields);
+    std::byte* patches = positions + pad8(2 * std::uint64_t{fields.exceptions});
+    std::uint32_t next_word[traits::lanes] = {};
+    std::uint32_t next_patch[traits::lanes] = {};
+    each_kept([&](std::uint32_t j, Float value) {
+      std::int64_t d = 0;
+      std::int32_t correction = 0;
+      fit const how = fit_int(value, fields.exponent, fields.factor, d, correction);
+      if (how == fit::exact) return;
+      next_word[j % traits::lanes] += 1;
+      next_patch[j % traits::lanes] += alp_patch_size<Float>(how == fit::corrected);
+    });
+    std::uint32_t words_before = 0;
+    std::uint32_t patches_before = 0;
+    for (int l = 0; l < traits::lanes && fields.exceptions != 0; ++l) {
+      lane_counts[l] = static_cast<std::byte>(next_word[l]);
+      std::uint32_t const words = next_word[l];
+      std::uint32_t const bytes = next_patch[l];
+      next_word[l] = words_before;
+      next_patch[l] = patches_before;
+      words_before += words;
+      patches_before += bytes;
+    }
+    each_kept([&](std::uint32_t j, Float value) {
       std::int64_t d = 0;
       std::int32_t correction = 0;
       fit const how = fit_int(value, fields.exponent, fields.factor, d, correction);
       // An exception that stores its value has the base in its slot: offset 0 keeps the range
       // tight. A corrected one keeps its integer there.
       word_t const offset = how == fit::none ? word_t{0} : static_cast<word_t>(static_cast<std::uint64_t>(d) - fields.base);
-      if (how == fit::corrected) {
-        detail::store_le(positions + 2 * x, j | correction_flag, 2);
-        detail::store_le(patch_at, static_cast<std::uint16_t>(static_cast<std::int16_t>(correction)), 2);
-        patch_at += 2;
-        ++x;
-      } else if (how == fit::none) {
-        detail::store_le(positions + 2 * x, j, 2);
-        detail::store_le(patch_at, bits_of(value), sizeof(Float));
-        patch_at += sizeof(Float);
-        ++x;
-      }
       put_field<word_t>(packed, traits::lanes, j, fields.bits, offset);
-    } else {
-      word_t const b = bits_of(value);
-      std::uint64_t const left = static_cast<std::uint64_t>(b) >> fields.right_bits;
-      int code = dict_code(fields, left);
-      if (code < 0) {
-        detail::store_le(positions + 2 * x, j, 2);
-        detail::store_le(patches + 2 * x, left, 2);
-        ++x;
-        code = 0;
+      if (how == fit::exact) return;
+      std::uint32_t const l = j % traits::lanes;
+      bool const corrected = how == fit::corrected;
+      detail::store_le(positions + 2 * std::uint64_t{next_word[l]++}, j | (corrected ? correction_flag : 0U), 2);
+      if (corrected) {
+        detail::store_le(patches + next_patch[l], static_cast<std::uint16_t>(static_cast<std::int16_t>(correction)), 2);
+      } else {
+        detail::store_le(patches + next_patch[l], bits_of(value), sizeof(Float));
       }
-      word_t const right_mask = static_cast<word_t>((word_t{1} << fields.right_bits) - 1);
-      put_field<word_t>(packed, traits::lanes, j, fields.bits, static_cast<word_t>(code));
-      put_field<word_t>(right, traits::lanes, j, fields.right_bits, static_cast<word_t>(b & right_mask));
-    }
-    ++j;
+      next_patch[l] += alp_patch_size<Float>(corrected);
+    });
+    return total;
   }
+  // ALP_RD.
+  word_t* right = reinterpret_cast<word_t*>(at + packed_size);
+  std::byte* positions = at + packed_size + packed_bytes(traits::lanes, traits::width, rows, fields.right_bits);
+  std::byte* lefts = positions + pad8(2 * std::uint64_t{fields.exceptions});
+  std::uint32_t x = 0;
+  word_t const right_mask = static_cast<word_t>((word_t{1} << fields.right_bits) - 1);
+  each_kept([&](std::uint32_t j, Float value) {
+    word_t const b = bits_of(value);
+    std::uint64_t const left = static_cast<std::uint64_t>(b) >> fields.right_bits;
+    int code = dict_code(fields, left);
+    if (code < 0) {
+      detail::store_le(positions + 2 * x, j, 2);
+      detail::store_le(lefts + 2 * x, left, 2);
+      ++x;
+      code = 0;
+    }
+    put_field<word_t>(packed, traits::lanes, j, fields.bits, static_cast<word_t>(code));
+    put_field<word_t>(right, traits::lanes, j, fields.right_bits, static_cast<word_t>(b & right_mask));
+  });
   return total;
 }
 
@@ -749,7 +787,7 @@ ZS_HD inline bool check_vector(const std::byte* in, std::uint64_t available, std
     // lie inside the vector before they are read.
     std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
     std::uint64_t const before = vector_header_bytes + (v.fill ? fill_map_bytes : 0) +
-                                 packed_bytes(traits::lanes, traits::width, rows, v.bits);
+                                 packed_bytes(traits::lanes, traits::width, rows, v.bits) + lane_count_bytes<Float>(v);
     if (before > available || pad8(2 * std::uint64_t{v.exceptions}) > available - before) return false;
     for (std::uint32_t x = 0; x < v.exceptions; ++x) {
       std::uint64_t const word = detail::load_le(in + before + 2 * x, 2);
@@ -784,29 +822,42 @@ ZS_HD inline bool check_vector(const std::byte* in, std::uint64_t available, std
   std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
   std::uint64_t const packed = packed_bytes(traits::lanes, traits::width, rows, v.bits) +
                                (v.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, v.right_bits) : 0);
-  const std::byte* positions = at + packed;
-  // Exception positions strictly increase and lie among the kept values.
-  std::uint64_t const mask = v.mode == mode_alp ? position_mask : 0xffff;
-  for (std::uint32_t x = 0; x < v.exceptions; ++x) {
-    std::uint64_t const pos = detail::load_le(positions + 2 * x, 2) & mask;
-    if (pos >= m || (x > 0 && pos <= (detail::load_le(positions + 2 * (x - 1), 2) & mask))) return false;
-  }
-  if (v.mode == mode_rd) {
-    const std::byte* lefts = positions + pad8(2 * std::uint64_t{v.exceptions});
-    for (std::uint32_t x = 0; x < v.exceptions; ++x) {
-      if (detail::load_le(lefts + 2 * x, 2) >> (traits::width - v.right_bits) != 0) return false;
+  if (v.mode == mode_alp) {
+    // The lane counts split the exceptions into runs, lane by lane: each position is a kept
+    // value of its run's lane, after the one before it in the run.
+    const std::byte* lane_counts = at + packed;
+    const std::byte* positions = lane_counts + lane_count_bytes<Float>(v);
+    std::uint32_t x = 0;
+    for (std::uint32_t l = 0; l < traits::lanes && v.exceptions != 0; ++l) {
+      std::uint32_t const run = static_cast<std::uint32_t>(lane_counts[l]);
+      if (run > v.exceptions - x) return false;
+      for (std::uint32_t k = 0; k < run; ++k, ++x) {
+        std::uint64_t const pos = detail::load_le(positions + 2 * x, 2) & position_mask;
+        if (pos >= m || pos % traits::lanes != l || (k > 0 && pos <= (detail::load_le(positions + 2 * (x - 1), 2) & position_mask)))
+          return false;
+      }
     }
+    return x == v.exceptions;
+  }
+  // ALP_RD: exception positions strictly increase and lie among the kept values.
+  const std::byte* positions = at + packed;
+  const std::byte* lefts = positions + pad8(2 * std::uint64_t{v.exceptions});
+  for (std::uint32_t x = 0; x < v.exceptions; ++x) {
+    std::uint64_t const pos = detail::load_le(positions + 2 * x, 2);
+    if (pos >= m || (x > 0 && pos <= detail::load_le(positions + 2 * (x - 1), 2))) return false;
+    if (detail::load_le(lefts + 2 * x, 2) >> (traits::width - v.right_bits) != 0) return false;
   }
   return true;
 }
 
 /// Where the sections of a vector that check_vector accepted lie.
 struct vector_sections {
-  const std::byte* map;        // the fill map (with the fill flag)
-  const std::byte* packed;     // ALP offsets, ALP_RD codes, raw values
-  const std::byte* right;      // ALP_RD right parts
-  const std::byte* positions;  // exception words
-  const std::byte* patches;    // exception patches
+  const std::byte* map;          // the fill map (with the fill flag)
+  const std::byte* packed;       // ALP offsets, ALP_RD codes, raw values
+  const std::byte* right;        // ALP_RD right parts
+  const std::byte* lane_counts;  // ALP: the exceptions of each FastLanes lane
+  const std::byte* positions;    // exception words
+  const std::byte* patches;      // exception patches
 };
 
 template <typename Float>
@@ -821,7 +872,9 @@ ZS_HD inline vector_sections sections_of(const std::byte* in, std::uint32_t coun
   s.packed = at;
   if (v.mode == mode_raw) return s;
   s.right = at + packed_bytes(traits::lanes, traits::width, rows, v.bits);
-  s.positions = s.right + (v.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, v.right_bits) : 0);
+  s.lane_counts = s.right;
+  s.positions = s.right + (v.mode == mode_rd ? packed_bytes(traits::lanes, traits::width, rows, v.right_bits)
+                                             : lane_count_bytes<Float>(v));
   s.patches = s.positions + pad8(2 * std::uint64_t{v.exceptions});
   return s;
 }
@@ -892,6 +945,11 @@ ZS_HD inline void patch_cells(const std::byte* in, std::uint32_t count, const ve
     auto const word = static_cast<std::uint32_t>(detail::load_le(s.positions + 2 * k, 2));
     std::uint32_t const j = word & mask;
     if (!v.fill) i = j;
+    if (j < kept) {
+      // ALP lists its exceptions lane by lane: a lane's first may lie before the last one's.
+      i = 0;
+      kept = 0;
+    }
     while (v.fill) {
       if (!fill_cell(s, v, i)) {
         if (kept == j) break;

@@ -775,6 +775,97 @@ ZS_UNROLL_4
   }
 }
 
+/// Copies `words` 8-byte words into the stage, every lane's loads issued together (8 a lane at
+/// a time in flight), between syncs: the previous vector's readers are done with the stage
+/// before, and every lane sees the copy after.
+template <class Warp>
+ZS_WARP_FN void copy_to_stage_warp(Warp& w, const std::uint64_t* from, std::uint32_t words, std::uint64_t* stage_words) {
+  unsigned const lane = w.lane;
+  w.sync();
+  constexpr unsigned batch = 8;
+  for (std::uint32_t first_word = 0; first_word < words; first_word += batch * warp_lanes) {
+    std::uint64_t held[batch];
+ZS_UNROLL
+    for (unsigned b = 0; b < batch; ++b) {
+      std::uint32_t const i = first_word + b * warp_lanes + lane;
+      held[b] = i < words ? from[i] : 0;
+    }
+ZS_UNROLL
+    for (unsigned b = 0; b < batch; ++b) {
+      std::uint32_t const i = first_word + b * warp_lanes + lane;
+      if (i < words) stage_words[i] = held[b];
+    }
+  }
+  w.sync();
+}
+
+/// Puts an ALP vector's exceptions, written by increasing position (words from `lane_counts` +
+/// the counts' bytes, then patches), in fmt::write_vector's order: lane by lane (FastLanes lane
+/// j mod lanes), each lane's by increasing position; and writes the lane counts. The list goes
+/// through the stage once the packing has read it (it fits: an ALP vector is smaller than its
+/// raw form, which is the stage's size). Two passes over it, 32 exceptions at a time: the first
+/// counts each lane's exceptions and patch bytes (lane l holds FastLanes lane l's), the second
+/// puts each exception after those of its lane before it.
+template <typename Float, class Warp>
+ZS_WARP_FN void group_exceptions_by_lane(Warp& w, const fmt::vector_fields& fields, std::byte* lane_counts,
+                                         std::uint64_t* stage_words) {
+  unsigned const lane = w.lane;
+  constexpr unsigned lanes = fmt::float_traits<Float>::lanes;
+  constexpr std::uint32_t value_bytes = sizeof(Float);
+  std::uint32_t const exceptions = fields.exceptions;
+  std::byte* positions = lane_counts + fmt::lane_count_bytes<Float>(fields);
+  auto const words_bytes = static_cast<std::uint32_t>(fmt::pad8(2 * std::uint64_t{exceptions}));
+  std::byte* patches = positions + words_bytes;
+  auto const list_words = static_cast<std::uint32_t>((words_bytes + fmt::alp_patch_bytes<Float>(fields)) / 8);
+  copy_to_stage_warp(w, reinterpret_cast<const std::uint64_t*>(positions), list_words, stage_words);
+  const auto* staged = reinterpret_cast<const std::byte*>(stage_words);
+  unsigned const below = lanes_below(lane);
+  std::uint32_t run_words = 0;  // FastLanes lane `lane`'s exceptions and patch bytes: its run's
+  std::uint32_t run_bytes = 0;  // size (first pass), then where its next one goes (second pass)
+  for (int pass = 0; pass < 2; ++pass) {
+    std::uint32_t patch_before = 0;
+    for (std::uint32_t first = 0; first < exceptions; first += warp_lanes) {
+      std::uint32_t const k = first + lane;
+      bool const active = k < exceptions;
+      auto const word = active ? static_cast<std::uint32_t>(detail::load_le(staged + 2 * k, 2)) : 0U;
+      bool const corrected = (word & fmt::correction_flag) != 0;
+      std::uint32_t const size = active ? fmt::alp_patch_size<Float>(corrected) : 0U;
+      std::uint32_t sizes = 0;
+      std::uint32_t const patch = patch_before + warp_exclusive_sum(w, size, sizes);
+      patch_before += sizes;
+      unsigned const owner = (word & fmt::position_mask) % lanes;
+      std::uint32_t const corrections = w.ballot(active && corrected);
+      std::uint32_t same = 0;  // the batch's exceptions of this one's lane
+      std::uint32_t mine = 0;  // the batch's exceptions of FastLanes lane `lane`
+ZS_UNROLL
+      for (unsigned l = 0; l < lanes; ++l) {
+        std::uint32_t const of_l = w.ballot(active && owner == l);
+        same = owner == l ? of_l : same;
+        mine = lane == l ? of_l : mine;
+      }
+      auto const bytes_of = [&](std::uint32_t m) {
+        return 2 * popc32(m & corrections) + value_bytes * popc32(m & ~corrections);
+      };
+      if (pass == 1) {
+        std::uint32_t const word_at = w.shfl(run_words, owner) + popc32(same & below);
+        std::uint32_t const patch_at = w.shfl(run_bytes, owner) + bytes_of(same & below);
+        if (active) {
+          detail::store_le(positions + 2 * word_at, word, 2);
+          detail::store_le(patches + patch_at, detail::load_le(staged + words_bytes + patch, size), size);
+        }
+      }
+      run_words += popc32(mine);
+      run_bytes += bytes_of(mine);
+    }
+    if (pass == 0) {
+      if (lane < lanes) lane_counts[lane] = static_cast<std::byte>(run_words);
+      std::uint32_t total = 0;
+      run_words = warp_exclusive_sum(w, run_words, total);
+      run_bytes = warp_exclusive_sum(w, run_bytes, total);
+    }
+  }
+}
+
 /// fmt::write_vector by a warp, for the size pass's choice. ALP and raw vectors: the lanes code
 /// their cells row by row, place the kept values by a scan of the rows' kept masks, the
 /// exceptions by ballots of the row's exceptions, and stage the ALP offsets (ALP_RD: the kept
@@ -819,10 +910,10 @@ ZS_UNROLL_4
     return;
   }
 
-  // ALP.
+  // ALP. The exceptions are written by increasing position first, then grouped by lane.
   std::uint32_t const rows = (m + lanes - 1) / lanes;
   std::uint64_t const packed_size = fmt::packed_bytes(lanes, width, rows, fields.bits);
-  std::byte* positions = at + packed_size;
+  std::byte* positions = at + packed_size + fmt::lane_count_bytes<Float>(fields);
   std::byte* patches = positions + fmt::pad8(2 * std::uint64_t{fields.exceptions});
   std::uint64_t const patch_bytes = fmt::alp_patch_bytes<Float>(fields);
   if (lane == 0 && fields.exceptions != 0) {
@@ -872,6 +963,7 @@ ZS_UNROLL_4
     pack_lane(reinterpret_cast<word_t*>(at), lanes, lane, rows, fields.bits,
               [&](std::uint32_t r) { return stage[r * lanes + lane]; });
   }
+  if (fields.exceptions != 0) group_exceptions_by_lane<Float>(w, fields, at + packed_size, stage_words);
 }
 
 /// fmt::check_vector by a warp, the same verdict: every lane reads the header (the same bytes,
@@ -920,7 +1012,8 @@ ZS_WARP_FN bool check_vector_warp(Warp& w, const std::byte* in, std::uint64_t av
   std::uint32_t const rows = (m + traits::lanes - 1) / traits::lanes;
   if (v.mode == fmt::mode_alp && v.exceptions != 0) {
     std::uint64_t const before = fmt::vector_header_bytes + (v.fill ? fmt::fill_map_bytes : 0) +
-                                 fmt::packed_bytes(traits::lanes, traits::width, rows, v.bits);
+                                 fmt::packed_bytes(traits::lanes, traits::width, rows, v.bits) +
+                                 fmt::lane_count_bytes<Float>(v);
     if (before > available || fmt::pad8(2 * std::uint64_t{v.exceptions}) > available - before) return false;
     bool bad = false;
     std::uint32_t corrections = 0;
@@ -958,14 +1051,29 @@ ZS_WARP_FN bool check_vector_warp(Warp& w, const std::byte* in, std::uint64_t av
   }
   std::uint64_t const packed = fmt::packed_bytes(traits::lanes, traits::width, rows, v.bits) +
                                (v.mode == fmt::mode_rd ? fmt::packed_bytes(traits::lanes, traits::width, rows, v.right_bits) : 0);
-  const std::byte* positions = at + packed;
-  std::uint64_t const mask = v.mode == fmt::mode_alp ? fmt::position_mask : 0xffff;
-  const std::byte* lefts = positions + fmt::pad8(2 * std::uint64_t{v.exceptions});
   bool bad = false;
+  if (v.mode == fmt::mode_alp) {
+    if (v.exceptions == 0) return true;
+    // Lane l checks FastLanes lane l's run of positions, which starts after the runs before it.
+    const std::byte* lane_counts = at + packed;
+    const std::byte* positions = lane_counts + fmt::lane_count_bytes<Float>(v);
+    std::uint32_t const run = lane < traits::lanes ? static_cast<std::uint32_t>(lane_counts[lane]) : 0U;
+    std::uint32_t runs = 0;
+    std::uint32_t const start = warp_exclusive_sum(w, run, runs);
+    if (runs != v.exceptions) return false;
+    for (std::uint32_t x = start; x < start + run; ++x) {
+      std::uint64_t const pos = detail::load_le(positions + 2 * x, 2) & fmt::position_mask;
+      bad = bad || pos >= m || pos % traits::lanes != lane ||
+            (x > start && pos <= (detail::load_le(positions + 2 * (x - 1), 2) & fmt::position_mask));
+    }
+    return !w.any(bad);
+  }
+  const std::byte* positions = at + packed;
+  const std::byte* lefts = positions + fmt::pad8(2 * std::uint64_t{v.exceptions});
   for (std::uint32_t x = lane; x < v.exceptions; x += warp_lanes) {
-    std::uint64_t const pos = detail::load_le(positions + 2 * x, 2) & mask;
-    bad = bad || pos >= m || (x > 0 && pos <= (detail::load_le(positions + 2 * (x - 1), 2) & mask));
-    if (v.mode == fmt::mode_rd) bad = bad || detail::load_le(lefts + 2 * x, 2) >> (traits::width - v.right_bits) != 0;
+    std::uint64_t const pos = detail::load_le(positions + 2 * x, 2);
+    bad = bad || pos >= m || (x > 0 && pos <= detail::load_le(positions + 2 * (x - 1), 2));
+    bad = bad || detail::load_le(lefts + 2 * x, 2) >> (traits::width - v.right_bits) != 0;
   }
   return !w.any(bad);
 }
@@ -1016,30 +1124,6 @@ ZS_HD inline std::uint64_t main_section_bytes(const fmt::vector_fields& v, std::
   }
 }
 
-/// Copies `words` 8-byte words into the stage, every lane's loads issued together (8 a lane at
-/// a time in flight), between syncs: the previous vector's readers are done with the stage
-/// before, and every lane sees the copy after.
-template <class Warp>
-ZS_WARP_FN void copy_to_stage_warp(Warp& w, const std::uint64_t* from, std::uint32_t words, std::uint64_t* stage_words) {
-  unsigned const lane = w.lane;
-  w.sync();
-  constexpr unsigned batch = 8;
-  for (std::uint32_t first_word = 0; first_word < words; first_word += batch * warp_lanes) {
-    std::uint64_t held[batch];
-ZS_UNROLL
-    for (unsigned b = 0; b < batch; ++b) {
-      std::uint32_t const i = first_word + b * warp_lanes + lane;
-      held[b] = i < words ? from[i] : 0;
-    }
-ZS_UNROLL
-    for (unsigned b = 0; b < batch; ++b) {
-      std::uint32_t const i = first_word + b * warp_lanes + lane;
-      if (i < words) stage_words[i] = held[b];
-    }
-  }
-  w.sync();
-}
-
 /// Copies a whole vector of `bytes` (a multiple of 8, 8-byte aligned) into the stage where it
 /// fits, which every vector the encoder writes does (none is larger than its raw form), and
 /// answers whether it did: its checks and decode then read shared memory, not the device
@@ -1051,14 +1135,80 @@ ZS_WARP_FN bool stage_vector_warp(Warp& w, const std::byte* vector, std::uint64_
   return true;
 }
 
+/// One lane's walk over an ALP vector's exceptions where the vector has no fill cells, so that
+/// cell c holds kept value c: the lane decodes cells 32k + lane, which lie in FastLanes lane
+/// (lane mod lanes), and patches them from that lane's run of exceptions (the per-lane layout)
+/// as it goes, one comparison a cell, so no cell is written twice. A float64 lane's run also
+/// holds the cells of the lane 16 apart (FastLanes has 16 lanes there), at most one between two
+/// of this lane's, stepped over.
+template <typename Float>
+struct lane_patches {
+  using word_t = typename fmt::float_traits<Float>::bits_t;
+  static constexpr unsigned lanes = fmt::float_traits<Float>::lanes;
+  const std::byte* positions;  // the exception words; the patches follow them
+  std::uint32_t next;          // the run's next exception, in the list
+  std::uint32_t end;           // the run's end
+  std::uint32_t patch;         // next's patch, in bytes from `positions`
+  std::uint32_t position;      // next's position; past every cell at the run's end
+
+  ZS_HD bool corrected() const { return (detail::load_le(positions + 2 * next, 2) & fmt::correction_flag) != 0; }
+  ZS_HD void load() {
+    position = next < end ? static_cast<std::uint32_t>(detail::load_le(positions + 2 * next, 2)) & fmt::position_mask : ~0U;
+  }
+  ZS_HD void step() {
+    patch += fmt::alp_patch_size<Float>(corrected());
+    ++next;
+    load();
+  }
+  /// Cell j's value, given its unpatched `value`; cells come in increasing order.
+  ZS_HD Float apply(std::uint32_t j, Float value) {
+    if constexpr (lanes < warp_lanes) {
+      if (position < j) step();
+    }
+    if (position != j) return value;
+    word_t bits;
+    if (corrected()) {
+      auto const correction = static_cast<std::int16_t>(static_cast<std::uint16_t>(detail::load_le(positions + patch, 2)));
+      bits = static_cast<word_t>(fmt::bits_of(value) + static_cast<word_t>(static_cast<std::int64_t>(correction)));
+    } else {
+      bits = static_cast<word_t>(detail::load_le(positions + patch, sizeof(Float)));
+    }
+    step();
+    return fmt::from_bits<Float>(bits);
+  }
+};
+
+/// Each lane's lane_patches: its FastLanes lane's run starts after the runs of the lanes before
+/// (a scan of the lane counts) and its patches after theirs (a scan of each run's patch bytes,
+/// which lane l < lanes adds up over run l).
+template <typename Float, class Warp>
+ZS_WARP_FN lane_patches<Float> lane_patches_of(Warp& w, const fmt::vector_sections& s) {
+  constexpr unsigned lanes = fmt::float_traits<Float>::lanes;
+  unsigned const lane = w.lane;
+  unsigned const own = lane % lanes;
+  std::uint32_t const run = lane < lanes ? static_cast<std::uint32_t>(s.lane_counts[lane]) : 0U;
+  std::uint32_t total = 0;
+  std::uint32_t const start = warp_exclusive_sum(w, run, total);
+  std::uint32_t bytes = 0;
+  for (std::uint32_t x = start; x < start + run; ++x) {
+    bytes += fmt::alp_patch_size<Float>((detail::load_le(s.positions + 2 * x, 2) & fmt::correction_flag) != 0);
+  }
+  auto const patches = static_cast<std::uint32_t>(s.patches - s.positions) + warp_exclusive_sum(w, bytes, total);
+  lane_patches<Float> r{s.positions, w.shfl(start, own), 0, w.shfl(patches, own), 0};
+  r.end = r.next + w.shfl(run, own);
+  r.load();
+  return r;
+}
+
 /// Decodes a vector that check_vector_warp accepted into out[0 .. count), as fmt::read_vector
 /// does: its main section from shared memory (`stage_words`, decode_stage_bytes_per_warp, which
 /// holds the largest a checked vector can have: where `in_stage`, `vector` is the stage, the
 /// whole vector staged by stage_vector_warp; else the main section is copied there first), the
 /// cells row by row (cell 32k + lane by lane `lane`, so a row's stores are one coalesced run;
-/// the kept value of each cell from a scan of the fill map's rows), then the exceptions 32 at a
-/// time (their patches placed by a scan of their sizes, their cells found by a search of the
-/// rows). An ALP_RD code's left part comes from the lane that holds that dictionary entry, by a
+/// the kept value of each cell from a scan of the fill map's rows). An ALP vector without fill
+/// cells patches its exceptions in that pass, each lane from its FastLanes lane's run
+/// (lane_patches); other vectors patch theirs after it, 32 at a time (their patches placed by a
+/// scan of their sizes, their cells found by a search of the rows). An ALP_RD code's left part comes from the lane that holds that dictionary entry, by a
 /// shuffle: the dictionary indexed at run time would live in local memory.
 template <class Warp, typename Float>
 ZS_WARP_FN void decode_vector_warp(Warp& w, const std::byte* vector, bool in_stage, std::uint32_t count,
@@ -1138,11 +1288,22 @@ ZS_UNROLL
     });
   } else if (fields.mode == fmt::mode_alp) {
     // Cells that are not kept read nothing: past the vector's end, j lies past the section.
+    if (!fields.fill && fields.exceptions != 0) {
+      lane_patches<Float> patches = lane_patches_of<Float>(w, s);
+      rows_of_cells([&](std::uint32_t j, bool kept) { return patches.apply(j, kept ? alp_value(j) : Float(0)); },
+                    std::false_type{});
+      return;
+    }
     each_cell([&](std::uint32_t j, bool kept) { return kept ? alp_value(j) : Float(0); });
   } else {
     each_cell([&](std::uint32_t j, bool kept) { return fmt::from_bits<Float>(kept ? staged[j] : word_t{0}); });
   }
   if (fields.mode == fmt::mode_raw || fields.exceptions == 0) return;
+  // The exceptions of ALP vectors with fill cells (lane by lane) and of ALP_RD vectors (by
+  // position), in list order: with fill cells, kept value j is not cell j, so a lane's cells are
+  // not one FastLanes lane's. Each lane walking its own run after the rows, for the vectors
+  // without fill cells too, was measured 15-18% slower on levitus_temp: its stores land 32 to a
+  // batch on as many lines (bench/RESULTS.md, 2026-11-28).
   w.sync();  // the exceptions' cells were written above, maybe by other lanes
   std::uint32_t const mask = fields.mode == fmt::mode_alp ? fmt::position_mask : 0xffffU;
   std::uint32_t patch_before = 0;

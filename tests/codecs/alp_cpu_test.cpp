@@ -234,11 +234,12 @@ TYPED_TEST(AlpCpu, FillValuesCostAboutABitEach) {
   zs::codecs::alp_vector_mix const m = modes_of(encode_host(values, 4));
   EXPECT_GT(m.with_fill, 0U);
   // What the present values alone take, plus per vector its map (a bit per cell) and the
-  // headers and part-filled rows of the vectors the missing cells spread them over: far below
-  // an exception for each missing cell (6 or 10 bytes).
+  // headers, lane counts and part-filled rows of the vectors the missing cells spread them
+  // over: far below an exception for each missing cell (6 or 10 bytes).
   std::uint64_t const alone = encode_host(present, 4).total();
   std::uint64_t const vectors = values.size() / zs::alp::vector_values;
-  EXPECT_LE(bytes, alone + vectors * (zs::alp::fill_map_bytes + 96)) << "the present values alone: " << alone;
+  std::uint64_t const lane_counts = zs::alp::float_traits<T>::lanes;
+  EXPECT_LE(bytes, alone + vectors * (zs::alp::fill_map_bytes + 96 + lane_counts)) << "the present values alone: " << alone;
 }
 
 TYPED_TEST(AlpCpu, HighPrecisionValuesCodeAsAlpRd) {
@@ -346,34 +347,72 @@ TYPED_TEST(AlpCpu, DecoderRefusesBrokenVectors) {
             zs::frame_status::corrupt_payload);
 }
 
+// Applies `edit` to the first vector's sections (which check_vector finds in the frame as
+// encoded) and answers the status the damaged frame decodes with.
+template <typename T, class Edit>
+zs::frame_status status_after_sections(encoded e, Edit edit) {
+  zs::alp::column_params p;
+  zs::alp::vector_fields f;
+  EXPECT_TRUE(zs::alp::load_params<T>(e.params.data(), p));
+  std::byte* v = first_vector<T>(e);
+  std::byte* body = e.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
+  EXPECT_TRUE(zs::alp::check_vector<T>(v, zs::alp::vector_end(body, 0), 1024, p, f));
+  zs::alp::vector_sections const s = zs::alp::sections_of<T>(v, 1024, f);
+  edit(f, const_cast<std::byte*>(s.lane_counts), const_cast<std::byte*>(s.positions));
+  reseal(e.frames.data());
+  std::vector<T> out(e.sources[0].count);
+  return decode_host(e, out)[0];
+}
+
 TYPED_TEST(AlpCpu, DecoderRefusesUnorderedExceptionsAndBadEnds) {
   using T = TypeParam;
-  encoded e = encode_host(with_exceptions<T>());
-  std::byte* v = first_vector<T>(e);
-  zs::alp::vector_fields f;
-  zs::alp::column_params p;
-  ASSERT_TRUE(zs::alp::load_params<T>(e.params.data(), p));
-  std::byte* body = e.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
-  ASSERT_TRUE(zs::alp::check_vector<T>(v, zs::alp::vector_end(body, 0), 1024, p, f));
-  ASSERT_GE(f.exceptions, 2U);
-  // The exception positions follow the packed words: swap the first two.
-  using traits = zs::alp::float_traits<T>;
-  std::byte* positions =
-      v + zs::alp::vector_header_bytes + zs::alp::packed_bytes(traits::lanes, traits::width, 1024 / traits::lanes, f.bits);
-  EXPECT_EQ(status_after<T>(e, [](encoded& x) {
-              zs::alp::column_params q;
-              zs::alp::vector_fields g;
-              zs::alp::load_params<T>(x.params.data(), q);
-              std::byte* w = first_vector<T>(x);
-              std::byte* b = x.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
-              zs::alp::check_vector<T>(w, zs::alp::vector_end(b, 0), 1024, q, g);
-              std::byte* pos = w + zs::alp::vector_header_bytes +
-                               zs::alp::packed_bytes(traits::lanes, traits::width, 1024 / traits::lanes, g.bits);
-              std::swap(pos[0], pos[2]);
-              std::swap(pos[1], pos[3]);
+  constexpr std::uint32_t lanes = zs::alp::float_traits<T>::lanes;
+  encoded const e = encode_host(with_exceptions<T>());
+  ASSERT_EQ(static_cast<std::uint8_t>(first_vector<T>(const_cast<encoded&>(e))[0]), zs::alp::mode_alp);
+  // The encoder's exceptions: lane by lane, each lane's by increasing position.
+  status_after_sections<T>(e, [&](const zs::alp::vector_fields& f, std::byte* counts, std::byte* positions) {
+    ASSERT_GE(f.exceptions, 4U);
+    std::uint32_t x = 0;
+    for (std::uint32_t l = 0; l < lanes; ++l) {
+      for (std::uint32_t k = 0; k < static_cast<std::uint32_t>(counts[l]); ++k, ++x) {
+        std::uint32_t const j = zs::detail::load_le(positions + 2 * x, 2) & zs::alp::position_mask;
+        EXPECT_EQ(j % lanes, l);
+        if (k > 0) EXPECT_GT(j, zs::detail::load_le(positions + 2 * (x - 1), 2) & zs::alp::position_mask);
+      }
+    }
+    EXPECT_EQ(x, f.exceptions);
+  });
+  auto const swap_words = [](std::byte* positions, std::uint32_t a, std::uint32_t b) {
+    std::swap(positions[2 * a], positions[2 * b]);
+    std::swap(positions[2 * a + 1], positions[2 * b + 1]);
+  };
+  // Two positions swapped: within a lane (out of order) or across lanes (in another's run).
+  EXPECT_EQ(status_after_sections<T>(e,
+                                     [&](const zs::alp::vector_fields&, std::byte* counts, std::byte* positions) {
+                                       std::uint32_t l = 0;
+                                       std::uint32_t x = 0;
+                                       for (; l < lanes && static_cast<std::uint32_t>(counts[l]) < 2; ++l) x += static_cast<std::uint32_t>(counts[l]);
+                                       ASSERT_LT(l, lanes) << "no lane holds two exceptions";
+                                       swap_words(positions, x, x + 1);
+                                     }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after_sections<T>(e, [&](const zs::alp::vector_fields& f, std::byte*, std::byte* positions) {
+              swap_words(positions, 0, f.exceptions - 1);
             }),
             zs::frame_status::corrupt_payload);
-  (void)positions;
+  // Lane counts that do not sum to the exceptions, or that move a position to another lane.
+  EXPECT_EQ(status_after_sections<T>(e, [&](const zs::alp::vector_fields&, std::byte* counts, std::byte*) {
+              counts[lanes - 1] = static_cast<std::byte>(static_cast<unsigned>(counts[lanes - 1]) + 1);
+            }),
+            zs::frame_status::corrupt_payload);
+  EXPECT_EQ(status_after_sections<T>(e,
+                                     [&](const zs::alp::vector_fields&, std::byte* counts, std::byte*) {
+                                       std::uint32_t l = 0;
+                                       while (l + 1 < lanes && counts[l] == std::byte{0}) ++l;
+                                       counts[l] = static_cast<std::byte>(static_cast<unsigned>(counts[l]) - 1);
+                                       counts[l + 1] = static_cast<std::byte>(static_cast<unsigned>(counts[l + 1]) + 1);
+                                     }),
+            zs::frame_status::corrupt_payload);
   // A vector end that is not the next start, and one past the data.
   EXPECT_EQ(status_after<T>(e, [](encoded& x) {
               std::byte* b = x.frames.data() + zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes);
