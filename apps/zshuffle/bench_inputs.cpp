@@ -14,8 +14,9 @@
 namespace zs::cli {
 namespace {
 
-constexpr input_shape every_shape[] = {input_shape::as_is,           input_shape::sorted,   input_shape::runs,
-                                       input_shape::low_cardinality, input_shape::outliers, input_shape::fill};
+constexpr input_shape every_shape[] = {input_shape::as_is,    input_shape::sorted, input_shape::runs,
+                                       input_shape::low_cardinality, input_shape::outliers, input_shape::fill,
+                                       input_shape::nulls};
 
 // One fixed seed per shape: the same column gives the same input in every run, so that figures
 // of two builds compare.
@@ -27,6 +28,8 @@ constexpr std::uint64_t distinct_values = 64;  // low_cardinality
 constexpr int longest_run = 64;                // runs
 constexpr std::uint64_t outlier_one_in = 1000;  // outliers: 0.1% of the rows
 constexpr std::uint64_t fill_one_in = 10;       // fill: 10% of the rows
+constexpr std::uint64_t null_run = 50;          // nulls: runs of 50 null rows,
+constexpr std::uint64_t null_run_one_in = 5;    // a run in every 5 (a fifth of the rows)
 constexpr std::uint64_t small_integer_mask = 1023;  // outliers: small integers are the low 10 bits,
 constexpr std::uint64_t small_byte_mask = 31;       // or 5 bits for 8-bit types (whose maximum is 127 or 255)
 constexpr double huge_float_scale = 1e20;           // outliers: huge floats are the value times this
@@ -225,6 +228,27 @@ column fill_of(const column& real) {
   return out;
 }
 
+column nulls_of(const column& real) {
+  std::uint64_t const count = real.size();
+  column out = real.copy_to(memory_kind::host, nullptr);
+  std::uint8_t* const mask = out.add_null_mask();
+  std::fill(mask, mask + null_mask_bytes(count), std::uint8_t{0});
+  auto const valid = [](std::uint64_t i) { return (i / null_run) % null_run_one_in != 2; };
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (valid(i)) mask[i / 8] = static_cast<std::uint8_t>(mask[i / 8] | (1U << (i % 8)));
+  }
+  if (real.type() == value_type::string) return out;
+  auto random = generator_for(input_shape::nulls);
+  auto* const bytes = static_cast<std::byte*>(out.mutable_view().data);
+  std::size_t const width = value_width(real.type());
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (valid(i)) continue;
+    std::uint64_t const bits = random();
+    std::memcpy(bytes + i * width, &bits, std::min<std::size_t>(width, sizeof bits));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::span<const input_shape> all_input_shapes() noexcept { return every_shape; }
@@ -237,6 +261,7 @@ std::string_view to_string(input_shape shape) noexcept {
     case input_shape::low_cardinality: return "low-cardinality";
     case input_shape::outliers: return "outliers";
     case input_shape::fill: return "fill";
+    case input_shape::nulls: return "nulls";
   }
   return "unknown";
 }
@@ -277,6 +302,9 @@ std::string describe_shapes() {
          "                   repeated to 4 KiB)\n"
          "  fill             10% of the rows replaced by one sentinel (integers: the type's maximum;\n"
          "                   floats: -1e34; strings: \"N/A\")\n"
+         "  nulls            a null mask: a fifth of the rows null, in runs of 50; fixed-width null\n"
+         "                   rows hold random bits (strings keep theirs). Codecs that use the mask\n"
+         "                   (alp) code them as they like; the check compares the other rows\n"
          "Each is named <file>:<shape> in the output; the real column by its file name.";
 }
 
@@ -315,6 +343,7 @@ column shape_column(const column& real, input_shape shape) {
     case input_shape::low_cardinality: return gather(real, low_cardinality_rows(real));
     case input_shape::outliers: return outliers_of(real);
     case input_shape::fill: return fill_of(real);
+    case input_shape::nulls: return nulls_of(real);
   }
   ZS_FAIL(error_code::invalid_argument, "an unknown input shape");
 }

@@ -25,12 +25,13 @@ enum class input_shape : std::uint8_t {
   low_cardinality,  // every value mapped onto one of 64 distinct values of the column (equal stay equal)
   outliers,         // 99.9% small values, 0.1% huge ones
   fill,             // 10% of the rows replaced by one sentinel value (fill_value_text says which)
+  nulls,            // a null mask, a fifth of the rows null in runs of 50, fixed-width null rows random bits
 };
 
 /// Every shape, in the order the benchmark runs them.
 std::span<const input_shape> all_input_shapes() noexcept;
 /// The shape's name on the command line and in the output: "as-is", "sorted", "runs",
-/// "low-cardinality", "outliers", "fill".
+/// "low-cardinality", "outliers", "fill", "nulls".
 std::string_view to_string(input_shape shape) noexcept;
 /// The shapes that --shapes names: each name once, or "all" for every shape, in the order given.
 /// Throws zs::error (invalid_argument) naming an unknown name and listing the known ones.
@@ -48,7 +49,8 @@ bool converts_to(value_type from, value_type to) noexcept;
 column convert_column(const column& host, value_type to);
 
 /// The input of `shape` derived from the host column `real`: the same type, and as many rows
-/// for every shape (outliers of strings change their lengths, and so the character bytes).
+/// for every shape (outliers of strings change their lengths, and so the character bytes); only
+/// nulls gives it a null mask.
 column shape_column(const column& real, input_shape shape);
 
 }  // namespace zs::cli

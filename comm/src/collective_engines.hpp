@@ -103,6 +103,8 @@ inline encode_source source_rows(const column_view& v, std::uint64_t row, std::u
     s.chars_bytes = chars;
   } else {
     s.values = static_cast<const std::byte*>(v.data) + row * value_width(v.type);
+    s.null_mask = v.null_mask;
+    s.null_mask_bit = row;
   }
   return s;
 }

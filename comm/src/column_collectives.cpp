@@ -529,7 +529,7 @@ class column_collective {
 // all null send none (null_columns.hpp).
 
 struct columns_with_validity {
-  std::vector<column_view> columns;  // the caller's (masks stripped), then the validity columns
+  std::vector<column_view> columns;  // the caller's, then the validity columns
   std::vector<column> validity;      // the validity columns' bytes (contributors only)
   std::vector<std::size_t> of;       // the caller's column of each validity column
   std::vector<detail::nulls_kind> nulls;  // per caller's column; empty when no column has a mask
@@ -548,10 +548,9 @@ columns_with_validity add_validity(communicator& comm, std::string_view name, st
   bool const reads_data = !root || *root == comm.rank();
   agree_on(comm, name, "expanding the null masks", [&] {
     out.codecs.assign(columns.size(), options.codec);
-    for (auto v : columns) {
-      v.null_mask = nullptr;  // travels as its validity column, or not at all
-      out.columns.push_back(v);
-    }
+    // The masks stay on the views, for codecs that code null rows cheaply
+    // (encode_source::null_mask); they travel as validity columns, or not at all.
+    out.columns.assign(columns.begin(), columns.end());
     for (std::size_t c = 0; c < columns.size(); ++c) {
       if (out.nulls[c] != detail::nulls_kind::mixed) continue;
       if (reads_data) {

@@ -585,6 +585,35 @@ ZS_HD inline int vector_candidate(const Float* values, std::uint32_t count, cons
   return best;
 }
 
+// --- null rows ---------------------------------------------------------------------------------
+
+/// What the encoder codes in place of a null row's value (encode_source::null_mask), the same in
+/// every null row of a vector: the column's fill value, which makes the row a fill cell (free
+/// beside the vector's fill map); without one, the first value of the vector in a row that holds
+/// one (a repeat: no exception, no wider offsets), +0.0 where none does. `values` and `first_row`:
+/// the vector's values and its first row in `s`.
+template <typename Float>
+ZS_HD inline Float null_stand_in(const encode_source& s, const Float* values, std::uint64_t first_row,
+                                 std::uint32_t count, const column_params& p) noexcept {
+  if (p.has_fill) return from_bits<Float>(static_cast<typename float_traits<Float>::bits_t>(p.fill));
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (s.holds_value(first_row + i)) return values[i];
+  }
+  return Float{0};
+}
+
+/// Vector v of `s` as the encoder codes it, into `out`: its values, each null row's replaced by
+/// null_stand_in. A decoder gives the stand-in back in those rows.
+template <typename Float>
+ZS_HD inline void vector_for_encoder(const encode_source& s, std::uint64_t v, const column_params& p,
+                                     Float* out) noexcept {
+  std::uint64_t const first_row = v * vector_values;
+  std::uint32_t const count = values_in_vector(s.count, v);
+  const Float* values = static_cast<const Float*>(s.values) + first_row;
+  Float const stand_in = null_stand_in(s, values, first_row, count, p);
+  for (std::uint32_t i = 0; i < count; ++i) out[i] = s.holds_value(first_row + i) ? values[i] : stand_in;
+}
+
 /// What a thread needs beside its registers to choose and write a vector.
 struct vector_scratch {
   std::uint8_t is_fill[vector_values];  // 1 for a cell that holds the column's fill value
@@ -1020,13 +1049,13 @@ ZS_HD inline std::uint64_t vector_end(const std::byte* body, std::uint64_t v) no
 
 // --- column parameters from a sample -----------------------------------------------------------
 
-/// Reads up to sample_vectors stretches of sample_run consecutive values, spread evenly over
-/// the rows of `pieces` (all of one column), into `sample`; returns how many were read and
-/// sets `stretches` (the values of stretch s are sample[s * sample_run ..], the last one
-/// possibly shorter when the column has fewer rows).
+/// Reads up to sample_vectors stretches of sample_run consecutive rows, spread evenly over
+/// the rows of `pieces` (all of one column), into `sample`, and flags the null ones in
+/// `is_null`; returns how many were read and sets `stretches` (the rows of stretch s are
+/// sample[s * sample_run ..], the last one possibly shorter when the column has fewer rows).
 template <typename Float>
 ZS_HD inline std::uint32_t read_sample(const encode_source* pieces, std::uint64_t num_pieces, Float* sample,
-                                       std::uint32_t& stretches) noexcept {
+                                       std::uint8_t* is_null, std::uint32_t& stretches) noexcept {
   std::uint64_t rows = 0;
   for (std::uint64_t k = 0; k < num_pieces; ++k) rows += pieces[k].count;
   std::uint32_t taken = 0;
@@ -1039,6 +1068,7 @@ ZS_HD inline std::uint32_t read_sample(const encode_source* pieces, std::uint64_
     std::uint64_t k = 0;
     while (k < num_pieces && row >= pieces[k].count) row -= pieces[k++].count;
     for (std::uint32_t i = 0; i < sample_run && k < num_pieces; ++i) {
+      is_null[taken] = pieces[k].holds_value(row) ? 0 : 1;
       sample[taken++] = static_cast<const Float*>(pieces[k].values)[row];
       if (++row == pieces[k].count) {
         row = 0;
@@ -1052,7 +1082,8 @@ ZS_HD inline std::uint32_t read_sample(const encode_source* pieces, std::uint64_
 }
 
 // Preparing a column's parameters is three steps over a sample of it, each a ZS_HD function:
-// take_sample reads the sample; then for each sampled value its count (fill detection), and
+// take_sample reads the sample (and take_out_nulls drops its null rows, whose values do not
+// count); then for each sampled value its count (fill detection), and
 // for each (stretch, exponent/factor combination) its cost, each independent of the others
 // (the GPU spreads them over a block's threads); then choose_params picks, scanning them in
 // order, so any split of the middle step gives the same bytes. prepare_column runs all three
@@ -1061,7 +1092,9 @@ ZS_HD inline std::uint32_t read_sample(const encode_source* pieces, std::uint64_
 template <typename Float>
 struct column_sample {
   Float values[sample_values];
+  std::uint8_t is_null[sample_values];  // as read, before take_out_nulls
   std::uint32_t n = 0;
+  std::uint32_t nulls = 0;  // null rows read (take_out_nulls)
   std::uint32_t stretches = 0;
   std::uint32_t ends[sample_vectors] = {};  // stretch s: values [ends[s - 1] (0 for s = 0), ends[s])
 };
@@ -1082,8 +1115,32 @@ ZS_HD inline void combination(int c, int& e, int& f) noexcept {
 
 template <typename Float>
 ZS_HD inline void take_sample(const encode_source* pieces, std::uint64_t num_pieces, column_sample<Float>& s) noexcept {
-  s.n = read_sample(pieces, num_pieces, s.values, s.stretches);
+  s.n = read_sample(pieces, num_pieces, s.values, s.is_null, s.stretches);
   for (std::uint32_t k = 0; k < s.stretches; ++k) s.ends[k] = (k + 1) * sample_run < s.n ? (k + 1) * sample_run : s.n;
+}
+
+/// Keeps the sampled values for which keep(i) holds (i: their index before), stretch by
+/// stretch; returns how many it dropped.
+template <typename Float, typename Keep>
+ZS_HD inline std::uint32_t keep_in_sample(column_sample<Float>& s, Keep keep) noexcept {
+  std::uint32_t kept = 0;
+  std::uint32_t begin = 0;
+  for (std::uint32_t k = 0; k < s.stretches; ++k) {
+    for (std::uint32_t i = begin; i < s.ends[k]; ++i) {
+      if (keep(i)) s.values[kept++] = s.values[i];
+    }
+    begin = s.ends[k];
+    s.ends[k] = kept;
+  }
+  std::uint32_t const dropped = s.n - kept;
+  s.n = kept;
+  return dropped;
+}
+
+/// Drops the sample's null rows and counts them: their values say nothing of the column's.
+template <typename Float>
+ZS_HD inline void take_out_nulls(column_sample<Float>& s) noexcept {
+  s.nulls = keep_in_sample(s, [&](std::uint32_t i) { return s.is_null[i] == 0; });
 }
 
 /// How many sampled values have the bits of value i.
@@ -1103,24 +1160,17 @@ ZS_HD inline bool better_fill(std::uint32_t count, std::uint64_t bits, std::uint
 }
 
 /// The fill value, from the most frequent bit pattern of the sample (`best_count` times
-/// `best_bits`): when it makes at least a 32nd of the sample, it is the column's, and its cells
-/// leave the sample, stretch by stretch.
+/// `best_bits`; none, 0 times +0.0, where every sampled row is null): when it and the null rows
+/// (which the encoder codes as fill cells) make at least a 32nd of the rows sampled, it is the
+/// column's, and its cells leave the sample, stretch by stretch.
 template <typename Float>
 ZS_HD inline void take_out_fill(column_sample<Float>& s, std::uint32_t best_count, std::uint64_t best_bits,
                                 column_params& p) noexcept {
-  if (best_count < 2 || best_count * 32 < s.n) return;
+  std::uint32_t const covers = best_count + s.nulls;
+  if (covers < 2 || covers * 32 < s.n + s.nulls) return;
   p.has_fill = true;
   p.fill = best_bits;
-  std::uint32_t kept = 0;
-  std::uint32_t begin = 0;
-  for (std::uint32_t k = 0; k < s.stretches; ++k) {
-    for (std::uint32_t i = begin; i < s.ends[k]; ++i) {
-      if (static_cast<std::uint64_t>(bits_of(s.values[i])) != p.fill) s.values[kept++] = s.values[i];
-    }
-    begin = s.ends[k];
-    s.ends[k] = kept;
-  }
-  s.n = kept;
+  keep_in_sample(s, [&](std::uint32_t i) { return static_cast<std::uint64_t>(bits_of(s.values[i])) != p.fill; });
 }
 
 /// The fill value: the most frequent bit pattern (ties: the smaller), when it makes at least a
@@ -1216,6 +1266,7 @@ ZS_HD inline column_params prepare_column(const encode_source* pieces, std::uint
                                           std::uint32_t* counts, std::uint64_t* costs) noexcept {
   column_params p;
   take_sample(pieces, num_pieces, s);
+  take_out_nulls(s);
   for (std::uint32_t i = 0; i < s.n; ++i) counts[i] = occurrences(s, i);
   choose_fill(s, counts, p);
   for (std::uint32_t k = 0; k < s.stretches; ++k) {

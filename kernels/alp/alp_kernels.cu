@@ -356,6 +356,7 @@ __device__ void take_sample_block(const encode_source* pieces, std::uint64_t n, 
     std::uint64_t k = 0;
     while (row >= pieces[k].count) row -= pieces[k++].count;
     s.values[t] = static_cast<const Float*>(pieces[k].values)[row];
+    s.is_null[t] = pieces[k].holds_value(row) ? 0 : 1;
   }
   if (threadIdx.x == 0) {
     s.n = taken;
@@ -389,6 +390,8 @@ __device__ void prepare_column(const encode_source* pieces, std::uint64_t n, std
   }
   __syncthreads();
   take_sample_block(pieces, n, s);
+  __syncthreads();
+  if (threadIdx.x == 0) fmt::take_out_nulls(s);
   __syncthreads();
   // Each value's occurrences, and the best fill value among this thread's values.
   std::uint32_t best_count = 0;
@@ -501,9 +504,55 @@ void launch_items(Kernel kernel, const launch_choice& choice, std::uint64_t item
   observed_launch(r, stream, [&] { kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(args...); });
 }
 
+// A warp per vector of a frame with a copy: the vector as fmt::vector_for_encoder gives it (the
+// same stand-in: the fill value, else the value of the first row that holds one, else +0.0).
+template <typename Float>
+__device__ void replace_nulls_in_vector(const cuda_warp& w, const encode_source& s, std::uint64_t v, Float* copy) {
+  fmt::column_params p;
+  fmt::load_params<Float>(s.params, p);
+  std::uint64_t const first_row = v * fmt::vector_values;
+  std::uint32_t const count = fmt::values_in_vector(s.count, v);
+  const Float* values = static_cast<const Float*>(s.values) + first_row;
+  Float stand_in = fmt::from_bits<Float>(static_cast<typename fmt::float_traits<Float>::bits_t>(p.fill));
+  if (!p.has_fill) {
+    std::uint32_t first = count;
+    for (std::uint32_t i = w.lane; i < count && first == count; i += warp_lanes) {
+      if (s.holds_value(first_row + i)) first = i;
+    }
+    first = w.reduce_min(first);
+    stand_in = first < count ? values[first] : Float{0};
+  }
+  for (std::uint32_t i = w.lane; i < count; i += warp_lanes) {
+    copy[first_row + i] = s.holds_value(first_row + i) ? values[i] : stand_in;
+  }
+}
+
+__global__ void __launch_bounds__(max_vector_threads)
+    replace_nulls_kernel(device_encode_batch batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
+                         void* const* copies) {
+  cuda_warp w;
+  for (std::uint64_t g = first_warp(); g < num_vectors; g += warp_stride()) {
+    std::size_t const f = frame_of_chunk(vector_begin, batch.num_frames, g);
+    if (copies[f] == nullptr) continue;
+    encode_source const& s = batch.sources[f];
+    std::uint64_t const v = g - vector_begin[f];
+    if (s.type == value_type::float64) {
+      replace_nulls_in_vector<double>(w, s, v, static_cast<double*>(copies[f]));
+    } else {
+      replace_nulls_in_vector<float>(w, s, v, static_cast<float*>(copies[f]));
+    }
+  }
+}
+
 }  // namespace
 
 std::size_t encode_temp_bytes(std::uint64_t num_vectors) { return carved_bytes(num_vectors); }
+
+void replace_nulls(const device_encode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
+                   void* const* copies, const launch_choice& choice, cudaStream_t stream) {
+  expect_launch_of("alp_encode", choice);
+  launch_warps(replace_nulls_kernel, choice, num_vectors, 0, stream, batch, vector_begin, num_vectors, copies);
+}
 
 void encode(const device_encode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
             const launch_choice& choice, void* temp, std::size_t temp_bytes, cudaStream_t stream) {

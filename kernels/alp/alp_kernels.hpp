@@ -24,6 +24,13 @@ namespace zs::kernels::alp {
 /// chosen fields, the ALP_RD pass's work list, the scan's and the compaction's temp).
 std::size_t encode_temp_bytes(std::uint64_t num_vectors);
 
+/// Copies of the frames whose sources carry a null mask, for the encoder to read instead: the
+/// values of frame f, each null row's replaced by the stand-in of fmt::vector_for_encoder, go
+/// to copies[f] (room for its values; nullptr: frame f has no mask and no copy). Arguments as
+/// encode's.
+void replace_nulls(const device_encode_batch& batch, const std::uint64_t* vector_begin, std::uint64_t num_vectors,
+                   void* const* copies, const launch_choice& choice, cudaStream_t stream);
+
 /// Encodes every frame's body and sets its codec id, body bytes and codec parameters.
 /// vector_begin: per frame, the index of its first vector in the batch (num_frames + 1 entries,
 /// device memory). choice: the launch of the vector kernels (kernel "alp_encode").

@@ -66,6 +66,7 @@ std::vector<encode_source> cut_sample(const sample_batch& samples, std::vector<s
           ends.push_back(run.offsets + run.count);
         } else {
           run.values = static_cast<const std::byte*>(piece.values) + first * value_width(piece.type);
+          run.null_mask_bit = piece.null_mask_bit + first;
         }
         cut.push_back(run);
       }

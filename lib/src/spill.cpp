@@ -283,6 +283,8 @@ encode_source frame_source(const column_view& v, const spilled_frame& f) {
     s.chars_bytes = f.chars;
   } else {
     s.values = static_cast<const std::byte*>(v.data) + f.row * value_width(v.type);
+    s.null_mask = v.null_mask;
+    s.null_mask_bit = f.row;
   }
   return s;
 }

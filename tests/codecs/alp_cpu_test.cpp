@@ -16,6 +16,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "alp/alp_format.hpp"
@@ -47,13 +48,18 @@ struct encoded {
   }
 };
 
+// `mask`: the column's validity bitmap (nullptr: no nulls); each part reads it from its row on.
 template <typename T>
-encoded encode_host(const std::vector<T>& values, std::size_t parts = 1) {
+encoded encode_host(const std::vector<T>& values, std::size_t parts = 1, const std::vector<std::uint8_t>* mask = nullptr) {
   encoded e;
   zs::value_type const type = zs::value_type_of<T>::value;
   for (std::size_t p = 0; p < parts; ++p) {
     std::uint64_t const begin = values.size() * p / parts, end = values.size() * (p + 1) / parts;
     e.sources.push_back({type, end - begin, values.data() + begin});
+    if (mask != nullptr) {
+      e.sources.back().null_mask = mask->data();
+      e.sources.back().null_mask_bit = begin;
+    }
   }
   std::vector<std::uint64_t> const piece_begin{0, e.sources.size()};
   zs::value_type const types[] = {type};
@@ -240,6 +246,112 @@ TYPED_TEST(AlpCpu, FillValuesCostAboutABitEach) {
   std::uint64_t const vectors = values.size() / zs::alp::vector_values;
   std::uint64_t const lane_counts = zs::alp::float_traits<T>::lanes;
   EXPECT_LE(bytes, alone + vectors * (zs::alp::fill_map_bytes + 96 + lane_counts)) << "the present values alone: " << alone;
+}
+
+// A validity bitmap of `rows` rows: row i holds a value where valid(i).
+template <class Valid>
+std::vector<std::uint8_t> mask_of(std::size_t rows, Valid valid) {
+  std::vector<std::uint8_t> mask(zs::null_mask_bytes(rows), 0);
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (valid(i)) mask[i / 8] = static_cast<std::uint8_t>(mask[i / 8] | (1U << (i % 8)));
+  }
+  return mask;
+}
+
+// Decodes `e` and checks every row that holds a value by `mask` bit for bit; returns what the
+// decoder gave back.
+template <typename T>
+std::vector<T> expect_valid_rows_back(const encoded& e, const std::vector<T>& values, const std::vector<std::uint8_t>& mask) {
+  std::vector<T> out(values.size(), T{0});
+  for (auto const status : decode_host(e, out)) EXPECT_EQ(status, zs::frame_status::ok);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (zs::row_is_valid(mask.data(), i) && zs::alp::bits_of(out[i]) != zs::alp::bits_of(values[i])) {
+      ADD_FAILURE() << "row " << i << ": " << values[i] << " came back as " << out[i];
+      break;
+    }
+  }
+  return out;
+}
+
+// Null rows hold whatever was left there (here random bit patterns: NaNs, infinities, huge and
+// denormal values). Given the mask, the encoder codes them as fill cells: the column costs about
+// what it costs where those rows hold a fill value, far less than coding what they hold. The
+// parts' rows do not start on a byte of the mask.
+TYPED_TEST(AlpCpu, NullRowsCostWhatFillCellsCost) {
+  using T = TypeParam;
+  std::mt19937_64 rng(41);
+  std::size_t const rows = 64 * 1024 + 13;
+  auto const mask = mask_of(rows, [&](std::size_t i) { return (i / 100) % 3 != 1 && rng() % 50 != 0; });
+  std::vector<T> values(rows), filled(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    bool const valid = zs::row_is_valid(mask.data(), i);
+    values[i] = valid ? static_cast<T>(static_cast<double>(rng() % 4000) / 100.0) : from_bits<T>(static_cast<bits_t<T>>(rng()));
+    filled[i] = valid ? values[i] : T(-1e34);
+  }
+  encoded const masked = encode_host(values, 3, &mask);
+  std::vector<T> const back = expect_valid_rows_back(masked, values, mask);
+  zs::alp::column_params p;
+  ASSERT_TRUE(zs::alp::load_params<T>(masked.params.data(), p));
+  ASSERT_TRUE(p.has_fill) << "a third of the rows are null";
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (!zs::row_is_valid(mask.data(), i)) ASSERT_EQ(zs::alp::bits_of(back[i]), p.fill) << "null row " << i;
+  }
+  EXPECT_GT(modes_of(masked).with_fill, 0U);
+  std::uint64_t const as_fill = encode_host(filled, 3).total();
+  std::uint64_t const unmasked = encode_host(values, 3).total();
+  std::printf("%zu rows, a third null: %llu bytes with the mask, %llu with -1e34 in the null rows, %llu coding what they hold\n",
+              rows, static_cast<unsigned long long>(masked.total()), static_cast<unsigned long long>(as_fill),
+              static_cast<unsigned long long>(unmasked));
+  EXPECT_LE(masked.total(), as_fill + as_fill / 100) << "null rows as fill cells: " << as_fill;
+  EXPECT_LT(2 * masked.total(), unmasked) << "what the null rows hold, coded: " << unmasked;
+}
+
+// Null rows too few for a fill value (here 1 in 97, below a 32nd) repeat their vector's first
+// value: no exception, no wider offsets, whatever they held. A vector without a value decodes
+// to +0.0 throughout.
+TYPED_TEST(AlpCpu, RareNullRowsRepeatTheirVectorsFirstValue) {
+  using T = TypeParam;
+  std::mt19937_64 rng(43);
+  std::size_t const rows = 16 * 1024;
+  std::size_t const empty_vector = 5;  // every row null
+  auto const valid = [&](std::size_t i) { return i / zs::alp::vector_values != empty_vector && i % 97 != 3; };
+  auto const mask = mask_of(rows, valid);
+  std::vector<T> values(rows), repeated(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    values[i] = valid(i) ? static_cast<T>(static_cast<double>(rng() % 100000) / 1000.0)
+                         : (i % 2 == 0 ? std::numeric_limits<T>::quiet_NaN() : -std::numeric_limits<T>::infinity());
+  }
+  for (std::size_t i = 0; i < rows; ++i) {
+    std::size_t const v = i / zs::alp::vector_values;
+    std::size_t first = v * zs::alp::vector_values;
+    while (first < rows && first / zs::alp::vector_values == v && !valid(first)) ++first;
+    repeated[i] = valid(i) ? values[i] : v == empty_vector ? T{0} : values[first];
+  }
+  encoded const masked = encode_host(values, 2, &mask);
+  std::vector<T> const back = expect_valid_rows_back(masked, values, mask);
+  zs::alp::column_params p;
+  ASSERT_TRUE(zs::alp::load_params<T>(masked.params.data(), p));
+  ASSERT_FALSE(p.has_fill);
+  EXPECT_EQ(std::memcmp(back.data(), repeated.data(), rows * sizeof(T)), 0) << "the stand-ins of null rows";
+  std::uint64_t const unmasked = encode_host(values, 2).total();
+  EXPECT_LE(masked.total(), encode_host(repeated, 2).total() + 64);
+  EXPECT_LT(masked.total(), unmasked);
+}
+
+// A column of null rows only: a map and a header per vector, whatever the rows hold.
+TYPED_TEST(AlpCpu, AColumnOfNullRowsCostsAMapPerVector) {
+  using T = TypeParam;
+  std::mt19937_64 rng(47);
+  std::size_t const rows = 10 * 1024 + 500;
+  std::vector<std::uint8_t> const mask(zs::null_mask_bytes(rows), 0);
+  std::vector<T> values(rows);
+  for (auto& v : values) v = from_bits<T>(static_cast<bits_t<T>>(rng()));
+  encoded const masked = encode_host(values, 1, &mask);
+  std::vector<T> const back = expect_valid_rows_back(masked, values, mask);
+  for (T const v : back) ASSERT_EQ(zs::alp::bits_of(v), 0U);
+  std::uint64_t const vectors = zs::alp::vector_count(rows);
+  EXPECT_LE(masked.total(), zs::frame_header_bytes + zs::params_section_bytes(zs::alp::params_bytes) +
+                                vectors * (8 + zs::alp::vector_header_bytes + zs::alp::fill_map_bytes + 8));
 }
 
 TYPED_TEST(AlpCpu, HighPrecisionValuesCodeAsAlpRd) {
@@ -527,6 +639,63 @@ TEST(AlpCpuVectorMix, CountsEveryVectorAndRefusesWhatTheDecoderRefuses) {
   body[8 * vectors] = std::byte{0x7f};  // the first vector's mode: none defined
   reseal(damaged.data());
   EXPECT_TRUE(refused(damaged, zs::value_type::float64));
+}
+
+// Null rows on the real columns, holding random bit patterns: (a) a fifth of the rows null, in
+// runs of 50 (a dropped sensor, a missing join partner), and (b) the cells of the column's most
+// frequent value, where it is a fill value (at least a 32nd of the rows: levitus_temp's), null.
+// Given the mask, neither costs more than the column as it comes; without it, (a) costs more.
+template <typename T>
+void check_real_nulls(const real_float_column& c, const zs::column& col) {
+  const T* data = col.view().values<T>();
+  std::vector<T> const as_it_comes(data, data + col.size());
+  std::size_t const rows = as_it_comes.size();
+  std::size_t const parts = std::max<std::size_t>(1, rows * sizeof(T) / (std::size_t{1} << 20));
+  auto const ratio = [&](const encoded& e) { return static_cast<double>(rows * sizeof(T)) / static_cast<double>(e.total()); };
+  double const plain = ratio(encode_host(as_it_comes, parts));
+  std::mt19937_64 rng(53);
+  auto const scribbled = [&](const std::vector<std::uint8_t>& mask) {
+    std::vector<T> v = as_it_comes;
+    for (std::size_t i = 0; i < rows; ++i) {
+      if (!zs::row_is_valid(mask.data(), i)) v[i] = from_bits<T>(static_cast<bits_t<T>>(rng()));
+    }
+    return v;
+  };
+
+  auto const fifth = mask_of(rows, [](std::size_t i) { return (i / 50) % 5 != 2; });
+  std::vector<T> const a = scribbled(fifth);
+  encoded const a_masked = encode_host(a, parts, &fifth);
+  expect_valid_rows_back(a_masked, a, fifth);
+  double const a_unmasked = ratio(encode_host(a, parts));
+  std::printf("%-18s as it comes %.3f; a fifth null: %.3f with the mask, %.3f without", c.file, plain,
+              ratio(a_masked), a_unmasked);
+  EXPECT_GE(ratio(a_masked), plain) << c.file;
+  EXPECT_LT(a_unmasked, plain) << c.file;
+
+  std::unordered_map<bits_t<T>, std::size_t> counts;
+  for (T const v : as_it_comes) ++counts[std::bit_cast<bits_t<T>>(v)];
+  auto const top = std::max_element(counts.begin(), counts.end(), [](auto& x, auto& y) { return x.second < y.second; });
+  if (top->second * 32 >= rows) {
+    auto const fill_null = mask_of(rows, [&](std::size_t i) { return std::bit_cast<bits_t<T>>(as_it_comes[i]) != top->first; });
+    std::vector<T> const b = scribbled(fill_null);
+    encoded const b_masked = encode_host(b, parts, &fill_null);
+    expect_valid_rows_back(b_masked, b, fill_null);
+    std::printf("; its fill cells null: %.3f with the mask", ratio(b_masked));
+    EXPECT_GE(ratio(b_masked), plain) << c.file;
+  }
+  std::printf("\n");
+}
+
+TEST(AlpCpuRealColumns, NullRowsCostNoMoreThanTheValuesTheyHide) {
+  if (std::getenv("ZS_DATA_DIR") == nullptr) GTEST_SKIP() << "ZS_DATA_DIR is not set: no real columns";
+  for (auto const& c : real_float_columns) {
+    zs::column const col = zs::test::data_column(c.file);
+    if (col.type() == zs::value_type::float64) {
+      check_real_nulls<double>(c, col);
+    } else {
+      check_real_nulls<float>(c, col);
+    }
+  }
 }
 
 TEST(AlpCpuRealColumns, RoundTripAtLeastTheReferencesRatios) {

@@ -271,7 +271,10 @@ TEST_P(ShuffleGpu, RealColumnWithFillValuesAsNullsMatchesTheCpuShuffle) {
   auto gpu = zs::shuffle_table(*device_, device_table, keys, options, *stream_);
   auto const back = to_host(gpu.rows.columns);
   ASSERT_EQ(back[0].size(), cpu.rows.columns[0].size());
-  EXPECT_TRUE(zs::test::same_bytes(back[0].view().data, cpu.rows.columns[0].view().data, cpu.rows.columns[0].data_bytes()));
+  // The rows that hold a value (what the null rows hold is unspecified: the CPU and GPU paths
+  // may cut frames apart, and their stand-ins with them).
+  EXPECT_TRUE(zs::test::same_valid_rows(back[0].view().data, cpu.rows.columns[0].view().data, back[0].size(), 4,
+                                        cpu.rows.columns[0].view().null_mask));
   EXPECT_EQ(back[0].validity(), cpu.rows.columns[0].validity());
   // Every null row of every rank is on the rank that owns null_key_hash's partition.
   std::uint64_t const all_nulls = host_->allreduce_sum(nulls);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <span>
 #include <string>
 #include <vector>
@@ -246,11 +247,17 @@ zs::table nullable_table_of(int rank) {
   return t;
 }
 
-// A row with its cells' validity.
+// A row with its cells' validity. Rows are equal where their validity is and every cell that
+// holds a value is: a null cell's value is unspecified (a codec may give back another).
 struct nullable_row {
   row cells;
   bool key, value, text;
-  bool operator==(const nullable_row&) const = default;
+  bool operator==(const nullable_row& o) const {
+    return key == o.key && value == o.value && text == o.text && cells.origin == o.cells.origin &&
+           (!key || cells.key == o.cells.key) && (!value || std::bit_cast<std::uint64_t>(cells.value) ==
+                                                                std::bit_cast<std::uint64_t>(o.cells.value)) &&
+           (!text || cells.text == o.cells.text);
+  }
 };
 
 std::vector<nullable_row> nullable_rows_in(const zs::table& host) {

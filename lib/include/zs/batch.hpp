@@ -32,10 +32,23 @@ struct encode_source {
   const std::byte* params = nullptr;
   /// Set by the codec's base class for its kernels (callers leave it 0): params_bytes(type).
   std::uint64_t params_bytes = 0;
+  /// Fixed width, optional: which rows hold a value. Row i is null where bit null_mask_bit + i
+  /// of this Arrow validity bitmap (bit b: bit b % 8 of byte b / 8) is 0; nullptr: no row is.
+  /// A null row's value is unspecified, so a codec may code whatever costs it least there and
+  /// decode that: alp codes null rows as fill cells (docs/FORMAT.md, "Null rows"). Codecs that
+  /// do not use it code the rows' values as they are. The mask does not travel in the frame.
+  const std::uint8_t* null_mask = nullptr;
+  std::uint64_t null_mask_bit = 0;
 
   /// Uncompressed bytes of the slice: count x width, or the character bytes of strings.
   ZS_HD std::uint64_t raw_bytes() const noexcept {
     return type == value_type::string ? chars_bytes : count * value_width(type);
+  }
+  /// Whether row i holds a value (null_mask above).
+  ZS_HD bool holds_value(std::uint64_t i) const noexcept {
+    if (null_mask == nullptr) return true;
+    std::uint64_t const bit = null_mask_bit + i;
+    return ((null_mask[bit / 8] >> (bit % 8)) & 1U) != 0;
   }
 };
 

@@ -29,10 +29,15 @@ void encode_body(const encode_source& source, const alp::column_params& p, std::
   std::byte* data = body + 8 * vectors;
   std::uint64_t end = 0;
   alp::vector_scratch scratch;
+  Float with_stand_ins[alp::vector_values];  // a vector whose null rows are replaced
   const auto* values = static_cast<const Float*>(source.values);
   for (std::uint64_t v = 0; v < vectors; ++v) {
     std::uint32_t const count = alp::values_in_vector(source.count, v);
     const Float* first = values + v * alp::vector_values;
+    if (source.null_mask != nullptr) {
+      alp::vector_for_encoder(source, v, p, with_stand_ins);
+      first = with_stand_ins;
+    }
     std::uint64_t bytes = 0;
     alp::vector_fields const fields = alp::choose_vector(first, count, p, scratch, bytes);
     end += alp::write_vector(first, count, fields, scratch.is_fill, data + end);

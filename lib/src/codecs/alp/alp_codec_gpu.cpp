@@ -1,4 +1,5 @@
 // The alp codec on the GPU: plans the vector map of a batch and launches kernels/alp over it.
+#include <algorithm>
 #include <vector>
 
 #include "alp/alp_format.hpp"
@@ -42,12 +43,36 @@ std::uint64_t vectors_of(std::span<const encode_source> sources) {
   return n;
 }
 
+// The scratch of an encode: per frame its first vector, then, where sources have null masks, a
+// pointer per frame to the copy of its values (kernels::alp::replace_nulls), the encoder's
+// scratch, and the copies. The pointers lie before the encoder's scratch, so that the upload
+// which points the descriptors at the copies spans little of it.
+struct encode_scratch {
+  std::uint64_t* vector_begin = nullptr;
+  void** copies = nullptr;  // nullptr: no source has a mask
+  void* kernel_temp = nullptr;
+  std::size_t kernel_bytes = 0;
+  std::vector<void*> copy_of;  // per frame; nullptr without a mask
+};
+
+encode_scratch carve_encode(detail::temp_layout& layout, std::span<const encode_source> sources) {
+  encode_scratch out;
+  out.vector_begin = layout.take<std::uint64_t>(sources.size() + 1);
+  bool const masks = std::any_of(sources.begin(), sources.end(), [](const encode_source& s) { return s.null_mask != nullptr; });
+  if (masks) out.copies = layout.take<void*>(sources.size());
+  out.kernel_bytes = kernels::alp::encode_temp_bytes(vectors_of(sources));
+  out.kernel_temp = layout.take<std::byte>(out.kernel_bytes);
+  if (masks) {
+    for (auto const& s : sources) out.copy_of.push_back(s.null_mask != nullptr ? layout.take<std::byte>(s.raw_bytes()) : nullptr);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::size_t alp_codec::encode_payloads_temp_bytes(std::span<const encode_source> sources) const {
   detail::temp_layout layout;
-  layout.take<std::uint64_t>(sources.size() + 1);
-  layout.take<std::byte>(kernels::alp::encode_temp_bytes(vectors_of(sources)));
+  carve_encode(layout, sources);
   return layout.bytes();
 }
 
@@ -55,14 +80,28 @@ void alp_codec::encode_payloads_async(const device_encode_batch& batch, const en
                                       std::size_t temp_bytes, detail::upload_image& uploads,
                                       cudaStream_t stream) const {
   detail::temp_layout layout(temp, temp_bytes);
+  encode_scratch const scratch = carve_encode(layout, host.sources);
   std::vector<std::uint64_t> const begin = vector_begin(host.sources);
-  auto* device_begin = layout.take<std::uint64_t>(begin.size());
-  std::size_t const kernel_bytes = kernels::alp::encode_temp_bytes(begin.back());
-  void* kernel_temp = layout.take<std::byte>(kernel_bytes);
-  uploads.put<std::uint64_t>(device_begin, begin);
-  uploads.send(stream);
+  uploads.put<std::uint64_t>(scratch.vector_begin, begin);
   launch_choice const choice = choose_launch(alp_encode_spec, type_of(host.sources), raw_bytes_of(host.sources));
-  kernels::alp::encode(batch, device_begin, begin.back(), choice, kernel_temp, kernel_bytes, stream);
+  if (scratch.copies != nullptr) {
+    // The copies are made from the caller's values; then the descriptors point at them (an
+    // upload after the kernel on the stream) and the encoder reads them as it reads any source.
+    uploads.put<void*>(scratch.copies, scratch.copy_of);
+    uploads.send(stream);
+    kernels::alp::replace_nulls(batch, scratch.vector_begin, begin.back(), scratch.copies, choice, stream);
+    for (std::size_t f = 0; f < scratch.copy_of.size(); ++f) {
+      if (scratch.copy_of[f] == nullptr) continue;
+      encode_source copied = host.sources[f];
+      copied.values = scratch.copy_of[f];
+      copied.null_mask = nullptr;
+      copied.null_mask_bit = 0;
+      uploads.put<encode_source>(const_cast<encode_source*>(batch.sources) + f, std::span<const encode_source>(&copied, 1));
+    }
+  }
+  uploads.send(stream);
+  kernels::alp::encode(batch, scratch.vector_begin, begin.back(), choice, scratch.kernel_temp, scratch.kernel_bytes,
+                       stream);
 }
 
 std::size_t alp_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
