@@ -2,23 +2,29 @@
 // (lib/src/codecs/dict/dict_codec.cpp) and the GPU kernels, so that both write the same bytes and
 // refuse the same frames.
 //
-// Integer columns of few distinct values. A frame is either plain, its values as one embedded
-// frame of the extended bit-packing codec (bitpack_ext), or a dictionary: the frame's distinct
-// values in ascending order as an embedded bitpack_ext frame, then one code per row (the row's
-// entry) as another, in the unsigned type of the values' width. The codes of a column of 64
-// distinct values pack into 6 bits whatever the values' spread, and the row order's runs stay
-// runs of codes, which bitpack_ext's schemes code as they would the values.
+// Integer columns of few distinct values, or of long runs. A frame is one of three forms, each
+// of embedded frames of the extended bit-packing codec (bitpack_ext):
+// - plain: its values as one embedded frame;
+// - dictionary: the frame's distinct values in ascending order, then one code per row (the
+//   row's entry) in the unsigned type of the values' width. The codes of a column of 64 distinct
+//   values pack into 6 bits whatever the values' spread;
+// - runs: the lengths of its runs of equal values (uint32), then each run's value. A run-heavy
+//   column's values then cost a field per run, not a block header per 512 rows, and
+//   bitpack_ext codes the run values of a sorted column by their differences.
 //
-// Codec parameters (16 bytes at header offset 40): u64 d, the dictionary's entries (0: plain),
-// and u64 Ld, the bytes of the dictionary frame (0 when plain). The payload is
+// Codec parameters (16 bytes at header offset 40): u64 E, the form: 0 plain, d (1..4096) a
+// dictionary of d entries, runs_flag + R runs; and u64 Ld, the bytes of the first embedded frame
+// (0 when plain). The payload is
 //
 //   offset          size         content
-//   0               Ld           the dictionary frame: d values of the frame's type (d > 0 only)
+//   0               Ld           the dictionary frame (d values of the frame's type), or the
+//                                lengths frame (R uint32 values); none when plain
 //   Ld              to 16        zero
-//   A = align(Ld)   the rest     the main frame: the n values (plain) or the n codes
+//   A = align(Ld)   the rest     the main frame: the n values (plain), the n codes, or the R run values
 //
-// The encoder finds a frame's distinct values while there are at most entry_limit(n) of them,
-// and writes the dictionary where its payload is strictly smaller than the plain one.
+// The encoder finds a frame's distinct values while there are at most entry_limit(n) of them, and
+// its runs where it has at most max_runs(n); it writes the form of the smallest payload (ties:
+// plain, then the dictionary).
 #pragma once
 
 #include <cstddef>
@@ -37,12 +43,25 @@ inline constexpr std::uint64_t max_entries = 4096;
 /// entry rarely pay for the dictionary, and the GPU's hash tables stay within 2 bytes a row.
 inline constexpr std::uint64_t rows_per_entry = 16;
 
+/// The runs form's flag in the form field: E = runs_flag + R.
+inline constexpr std::uint64_t runs_flag = std::uint64_t{1} << 63;
+/// The encoder tries the runs form where a frame has at most a run per this many rows; its
+/// lengths are uint32, so a frame of runs has fewer than 2^32 rows.
+inline constexpr std::uint64_t rows_per_run = 4;
+inline constexpr std::uint64_t max_run_rows = 0xffffffffULL;
+
 /// The value types the codec encodes: the integers (bool8 as a uint8).
 ZS_HD constexpr bool encodes(value_type type) noexcept { return is_integer(type); }
 
 /// The most entries the encoder looks for in a frame of `rows` rows (0: no dictionary).
 ZS_HD constexpr std::uint64_t entry_limit(std::uint64_t rows) noexcept {
   return rows / rows_per_entry < max_entries ? rows / rows_per_entry : max_entries;
+}
+
+/// The most runs the encoder takes a frame of `rows` rows in the runs form (0: none, below 16
+/// rows or at 2^32 rows and more).
+ZS_HD constexpr std::uint64_t max_runs(std::uint64_t rows) noexcept {
+  return rows < rows_per_entry || rows > max_run_rows ? 0 : rows / rows_per_run;
 }
 
 /// Slots of the GPU encoder's hash table for a frame of `rows` rows: a power of two at least
@@ -83,8 +102,14 @@ ZS_HD constexpr std::uint64_t main_frame_at(std::uint64_t dictionary_bytes) noex
 
 /// The codec parameters.
 struct fields {
-  std::uint64_t entries = 0;           // d
-  std::uint64_t dictionary_bytes = 0;  // Ld
+  std::uint64_t entries = 0;           // E: 0, d, or runs_flag + R
+  std::uint64_t dictionary_bytes = 0;  // Ld: bytes of the dictionary or lengths frame
+
+  ZS_HD bool plain() const noexcept { return entries == 0; }
+  ZS_HD bool runs() const noexcept { return (entries & runs_flag) != 0; }
+  ZS_HD bool dictionary() const noexcept { return !plain() && !runs(); }
+  /// R, for the runs form.
+  ZS_HD std::uint64_t run_count() const noexcept { return entries & ~runs_flag; }
 };
 
 ZS_HD inline fields load_fields(const frame_header& h) noexcept {
@@ -103,19 +128,25 @@ ZS_HD inline std::uint64_t embedded_payload_bytes(const std::byte* at) noexcept 
 
 /// The format's rules on a frame whose header and checksum were checked, before anything past
 /// the embedded frames' headers is read: the parameters, and each embedded frame filling its
-/// place exactly. What the embedded frames hold is checked by their decoder, and every code
-/// against d as it is replaced.
+/// place exactly. What the embedded frames hold is checked by their decoder, every code against
+/// d as it is replaced, and a runs frame's lengths (each at least 1, adding up to n) before any
+/// row is written.
 ZS_HD inline frame_status check_frame(const frame_header& h, const std::byte* payload) noexcept {
   fields const f = load_fields(h);
   std::uint64_t const p = h.payload_bytes;
   std::uint64_t const n = h.value_count;
   if (!encodes(h.type)) return frame_status::unsupported_type;
   std::uint64_t main_at = 0;
-  if (f.entries == 0) {
+  if (f.plain()) {
     if (f.dictionary_bytes != 0) return frame_status::corrupt_payload;
   } else {
-    bool const codes_fit = value_width(h.type) >= 2 || f.entries <= 256;
-    if (f.entries > n || f.entries > max_entries || !codes_fit) return frame_status::corrupt_payload;
+    if (f.runs()) {
+      // At least one run; no more runs than rows; lengths that fit their uint32.
+      if (f.run_count() == 0 || f.run_count() > n || n > max_run_rows) return frame_status::corrupt_payload;
+    } else {
+      bool const codes_fit = value_width(h.type) >= 2 || f.entries <= 256;
+      if (f.entries > n || f.entries > max_entries || !codes_fit) return frame_status::corrupt_payload;
+    }
     if (f.dictionary_bytes < frame_header_bytes || f.dictionary_bytes > p) return frame_status::corrupt_payload;
     main_at = main_frame_at(f.dictionary_bytes);
     if (main_at > p) return frame_status::corrupt_payload;

@@ -204,6 +204,90 @@ __global__ void code_kernel(device_encode_batch batch, const std::uint64_t* chun
   }
 }
 
+// The exclusive prefix of `x` over the block's threads in thread order, and the block's total.
+// Every thread of the block calls it (whole warps); sums: 32 entries of shared memory.
+template <typename T>
+__device__ T block_exclusive_sum(T x, T* sums, T& total) {
+  unsigned const lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  T inclusive = x;
+  for (unsigned d = 1; d < 32; d *= 2) {
+    T const up = __shfl_up_sync(0xffffffffU, inclusive, d);
+    if (lane >= d) inclusive += up;
+  }
+  __syncthreads();  // the previous call's readers of sums are done
+  if (lane == 31) sums[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    T w = lane < warps ? sums[lane] : T{0};
+    for (unsigned d = 1; d < 32; d *= 2) {
+      T const up = __shfl_up_sync(0xffffffffU, w, d);
+      if (lane >= d) w += up;
+    }
+    sums[lane] = w;
+  }
+  __syncthreads();
+  total = sums[warps - 1];
+  return (warp == 0 ? T{0} : sums[warp - 1]) + inclusive - x;
+}
+
+// Whether row i of a frame starts a run: its first row, or a value other than the row before's.
+__device__ inline bool starts_run(const void* values, std::size_t width, std::uint64_t i) {
+  return i == 0 || load_bits(values, width, i) != load_bits(values, width, i - 1);
+}
+
+__global__ void count_runs_kernel(device_encode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                                  std::uint64_t chunk_rows, std::uint32_t* chunk_runs) {
+  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+    encode_source const& s = batch.sources[f];
+    std::size_t const width = value_width(s.type);
+    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
+    std::uint64_t const end = s.count - first < chunk_rows ? s.count : first + chunk_rows;
+    std::uint32_t count = 0;
+    for (std::uint64_t round = first; round < end; round += blockDim.x) {
+      std::uint64_t const i = round + threadIdx.x;
+      count += static_cast<std::uint32_t>(__syncthreads_count(i < end && starts_run(s.values, width, i)));
+    }
+    if (threadIdx.x == 0) chunk_runs[chunk] = count;
+  }
+}
+
+__global__ void write_runs_kernel(device_encode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                                  std::uint64_t chunk_rows, const std::uint64_t* chunk_run_first, run_arrays r) {
+  __shared__ std::uint32_t sums[32];
+  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+    std::uint64_t const base = r.run_begin[f];
+    if (r.run_begin[f + 1] == base) continue;
+    encode_source const& s = batch.sources[f];
+    std::size_t const width = value_width(s.type);
+    std::byte* values = r.area + r.values_at[f];
+    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
+    std::uint64_t const end = s.count - first < chunk_rows ? s.count : first + chunk_rows;
+    std::uint64_t next = chunk_run_first[chunk];
+    for (std::uint64_t round = first; round < end; round += blockDim.x) {
+      std::uint64_t const i = round + threadIdx.x;
+      bool const start = i < end && starts_run(s.values, width, i);
+      std::uint32_t total = 0;
+      std::uint32_t const before = block_exclusive_sum<std::uint32_t>(start ? 1U : 0U, sums, total);
+      if (start) {
+        std::uint64_t const g = next + before;
+        store_bits(values, width, g - base, load_bits(s.values, width, i));
+        r.starts[g] = static_cast<std::uint32_t>(i);
+      }
+      next += total;
+    }
+  }
+}
+
+__global__ void run_lengths_kernel(device_encode_batch batch, run_arrays r, std::uint64_t total_runs) {
+  for (std::uint64_t g = first_item(); g < total_runs; g += item_stride()) {
+    std::size_t const f = frame_of_chunk(r.run_begin, batch.num_frames, g);
+    std::uint64_t const end = g + 1 < r.run_begin[f + 1] ? r.starts[g + 1] : batch.sources[f].count;
+    r.lengths[g] = static_cast<std::uint32_t>(end - r.starts[g]);
+  }
+}
+
 // Copies `bytes` from src to dst (both 16-byte aligned) with the block's threads.
 __device__ void copy_block(std::byte* dst, const std::byte* src, std::uint64_t bytes) {
   std::uint64_t const wide = bytes / 16;
@@ -218,21 +302,26 @@ __global__ void assemble_kernel(device_encode_batch batch, packed_frames p) {
   for (std::uint64_t f = blockIdx.x; f < batch.num_frames; f += gridDim.x) {
     std::byte* frame = batch.frames + batch.frame_offsets[f];
     std::byte* payload = frame + frame_header_bytes;
-    std::uint64_t const plain = p.plain_bytes[f];
-    std::uint32_t const piece = p.first_piece[f];
+    // The form of the smallest payload, the earlier of equal ones: plain, dictionary, runs.
     fmt::fields chosen;
-    std::uint64_t payload_bytes = plain;
+    std::uint64_t payload_bytes = p.plain_bytes[f];
+    std::uint32_t piece = no_piece;
+    auto const consider = [&](std::uint32_t first, std::uint64_t entries) {
+      if (first == no_piece) return;
+      std::uint64_t const bytes = fmt::main_frame_at(p.piece_bytes[first]) + p.piece_bytes[first + 1];
+      if (bytes >= payload_bytes) return;
+      piece = first;
+      chosen = {entries, p.piece_bytes[first]};
+      payload_bytes = bytes;
+    };
+    consider(p.first_piece[f], p.entries[f]);
+    consider(p.run_piece[f], fmt::runs_flag | p.run_count[f]);
     if (piece != no_piece) {
-      std::uint64_t const dictionary_bytes = p.piece_bytes[piece];
-      std::uint64_t const codes_at = fmt::main_frame_at(dictionary_bytes);
-      std::uint64_t const codes_bytes = p.piece_bytes[piece + 1];
-      if (codes_at + codes_bytes < plain) {
-        copy_block(payload, p.pieces + p.piece_at[piece], dictionary_bytes);
-        for (std::uint64_t b = dictionary_bytes + threadIdx.x; b < codes_at; b += blockDim.x) payload[b] = std::byte{0};
-        copy_block(payload + codes_at, p.pieces + p.piece_at[piece + 1], codes_bytes);
-        chosen = {p.entries[f], dictionary_bytes};
-        payload_bytes = codes_at + codes_bytes;
-      }
+      std::uint64_t const first_bytes = p.piece_bytes[piece];
+      std::uint64_t const main_at = fmt::main_frame_at(first_bytes);
+      copy_block(payload, p.pieces + p.piece_at[piece], first_bytes);
+      for (std::uint64_t b = first_bytes + threadIdx.x; b < main_at; b += blockDim.x) payload[b] = std::byte{0};
+      copy_block(payload + main_at, p.pieces + p.piece_at[piece + 1], payload_bytes - main_at);
     }
     if (threadIdx.x == 0) fmt::store_fields(frame, chosen, payload_bytes);
   }
@@ -260,6 +349,59 @@ __global__ void fold_kernel(device_decode_batch batch, const frame_status* piece
                             std::size_t pieces) {
   for (std::uint64_t i = first_item(); i < pieces; i += item_stride()) {
     if (piece_status[i] != frame_status::ok) batch.status[owner[i]] = frame_status::corrupt_payload;
+  }
+}
+
+__global__ void check_runs_kernel(device_decode_batch batch, const std::uint64_t* run_begin, const std::uint32_t* lengths,
+                                  std::uint32_t* starts) {
+  __shared__ std::uint64_t sums[32];
+  for (std::uint64_t f = blockIdx.x; f < batch.num_frames; f += gridDim.x) {
+    std::uint64_t const begin = run_begin[f], end = run_begin[f + 1];
+    if (begin == end || batch.status[f] != frame_status::ok) continue;
+    std::uint64_t rows = 0;
+    bool zero = false;
+    for (std::uint64_t round = begin; round < end; round += blockDim.x) {
+      std::uint64_t const k = round + threadIdx.x;
+      std::uint32_t const length = k < end ? lengths[k] : 0U;
+      zero = zero || (k < end && length == 0);
+      std::uint64_t total = 0;
+      std::uint64_t const before = block_exclusive_sum<std::uint64_t>(length, sums, total);
+      // Wraps only where the lengths add up to more than a frame of runs may hold: refused below.
+      if (k < end) starts[k] = static_cast<std::uint32_t>(rows + before);
+      rows += total;
+    }
+    bool const any_zero = __syncthreads_or(zero) != 0;
+    if (threadIdx.x == 0 && (any_zero || rows != batch.targets[f].count)) batch.status[f] = frame_status::corrupt_payload;
+  }
+}
+
+__global__ void expand_kernel(device_decode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                              std::uint64_t chunk_rows, const std::uint64_t* run_begin, const std::uint32_t* starts,
+                              const std::byte* values, const std::uint64_t* values_at) {
+  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+    if (batch.status[f] != frame_status::ok) continue;
+    decode_target const& t = batch.targets[f];
+    std::size_t const width = value_width(t.type);
+    const std::uint32_t* first_rows = starts + run_begin[f];
+    std::uint64_t const runs = run_begin[f + 1] - run_begin[f];
+    const std::byte* run_values = values + values_at[f];
+    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
+    std::uint64_t const end = t.count - first < chunk_rows ? t.count : first + chunk_rows;
+    // Run k is the last starting at or before row i (check_runs found the first rows rising from
+    // 0): a binary search for the thread's first row, then a walk as its rows go up by the
+    // block's width (a few runs a step where runs are short, none where they are long).
+    std::uint64_t k = 0;
+    std::uint64_t const i0 = first + threadIdx.x;
+    for (std::uint64_t len = runs; len > 1 && i0 < end;) {
+      std::uint64_t const half = len / 2;
+      k = first_rows[k + half] <= i0 ? k + half : k;
+      len -= half;
+    }
+    for (std::uint64_t i = i0; i < end; i += blockDim.x) {
+      while (k + 1 < runs && first_rows[k + 1] <= i) ++k;
+      store_bits(t.values, width, i, load_bits(run_values, width, k));
+    }
   }
 }
 
@@ -336,6 +478,19 @@ void code_rows(const device_encode_batch& batch, const launch_choice& chunks, co
   launch_chunks(code_kernel, chunks, batch, chunk_begin, num_chunks, stream, d);
 }
 
+void count_runs(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                std::uint64_t num_chunks, std::uint32_t* chunk_runs, cudaStream_t stream) {
+  launch_chunks(count_runs_kernel, chunks, batch, chunk_begin, num_chunks, stream, chunk_runs);
+}
+
+void write_runs(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                std::uint64_t num_chunks, const std::uint64_t* chunk_run_first, std::uint64_t total_runs,
+                const run_arrays& runs, cudaStream_t stream) {
+  if (total_runs == 0) return;
+  launch_chunks(write_runs_kernel, chunks, batch, chunk_begin, num_chunks, stream, chunk_run_first, runs);
+  launch_items(run_lengths_kernel, total_runs, stream, batch, runs, total_runs);
+}
+
 void assemble(const device_encode_batch& batch, const packed_frames& packed, cudaStream_t stream) {
   if (batch.num_frames == 0) return;
   launch_frames(assemble_kernel, batch.num_frames, stream, batch, packed);
@@ -350,6 +505,18 @@ void fold_statuses(const device_decode_batch& batch, const frame_status* piece_s
                    std::size_t pieces, cudaStream_t stream) {
   if (pieces == 0) return;
   launch_items(fold_kernel, pieces, stream, batch, piece_status, owner, pieces);
+}
+
+void check_runs(const device_decode_batch& batch, const std::uint64_t* run_begin, const std::uint32_t* lengths,
+                std::uint32_t* starts, cudaStream_t stream) {
+  if (batch.num_frames == 0) return;
+  launch_frames(check_runs_kernel, batch.num_frames, stream, batch, run_begin, lengths, starts);
+}
+
+void expand_runs(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                 std::uint64_t num_chunks, const std::uint64_t* run_begin, const std::uint32_t* starts,
+                 const std::byte* values, const std::uint64_t* values_at, cudaStream_t stream) {
+  launch_chunks(expand_kernel, chunks, batch, chunk_begin, num_chunks, stream, run_begin, starts, values, values_at);
 }
 
 void replace_codes(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,

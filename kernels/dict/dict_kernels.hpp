@@ -59,19 +59,43 @@ void sort_dictionaries(const device_encode_batch& batch, const distinct_tables& 
 void code_rows(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
                std::uint64_t num_chunks, const dictionaries& d, cudaStream_t stream);
 
+/// Counts each chunk's run starts (a row whose value differs from the row before it in its frame,
+/// and each frame's first row) into chunk_runs. chunk_begin: as find_distinct's.
+void count_runs(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                std::uint64_t num_chunks, std::uint32_t* chunk_runs, cudaStream_t stream);
+
+/// The frames that take the runs form's pieces: their runs in batch-wide arrays, frame f's runs
+/// [run_begin[f], run_begin[f + 1]) (none for the others).
+struct run_arrays {
+  const std::uint64_t* run_begin;  // F + 1
+  std::uint32_t* starts;           // each run's first row in its frame
+  std::uint32_t* lengths;          // each run's rows
+  const std::uint64_t* values_at;  // F: frame f's run values (its width each) at area + values_at[f]
+  std::byte* area;
+};
+
+/// Writes the runs of the frames that take them: each run's value and first row, then its
+/// length. chunk_begin: as count_runs'; chunk_run_first: per chunk, the batch-wide index of the
+/// first run starting in it.
+void write_runs(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                std::uint64_t num_chunks, const std::uint64_t* chunk_run_first, std::uint64_t total_runs,
+                const run_arrays& runs, cudaStream_t stream);
+
 /// The embedded frames the packer wrote: each frame's plain frame in its place, and for the
-/// frames with a dictionary its dictionary and codes frames elsewhere.
+/// frames with a dictionary or runs their two frames each elsewhere.
 struct packed_frames {
   const std::uint64_t* plain_bytes;  // F: bytes of the plain frame at payload offset 0
   const std::uint64_t* entries;      // F: d, or 0
   const std::uint32_t* first_piece;  // F: its dictionary frame's index in pieces (codes: the next)
+  const std::uint64_t* run_count;    // F: R, or 0
+  const std::uint32_t* run_piece;    // F: its lengths frame's index in pieces (run values: the next)
   const std::byte* pieces;
   const std::uint64_t* piece_at;     // piece i at pieces + piece_at[i]
   const std::uint64_t* piece_bytes;  // and its bytes
 };
 
-/// Puts each frame together: its dictionary and codes where they are smaller than the plain
-/// frame, and the header fields the encoder owns (dict::store_fields).
+/// Puts each frame together: the form of the smallest payload (plain, dictionary, runs; ties to
+/// the earlier), and the header fields the encoder owns (dict::store_fields).
 void assemble(const device_encode_batch& batch, const packed_frames& packed, cudaStream_t stream);
 
 // --- decode -------------------------------------------------------------------------------
@@ -83,6 +107,18 @@ void check_frames(const device_decode_batch& batch, std::uint64_t* fields, cudaS
 /// Sets corrupt_payload on every frame one of whose embedded frames (pieces) did not decode.
 void fold_statuses(const device_decode_batch& batch, const frame_status* piece_status, const std::uint32_t* owner,
                    std::size_t pieces, cudaStream_t stream);
+
+/// For the frames of runs still ok: each run's first row from the lengths (starts, batch-wide as
+/// run_arrays'), and corrupt_payload where a length is 0 or they do not add up to the frame's
+/// rows. A block a frame.
+void check_runs(const device_decode_batch& batch, const std::uint64_t* run_begin, const std::uint32_t* lengths,
+                std::uint32_t* starts, cudaStream_t stream);
+
+/// Writes the rows of the frames of runs still ok: each row the value of the last run starting at
+/// or before it. chunk_begin: those frames in chunks of chunks.params.items rows.
+void expand_runs(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                 std::uint64_t num_chunks, const std::uint64_t* run_begin, const std::uint32_t* starts,
+                 const std::byte* values, const std::uint64_t* values_at, cudaStream_t stream);
 
 /// Replaces every code of the frames with a dictionary by its value, in place, where the frame
 /// is still ok; a code of d or more makes it corrupt_payload. fields: as check_frames wrote

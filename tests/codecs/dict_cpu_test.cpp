@@ -43,8 +43,8 @@ zs::frame_status decode(const std::vector<std::byte>& frame, zs::value_type type
   return status;
 }
 
-TEST(DictCpu, EveryInputRoundTripsAndTakesADictionaryOnlyWhereItIsSmaller) {
-  std::size_t dictionaries = 0;
+TEST(DictCpu, EveryInputRoundTripsAndTakesADictionaryOrRunsOnlyWhereSmaller) {
+  std::size_t dictionaries = 0, runs = 0;
   for (auto const& in : inputs::all()) {
     SCOPED_TRACE(in.name);
     encoded const frame = encode(dict(), in);
@@ -59,6 +59,10 @@ TEST(DictCpu, EveryInputRoundTripsAndTakesADictionaryOnlyWhereItIsSmaller) {
       EXPECT_EQ(std::memcmp(frame.bytes.data() + 2 * zs::frame_header_bytes, plain.bytes.data() + zs::frame_header_bytes,
                             plain.size - zs::frame_header_bytes),
                 0);
+    } else if (f.runs()) {
+      ++runs;
+      EXPECT_LE(f.run_count(), zs::dict::max_runs(in.rows)) << "runs past the limit";
+      EXPECT_LT(h.payload_bytes, plain.size) << "runs where they are not smaller";
     } else {
       ++dictionaries;
       EXPECT_TRUE(in.within_limit) << "a dictionary of more values than the limit";
@@ -70,6 +74,30 @@ TEST(DictCpu, EveryInputRoundTripsAndTakesADictionaryOnlyWhereItIsSmaller) {
     EXPECT_EQ(out.back(), std::byte{0xA5}) << "a write past the target";
   }
   EXPECT_GT(dictionaries, 50U) << "the inputs should take dictionaries often";
+  EXPECT_GE(runs, 9U) << "the long runs of every type should take the runs form";
+}
+
+// Long runs of many values: a field per run (its length and its value, each packed by
+// bitpack_ext), where bitpack_ext's blocks pay a header and a reference per 512 rows at least.
+TEST(DictCpu, LongRunsTakeTheRunsFormAtAFieldPerRun) {
+  for (zs::value_type const type : {zs::value_type::int32, zs::value_type::uint64, zs::value_type::int16}) {
+    SCOPED_TRACE(to_string(type));
+    inputs::input const in = inputs::long_runs(type, 1 << 20, 5000, 4000, 13);
+    encoded const frame = encode(dict(), in);
+    zs::dict::fields const f = zs::dict::load_fields(zs::load_header(frame.bytes.data()));
+    ASSERT_TRUE(f.runs());
+    // About 2000 rows a run: some 525 runs.
+    EXPECT_GT(f.run_count(), 400U);
+    EXPECT_LT(f.run_count(), 700U);
+    std::uint64_t const plain = encode(packer(), in).size;
+    EXPECT_GT(static_cast<double>(plain) / static_cast<double>(frame.size), 4.0) << "plain " << plain << ", runs " << frame.size;
+    std::vector<std::byte> out(in.bytes.size());
+    ASSERT_EQ(decode(frame.bytes, in.type, in.rows, out), zs::frame_status::ok);
+    EXPECT_EQ(out, in.bytes);
+  }
+  EXPECT_EQ(zs::dict::max_runs(15), 0U);
+  EXPECT_EQ(zs::dict::max_runs(16), 4U);
+  EXPECT_EQ(zs::dict::max_runs(std::uint64_t{1} << 32), 0U) << "lengths are uint32";
 }
 
 TEST(DictCpu, AColumnOf64ValuesOfAnySpreadTakesAbout6BitsARow) {
@@ -128,6 +156,19 @@ TEST(DictCpu, FramesThatBreakTheRulesAreRefusedAndTheirTargetsLeftAsTheyWere) {
     EXPECT_EQ(decode(bad.bytes, bad.type, bad.rows, out), zs::frame_status::corrupt_payload);
     for (std::byte const b : out) ASSERT_EQ(b, std::byte{0xA5});
   }
+}
+
+TEST(DictCpu, AHandMadeFrameOfRunsTheEncoderWouldNotWriteDecodes) {
+  // Two runs of the same value, and more runs than the encoder takes: the rules bind what a
+  // decoder reads.
+  std::vector<std::uint64_t> const lengths{3, 1, 2, 1, 1}, values{9, 9, 4, 0, 9};
+  std::vector<std::byte> const frame = inputs::hand_made_runs(zs::value_type::int64, lengths, values, 8);
+  std::vector<std::byte> out(8 * 8);
+  ASSERT_EQ(decode(frame, zs::value_type::int64, 8, out), zs::frame_status::ok);
+  std::int64_t got[8];
+  std::memcpy(got, out.data(), sizeof got);
+  std::int64_t const expected[8] = {9, 9, 9, 9, 4, 4, 0, 9};
+  EXPECT_TRUE(std::equal(got, got + 8, expected));
 }
 
 TEST(DictCpu, AHandMadeFrameOfAnUnsortedDictionaryDecodes) {

@@ -83,8 +83,33 @@ inline input few_distinct(value_type type, std::uint64_t rows, std::uint64_t dis
   return in;
 }
 
+/// Runs of 1 to `longest` equal rows (at random), each run's value drawn from `distinct` spread
+/// values: the runs form's input where runs are long.
+inline input long_runs(value_type type, std::uint64_t rows, std::uint64_t distinct, std::uint64_t longest,
+                       std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uint64_t const most = value_width(type) == 1 ? 256 : distinct;
+  std::vector<std::uint64_t> const pool = spread_values(type, std::min(distinct, most), random);
+  std::vector<std::uint64_t> values;
+  values.reserve(rows);
+  while (values.size() < rows) {
+    std::uint64_t const v = pool[random() % pool.size()];
+    std::uint64_t const repeat = 1 + random() % longest;
+    for (std::uint64_t k = 0; k < repeat && values.size() < rows; ++k) values.push_back(v);
+  }
+  input in = column_of(std::string(to_string(type)) + " " + std::to_string(rows) + " rows in runs of 1 to " +
+                           std::to_string(longest) + " of " + std::to_string(pool.size()) + " values",
+                       type, values);
+  std::vector<std::uint64_t> seen(values);
+  std::sort(seen.begin(), seen.end());
+  in.within_limit = static_cast<std::uint64_t>(std::unique(seen.begin(), seen.end()) - seen.begin()) <=
+                    dict::entry_limit(rows);
+  return in;
+}
+
 /// Every type at row counts around the limit's steps, with distinct values of 1, 2, 64, the
-/// frame's limit and one above it, at random and in runs; and a column of distinct rows.
+/// frame's limit and one above it, at random and in runs; a column of distinct rows; and long
+/// runs of many values (the runs form, across the GPU's chunks).
 inline std::vector<input> all() {
   std::vector<input> out;
   std::uint64_t seed = 1;
@@ -103,6 +128,8 @@ inline std::vector<input> all() {
     std::vector<std::uint64_t> rising(5000);
     for (std::uint64_t i = 0; i < rising.size(); ++i) rising[i] = i * 7919;
     out.push_back(column_of(std::string(to_string(type)) + " 5000 distinct rows", type, rising));
+    out.push_back(long_runs(type, 100'003, 5000, 300, seed++));
+    out.push_back(long_runs(type, 20'000, 3, 2000, seed++));
   }
   return out;
 }
@@ -145,6 +172,34 @@ inline std::vector<std::byte> hand_made_frame(value_type type, const std::vector
   h.payload_bytes = payload;
   store_header(h, frame.data());
   reseal_with(frame, dictionary.size(), sizes[0]);
+  return frame;
+}
+
+/// A dict frame of the runs form put together by hand from `lengths` and `values` (raw bits),
+/// packed by bitpack_ext, its row count `rows`: the lengths need not add up to it.
+inline std::vector<std::byte> hand_made_runs(value_type type, const std::vector<std::uint64_t>& lengths,
+                                             const std::vector<std::uint64_t>& values, std::uint64_t rows) {
+  const codec& packer = get_codec(codec_id::bitpack_pfor);
+  input const l = column_of("lengths", value_type::uint32, lengths);
+  input const v = column_of("values", type, values);
+  encode_source const pieces[2] = {{value_type::uint32, lengths.size(), l.bytes.data()}, {type, values.size(), v.bytes.data()}};
+  std::vector<std::uint64_t> const offsets = layout_frames(packer, pieces);
+  std::vector<std::byte> packed(offsets.back());
+  std::uint64_t sizes[2] = {0, 0};
+  packer.encode_host({pieces, packed.data(), offsets, sizes, true});
+  std::uint64_t const values_at = dict::main_frame_at(sizes[0]);
+  std::uint64_t const payload = values_at + sizes[1];
+  std::vector<std::byte> frame(frame_header_bytes + payload, std::byte{0});
+  std::memcpy(frame.data() + frame_header_bytes, packed.data(), sizes[0]);
+  std::memcpy(frame.data() + frame_header_bytes + values_at, packed.data() + offsets[1], sizes[1]);
+  frame_header h;
+  h.codec = codec_id::dict;
+  h.type = type;
+  h.value_count = rows;
+  h.raw_bytes = rows * value_width(type);
+  h.payload_bytes = payload;
+  store_header(h, frame.data());
+  reseal_with(frame, dict::runs_flag | values.size(), sizes[0]);
   return frame;
 }
 
@@ -193,6 +248,25 @@ inline std::vector<bad_frame> bad_frames() {
   store_header(ch, cut.data());
   reseal_with(cut, dictionary.size(), ld);
   out.push_back({"a codes frame longer than its place", std::move(cut), type, codes.size()});
+
+  // The runs form: 3 runs of 64 rows, around a valid one.
+  std::vector<std::uint64_t> const lengths{10, 50, 4}, values{7, 123456, 7};
+  std::vector<std::byte> const runs = hand_made_runs(type, lengths, values, 64);
+  std::uint64_t const lengths_bytes = dict::load_fields(load_header(runs.data())).dictionary_bytes;
+  auto runs_edited = [&](std::string name, std::uint64_t entries, std::uint64_t first_bytes) {
+    std::vector<std::byte> f = runs;
+    reseal_with(f, entries, first_bytes);
+    out.push_back({std::move(name), std::move(f), type, 64});
+  };
+  runs_edited("no runs", dict::runs_flag, lengths_bytes);
+  runs_edited("more runs than rows", dict::runs_flag | 65, lengths_bytes);
+  runs_edited("more runs than its frames hold", dict::runs_flag | 4, lengths_bytes);
+  runs_edited("fewer runs than its frames hold", dict::runs_flag | 2, lengths_bytes);
+  runs_edited("a lengths frame 16 bytes short", dict::runs_flag | 3, lengths_bytes - 16);
+  out.push_back({"lengths adding up to a row too few", hand_made_runs(type, {10, 50, 3}, values, 64), type, 64});
+  out.push_back({"lengths adding up to a row too many", hand_made_runs(type, {10, 50, 5}, values, 64), type, 64});
+  out.push_back({"a run of no rows", hand_made_runs(type, {10, 0, 54}, values, 64), type, 64});
+  out.push_back({"lengths past 2^32 rows", hand_made_runs(type, {0xffffffffULL, 0xffffffffULL, 66}, values, 64), type, 64});
   return out;
 }
 

@@ -93,8 +93,8 @@ decoded decode(bool on_gpu, const frames& f, const std::vector<inputs::input>& i
 }
 
 // Encodes `in` in one batch on each side: the GPU's frames are the CPU's byte for byte, and each
-// side decodes them to the values.
-void expect_same_frames_and_round_trips(const std::vector<inputs::input>& in) {
+// side decodes them to the values. Some frame takes a dictionary, and, where `expect_runs`, runs.
+void expect_same_frames_and_round_trips(const std::vector<inputs::input>& in, bool expect_runs = false) {
   zs::cuda_stream stream;
   joined const j = join(in);
   zs::device_buffer values(j.bytes.size() + 16, stream);
@@ -119,13 +119,16 @@ void expect_same_frames_and_round_trips(const std::vector<inputs::input>& in) {
   gpu.sizes = to_host<std::uint64_t>(sizes.data(), in.size(), stream);
 
   ASSERT_EQ(gpu.sizes, cpu.sizes) << "frame sizes differ between the GPU and the CPU";
-  std::size_t dictionaries = 0;
+  std::size_t dictionaries = 0, runs = 0;
   for (std::size_t c = 0; c < in.size(); ++c) {
     EXPECT_EQ(std::memcmp(gpu.bytes.data() + gpu.offsets[c], cpu.bytes.data() + cpu.offsets[c], cpu.sizes[c]), 0)
         << in[c].name << ": the GPU's frame differs from the CPU's";
-    dictionaries += zs::dict::load_fields(zs::load_header(cpu.bytes.data() + cpu.offsets[c])).entries != 0 ? 1 : 0;
+    zs::dict::fields const f = zs::dict::load_fields(zs::load_header(cpu.bytes.data() + cpu.offsets[c]));
+    dictionaries += f.dictionary() ? 1 : 0;
+    runs += f.runs() ? 1 : 0;
   }
   EXPECT_GT(dictionaries, 0U) << "no frame of the batch took a dictionary";
+  if (expect_runs) EXPECT_GT(runs, 0U) << "no frame of the batch took runs";
   for (bool const on_gpu : {false, true}) {
     decoded const d = decode(on_gpu, gpu, in, j, stream);
     for (std::size_t c = 0; c < in.size(); ++c) {
@@ -139,7 +142,7 @@ void expect_same_frames_and_round_trips(const std::vector<inputs::input>& in) {
 
 TEST(DictGpu, EveryInputInOneBatchIsTheCpusFrameAndRoundTrips) {
   ZS_REQUIRE_GPU();
-  expect_same_frames_and_round_trips(inputs::all());
+  expect_same_frames_and_round_trips(inputs::all(), true);
 }
 
 TEST(DictGpu, ThousandsOfSmallFramesInOneBatch) {
@@ -180,11 +183,15 @@ TEST(DictGpu, RealColumnsAsTheyComeAndOnFewValues) {
                                        std::vector<std::uint64_t>(values.begin(), values.begin() + n)));
         in.push_back(inputs::column_of(real.name + " on 64 values " + std::to_string(n), type,
                                        std::vector<std::uint64_t>(few.begin(), few.begin() + n)));
+        // Sorted: runs of equal values, as long as the column repeats its values.
+        std::vector<std::uint64_t> sorted(values.begin(), values.begin() + n);
+        std::sort(sorted.begin(), sorted.end());
+        in.push_back(inputs::column_of(real.name + " sorted " + std::to_string(n), type, sorted));
       }
     }
   }
   ASSERT_FALSE(in.empty());
-  expect_same_frames_and_round_trips(in);
+  expect_same_frames_and_round_trips(in, true);
 }
 
 TEST(DictGpu, FramesThatBreakTheRulesGetTheCpusStatusBesideGoodFrames) {

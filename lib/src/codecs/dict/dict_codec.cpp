@@ -54,6 +54,30 @@ std::optional<dictionary<U>> dictionary_of(const U* values, std::uint64_t rows, 
   return d;
 }
 
+// A frame's runs of equal values: each run's value and length; none where it has more than
+// `limit` runs.
+template <typename U>
+struct runs {
+  std::vector<U> values;
+  std::vector<std::uint32_t> lengths;
+};
+
+template <typename U>
+std::optional<runs<U>> runs_of(const U* values, std::uint64_t rows, std::uint64_t limit) {
+  if (limit == 0) return std::nullopt;
+  runs<U> r;
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    if (i > 0 && values[i] == values[i - 1]) {
+      ++r.lengths.back();
+      continue;
+    }
+    if (r.values.size() == limit) return std::nullopt;
+    r.values.push_back(values[i]);
+    r.lengths.push_back(1);
+  }
+  return r;
+}
+
 // One embedded frame of the packer at `at`, with `room` bytes; returns its bytes.
 std::uint64_t pack_embedded(const encode_source& source, std::byte* at, std::uint64_t room) {
   std::uint64_t const offsets[2] = {0, room};
@@ -68,6 +92,24 @@ frame_status unpack_embedded(const std::byte* at, std::uint64_t bytes, const dec
   frame_status status = frame_status::not_decoded;
   dict_codec::packer().decode_host({at, offsets, std::span(&target, 1), &status, true});
   return status == frame_status::ok ? frame_status::ok : frame_status::corrupt_payload;
+}
+
+// A form of two embedded frames, packed: the first at 0, the main one at main_frame_at of the
+// first's bytes, zeros between.
+struct packed_form {
+  std::vector<std::byte> bytes;
+  std::uint64_t first_bytes = 0;
+  std::uint64_t payload_bytes = 0;
+};
+
+packed_form pack_form(const encode_source& first, const encode_source& main) {
+  packed_form out;
+  std::uint64_t const first_room = dict_codec::packer().max_frame_bytes(first);
+  out.bytes.assign(align_frame(first_room) + dict_codec::packer().max_frame_bytes(main), std::byte{0});
+  out.first_bytes = pack_embedded(first, out.bytes.data(), first_room);
+  std::uint64_t const main_at = dict::main_frame_at(out.first_bytes);
+  out.payload_bytes = main_at + pack_embedded(main, out.bytes.data() + main_at, out.bytes.size() - main_at);
+  return out;
 }
 
 }  // namespace
@@ -88,23 +130,27 @@ void dict_codec::encode_payload_host(const encode_source& source, std::byte* fra
   std::uint64_t const plain_bytes = pack_embedded(source, payload, capacity - frame_header_bytes);
   dict::fields chosen;
   std::uint64_t payload_bytes = plain_bytes;
+  // A form replaces the one so far where its payload is strictly smaller.
+  auto const take = [&](const packed_form& form, std::uint64_t entries) {
+    if (form.payload_bytes >= payload_bytes) return;
+    std::memcpy(payload, form.bytes.data(), form.payload_bytes);
+    chosen = {entries, form.first_bytes};
+    payload_bytes = form.payload_bytes;
+  };
   with_unsigned(value_width(source.type), [&](auto zero) {
     using U = decltype(zero);
-    auto const d = dictionary_of(static_cast<const U*>(source.values), source.count,
-                                 static_cast<U>(dict::key_flip(source.type)), dict::entry_limit(source.count));
-    if (!d) return 0;
-    encode_source const pieces[2] = {{source.type, d->values.size(), d->values.data()},
-                                     {dict::code_type(source.type), source.count, d->codes.data()}};
-    std::uint64_t const dictionary_room = packer().max_frame_bytes(pieces[0]);
-    std::vector<std::byte> packed(align_frame(dictionary_room) + packer().max_frame_bytes(pieces[1]));
-    std::uint64_t const dictionary_bytes = pack_embedded(pieces[0], packed.data(), dictionary_room);
-    std::uint64_t const codes_at = dict::main_frame_at(dictionary_bytes);
-    // The vector's bytes start zero, so the padding before the codes frame is.
-    std::uint64_t const codes_bytes = pack_embedded(pieces[1], packed.data() + codes_at, packed.size() - codes_at);
-    if (codes_at + codes_bytes >= plain_bytes) return 0;
-    std::memcpy(payload, packed.data(), codes_at + codes_bytes);
-    chosen = {d->values.size(), dictionary_bytes};
-    payload_bytes = codes_at + codes_bytes;
+    const U* values = static_cast<const U*>(source.values);
+    if (auto const d = dictionary_of(values, source.count, static_cast<U>(dict::key_flip(source.type)),
+                                     dict::entry_limit(source.count))) {
+      take(pack_form({source.type, d->values.size(), d->values.data()},
+                     {dict::code_type(source.type), source.count, d->codes.data()}),
+           d->values.size());
+    }
+    if (auto const r = runs_of(values, source.count, dict::max_runs(source.count))) {
+      take(pack_form({value_type::uint32, r->lengths.size(), r->lengths.data()},
+                     {source.type, r->values.size(), r->values.data()}),
+           dict::runs_flag | r->values.size());
+    }
     return 0;
   });
   dict::store_fields(frame, chosen, payload_bytes);
@@ -114,9 +160,31 @@ frame_status dict_codec::decode_payload_host(const frame_header& header, const s
                                              const decode_target& target) const {
   if (frame_status const status = dict::check_frame(header, payload); status != frame_status::ok) return status;
   dict::fields const f = dict::load_fields(header);
-  std::uint64_t const main_at = f.entries == 0 ? 0 : dict::main_frame_at(f.dictionary_bytes);
+  std::uint64_t const main_at = f.plain() ? 0 : dict::main_frame_at(f.dictionary_bytes);
   std::uint64_t const main_bytes = header.payload_bytes - main_at;
-  if (f.entries == 0) return unpack_embedded(payload, main_bytes, target);
+  if (f.plain()) return unpack_embedded(payload, main_bytes, target);
+  if (f.runs()) {
+    // Both embedded frames, and the lengths (each at least 1, adding up to n), checked before
+    // the target is written.
+    return with_unsigned(value_width(header.type), [&](auto zero) {
+      using U = decltype(zero);
+      std::uint64_t const r = f.run_count();
+      std::vector<std::uint32_t> lengths(r);
+      std::vector<U> values(r);
+      frame_status status = unpack_embedded(payload, main_at, {value_type::uint32, r, lengths.data()});
+      if (status == frame_status::ok) status = unpack_embedded(payload + main_at, main_bytes, {header.type, r, values.data()});
+      if (status != frame_status::ok) return status;
+      std::uint64_t rows = 0;
+      for (std::uint32_t const l : lengths) {
+        if (l == 0) return frame_status::corrupt_payload;
+        rows += l;
+      }
+      if (rows != header.value_count) return frame_status::corrupt_payload;
+      U* out = static_cast<U*>(target.values);
+      for (std::uint64_t k = 0; k < r; ++k) out = std::fill_n(out, lengths[k], values[k]);
+      return frame_status::ok;
+    });
+  }
   // A dictionary frame: both embedded frames and every code checked before the target is written.
   return with_unsigned(value_width(header.type), [&](auto zero) {
     using U = decltype(zero);

@@ -1,8 +1,9 @@
-// The dict codec: integer columns of few distinct values, as a sorted dictionary and a code per
-// row, both packed by the extended bit-packing codec (bitpack_ext) as embedded frames; or, per
-// frame where that is smaller, the values packed by bitpack_ext alone. So its frames are never
-// larger than bitpack_ext's by more than one header (64 bytes), and on a column of 64 distinct
-// values they take about 6 bits a row whatever the values' spread.
+// The dict codec: integer columns of few distinct values or of long runs. Per frame, the smallest
+// of three forms, each packed by the extended bit-packing codec (bitpack_ext) as embedded frames:
+// the values alone (plain); a sorted dictionary and a code per row; or the lengths of the runs of
+// equal values and each run's value. So its frames are never larger than bitpack_ext's by more
+// than one header (64 bytes); on a column of 64 distinct values they take about 6 bits a row
+// whatever the values' spread, and on long runs a few bytes a run.
 //
 // Payload: docs/FORMAT.md, "Codec 12: dict"; the rules are in kernels/dict/dict_format.hpp, which
 // the CPU reference and the GPU kernels share. Value types: every integer type. It is not a
@@ -11,12 +12,14 @@
 //
 // GPU costs. Encode: bitpack_ext's encode of every frame, a pass over the values that finds each
 // frame's distinct values in a hash table while there are few enough (frames of more stop early),
-// one copy of each frame's count to the host, and for the frames that have a dictionary a pass
-// that codes their rows, bitpack_ext's encode of the dictionaries and codes (in memory of their
-// own, up to twice those frames' raw bytes, from the device pool) and the copy of the smaller
-// result into place. Decode: the base class's checksum pass, one copy of each frame's fields to
-// the host, bitpack_ext's decode of every embedded frame (codes straight into the target), and a
-// pass that replaces each code by its value in place.
+// a pass that counts each chunk's runs, one copy of those counts to the host; for the frames that
+// have a dictionary a pass that codes their rows, for those that may take runs a pass that writes
+// them; bitpack_ext's encode of the dictionaries, codes and runs (in memory of their own, up to
+// twice those frames' raw bytes, from the device pool) and the copy of the smallest result into
+// place. Decode: the base class's checksum pass, one copy of each frame's fields to the host,
+// bitpack_ext's decode of every embedded frame (codes straight into the target, runs into memory
+// from the pool), a pass that replaces each code by its value in place, and for runs a block per
+// frame that checks the lengths and a pass that writes each row its run's value.
 #pragma once
 
 #include "zs/codec.hpp"

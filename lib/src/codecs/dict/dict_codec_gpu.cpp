@@ -1,15 +1,16 @@
 // The dict codec on the GPU. Encoding: bitpack_ext packs every frame's values in place (the plain
-// frame); kernels/dict finds each frame's distinct values while there are few enough, and one
-// copy of their counts comes down so that the host can place the dictionaries and codes of the
-// frames that have some; those are sorted and coded, bitpack_ext packs them in memory of their
-// own, and a last pass copies each frame's smaller choice into place and writes its fields. The
-// same bytes as the CPU reference.
+// frame); kernels/dict finds each frame's distinct values while there are few enough and counts
+// its runs, and one copy of those counts comes down so that the host can place the dictionaries
+// and codes, and the runs, of the frames that may take them; those are sorted and coded, the runs
+// written, bitpack_ext packs them all in memory of their own, and a last pass copies each frame's
+// smallest form into place and writes its fields. The same bytes as the CPU reference.
 //
 // Decoding: the frames' fields are checked and one copy of them comes down, so that the host can
 // plan the embedded frames; bitpack_ext unpacks them all at once (plain frames and codes straight
-// into the targets, dictionaries into scratch); a frame whose embedded frames fail is refused, and
-// the codes are replaced by their values in place. The same statuses and values as the CPU
-// reference; the target of a refused frame holds unspecified values.
+// into the targets, dictionaries and runs into scratch); a frame whose embedded frames fail is
+// refused, the codes are replaced by their values in place, and the runs' lengths are checked and
+// their rows written. The same statuses and values as the CPU reference; the target of a refused
+// frame holds unspecified values.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -71,6 +72,13 @@ struct encode_carve {
   std::uint64_t* slots_at;
   std::uint32_t* inserted;
   std::uint32_t* flags;
+  std::uint32_t* chunk_runs;  // written by count_runs
+  // Uploaded once the runs are counted.
+  std::uint64_t* chunk_run_first;
+  std::uint64_t* run_begin;
+  std::uint64_t* run_values_at;
+  std::uint64_t* run_count;
+  std::uint32_t* run_piece;
   // Uploaded once the dictionaries are known.
   std::uint64_t* entries;
   std::uint64_t* key_at;
@@ -95,15 +103,21 @@ encode_carve carve_encode(detail::temp_layout& layout, std::span<const encode_so
   c.slots_at = layout.take<std::uint64_t>(frames + 1);
   c.inserted = layout.take<std::uint32_t>(frames);
   c.flags = layout.take<std::uint32_t>(frames);
+  c.chunk_runs = layout.take<std::uint32_t>(p.chunk_begin.back());
+  c.chunk_run_first = layout.take<std::uint64_t>(p.chunk_begin.back());
+  c.run_begin = layout.take<std::uint64_t>(frames + 1);
+  c.run_values_at = layout.take<std::uint64_t>(frames);
+  c.run_count = layout.take<std::uint64_t>(frames);
+  c.run_piece = layout.take<std::uint32_t>(frames);
   c.entries = layout.take<std::uint64_t>(frames);
   c.key_at = layout.take<std::uint64_t>(frames);
   c.values_at = layout.take<std::uint64_t>(frames);
   c.codes_at = layout.take<std::uint64_t>(frames);
   c.code_chunk_begin = layout.take<std::uint64_t>(frames + 1);
   c.first_piece = layout.take<std::uint32_t>(frames);
-  c.piece_at = layout.take<std::uint64_t>(2 * frames + 1);
+  c.piece_at = layout.take<std::uint64_t>(4 * frames + 1);
   c.plain_bytes = layout.take<std::uint64_t>(frames);
-  c.piece_bytes = layout.take<std::uint64_t>(2 * frames);
+  c.piece_bytes = layout.take<std::uint64_t>(4 * frames);
   c.slots = layout.take<std::uint64_t>(p.slots_at.back());
   c.keys = layout.take<std::uint64_t>(p.keys);
   c.packer_bytes = dict_codec::packer().encode_temp_bytes(sources);
@@ -152,12 +166,58 @@ dictionary_plan plan_dictionaries(std::span<const encode_source> sources, std::s
   return p;
 }
 
+// The frames that take the runs form's pieces, once their runs are counted (chunk_runs: per
+// chunk of plan_encode's): batch-wide run arrays, each frame's run values in the area after the
+// dictionaries' (values_at counts from the area's start), and its lengths and run values as
+// sources for the packer (pointers set once the area is allocated).
+struct runs_plan {
+  std::vector<std::uint64_t> chunk_run_first, run_begin, values_at, run_count;
+  std::vector<std::uint32_t> run_piece;
+  std::uint64_t total = 0;       // runs of all the frames that take them
+  std::uint64_t area_bytes = 0;  // their run values
+};
+
+runs_plan plan_runs(std::span<const encode_source> sources, std::span<const std::uint64_t> chunk_begin,
+                    std::span<const std::uint32_t> chunk_runs, std::uint64_t values_from, std::vector<encode_source>& pieces) {
+  std::size_t const frames = sources.size();
+  runs_plan r;
+  r.chunk_run_first.assign(chunk_runs.size(), 0);
+  r.run_begin.assign(frames + 1, 0);
+  r.values_at.assign(frames, 0);
+  r.run_count.assign(frames, 0);
+  r.run_piece.assign(frames, no_piece);
+  std::uint64_t area = values_from;
+  for (std::size_t f = 0; f < frames; ++f) {
+    auto const& s = sources[f];
+    std::uint64_t runs = 0;
+    for (std::uint64_t k = chunk_begin[f]; k < chunk_begin[f + 1]; ++k) runs += chunk_runs[k];
+    r.run_begin[f + 1] = r.run_begin[f];
+    if (runs == 0 || runs > dict::max_runs(s.count)) continue;
+    for (std::uint64_t k = chunk_begin[f], next = r.total; k < chunk_begin[f + 1]; next += chunk_runs[k++]) {
+      r.chunk_run_first[k] = next;
+    }
+    r.run_begin[f + 1] = r.total + runs;
+    r.total += runs;
+    r.run_count[f] = runs;
+    r.values_at[f] = area;
+    area += align_frame(runs * value_width(s.type));
+    r.run_piece[f] = static_cast<std::uint32_t>(pieces.size());
+    pieces.push_back({value_type::uint32, runs, nullptr});
+    pieces.push_back({s.type, runs, nullptr});
+  }
+  r.area_bytes = area - values_from;
+  return r;
+}
+
 // --- decode ----------------------------------------------------------------------------------
 
 struct decode_carve {
   std::uint64_t* dictionary_at;  // uploaded first
-  std::uint64_t* chunk_begin;    // uploaded once the fields are known, with owner
+  std::uint64_t* chunk_begin;    // uploaded once the fields are known, with owner and the runs' places
   std::uint32_t* owner;
+  std::uint64_t* run_chunk_begin;
+  std::uint64_t* run_begin;
+  std::uint64_t* run_values_at;
   std::uint64_t* fields;
   frame_status* piece_status;
   std::byte* dictionaries;
@@ -193,6 +253,9 @@ decode_carve carve_decode(detail::temp_layout& layout, std::span<const decode_ta
   c.dictionary_at = layout.take<std::uint64_t>(frames);
   c.chunk_begin = layout.take<std::uint64_t>(frames + 1);
   c.owner = layout.take<std::uint32_t>(2 * frames);
+  c.run_chunk_begin = layout.take<std::uint64_t>(frames + 1);
+  c.run_begin = layout.take<std::uint64_t>(frames + 1);
+  c.run_values_at = layout.take<std::uint64_t>(frames);
   c.fields = layout.take<std::uint64_t>(2 * frames);
   c.piece_status = layout.take<frame_status>(2 * frames);
   c.dictionaries = layout.take<std::byte>(dictionary_bytes);
@@ -226,59 +289,88 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
     ZS_CUDA_TRY(cudaMemsetAsync(c.slots, 0xff, p.slots_at.back() * sizeof(std::uint64_t), stream));
   }
 
-  // 1. The plain frames, each at its frame's payload; and each frame's distinct values.
+  // 1. The plain frames, each at its frame's payload; each frame's distinct values and runs.
   std::vector<std::uint64_t> plain_at(frames + 1);
   for (std::size_t f = 0; f < frames; ++f) plain_at[f] = host.frame_offsets[f] + frame_header_bytes;
   plain_at[frames] = host.frame_offsets[frames];
   packer().encode_async({host.sources, host.frames, plain_at, c.plain_bytes, true}, c.packer_temp, c.packer_bytes, stream);
   kd::distinct_tables const tables{c.slots_at, c.slots, c.inserted, c.flags};
-  kd::find_distinct(batch, p.chunks, c.chunk_begin, p.chunk_begin.back(), tables, stream);
-  std::vector<std::uint32_t> counts(2 * frames);
+  std::uint64_t const chunks = p.chunk_begin.back();
+  kd::find_distinct(batch, p.chunks, c.chunk_begin, chunks, tables, stream);
+  kd::count_runs(batch, p.chunks, c.chunk_begin, chunks, c.chunk_runs, stream);
+  std::vector<std::uint32_t> counts(2 * frames), chunk_runs(chunks);
   copy_async(counts.data(), c.inserted, frames * sizeof(std::uint32_t), stream);
   copy_async(counts.data() + frames, c.flags, frames * sizeof(std::uint32_t), stream);
+  copy_async(chunk_runs.data(), c.chunk_runs, chunks * sizeof(std::uint32_t), stream);
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
 
-  // 2. The dictionaries and codes of the frames that have one, packed in memory of their own.
+  // 2. The dictionaries and codes, and the runs, of the frames that may take them, packed in
+  // memory of their own: the dictionaries' area, the run values, the runs' first rows and
+  // lengths, the packed frames, the packer's scratch.
   dictionary_plan d = plan_dictionaries(host.sources, std::span(counts).first(frames), std::span(counts).subspan(frames),
                                         p.chunks.params.items);
+  runs_plan const r = plan_runs(host.sources, p.chunk_begin, chunk_runs, d.area_bytes, d.pieces);
+  std::uint64_t const starts_at = d.area_bytes + r.area_bytes;
+  std::uint64_t const lengths_at = starts_at + align_frame(r.total * sizeof(std::uint32_t));
+  std::uint64_t const packed_from = lengths_at + align_frame(r.total * sizeof(std::uint32_t));
   device_buffer area;
-  std::vector<std::uint64_t> piece_at(2 * frames + 1, 0);
+  std::vector<std::uint64_t> piece_at(4 * frames + 1, 0);
   if (!d.pieces.empty()) {
     std::vector<std::uint64_t> const packed_at = layout_frames(packer(), d.pieces);
     std::size_t const pack_temp = packer().encode_temp_bytes(d.pieces);
-    area = device_buffer(d.area_bytes + packed_at.back() + pack_temp, stream);
+    area = device_buffer(packed_from + packed_at.back() + pack_temp, stream);
     auto* base = area.as<std::byte>();
+    auto* starts = reinterpret_cast<std::uint32_t*>(base + starts_at);
+    auto* lengths = reinterpret_cast<std::uint32_t*>(base + lengths_at);
     for (std::size_t f = 0; f < frames; ++f) {
-      if (d.first_piece[f] == no_piece) continue;
-      d.pieces[d.first_piece[f]].values = base + d.values_at[f];
-      d.pieces[d.first_piece[f] + 1].values = base + d.codes_at[f];
+      if (d.first_piece[f] != no_piece) {
+        d.pieces[d.first_piece[f]].values = base + d.values_at[f];
+        d.pieces[d.first_piece[f] + 1].values = base + d.codes_at[f];
+      }
+      if (r.run_piece[f] != no_piece) {
+        d.pieces[r.run_piece[f]].values = lengths + r.run_begin[f];
+        d.pieces[r.run_piece[f] + 1].values = base + r.values_at[f];
+      }
     }
-    std::copy(packed_at.begin(), packed_at.end(), piece_at.begin());
+    // The pieces' offsets are relative to the packed frames, which follow the scratch above.
+    for (std::size_t i = 0; i < packed_at.size(); ++i) piece_at[i] = packed_from + packed_at[i];
     uploads.put<std::uint64_t>(c.entries, d.entries);
     uploads.put<std::uint64_t>(c.key_at, d.key_at);
     uploads.put<std::uint64_t>(c.values_at, d.values_at);
     uploads.put<std::uint64_t>(c.codes_at, d.codes_at);
     uploads.put<std::uint64_t>(c.code_chunk_begin, d.code_chunk_begin);
     uploads.put<std::uint32_t>(c.first_piece, d.first_piece);
+    uploads.put<std::uint64_t>(c.chunk_run_first, r.chunk_run_first);
+    uploads.put<std::uint64_t>(c.run_begin, r.run_begin);
+    uploads.put<std::uint64_t>(c.run_values_at, r.values_at);
+    uploads.put<std::uint64_t>(c.run_count, r.run_count);
+    uploads.put<std::uint32_t>(c.run_piece, r.run_piece);
     uploads.send(stream);
-    kd::dictionaries const dicts{c.entries, c.key_at, c.keys, c.values_at, c.codes_at, base};
-    kd::sort_dictionaries(batch, tables, dicts, stream);
-    kd::code_rows(batch, p.chunks, c.code_chunk_begin, d.code_chunk_begin.back(), dicts, stream);
-    std::byte* packed = base + d.area_bytes;
+    if (d.code_chunk_begin.back() != 0) {
+      kd::dictionaries const dicts{c.entries, c.key_at, c.keys, c.values_at, c.codes_at, base};
+      kd::sort_dictionaries(batch, tables, dicts, stream);
+      kd::code_rows(batch, p.chunks, c.code_chunk_begin, d.code_chunk_begin.back(), dicts, stream);
+    }
+    kd::write_runs(batch, p.chunks, c.chunk_begin, chunks, c.chunk_run_first, r.total,
+                   {c.run_begin, starts, lengths, c.run_values_at, base}, stream);
+    std::byte* packed = base + packed_from;
     packer().encode_async({d.pieces, packed, packed_at, c.piece_bytes, true}, packed + packed_at.back(), pack_temp,
                           stream);
-    // The pieces' offsets are relative to the packed frames, which follow the area.
-    for (auto& at : piece_at) at += d.area_bytes;
   } else {
     uploads.put<std::uint64_t>(c.entries, d.entries);
     uploads.put<std::uint32_t>(c.first_piece, d.first_piece);
+    uploads.put<std::uint64_t>(c.run_count, r.run_count);
+    uploads.put<std::uint32_t>(c.run_piece, r.run_piece);
     uploads.send(stream);
   }
 
-  // 3. Each frame's smaller choice, and its fields.
+  // 3. Each frame's smallest form, and its fields.
   uploads.put<std::uint64_t>(c.piece_at, piece_at);
   uploads.send(stream);
-  kd::assemble(batch, {c.plain_bytes, c.entries, c.first_piece, area.as<std::byte>(), c.piece_at, c.piece_bytes}, stream);
+  kd::assemble(batch,
+               {c.plain_bytes, c.entries, c.first_piece, c.run_count, c.run_piece, area.as<std::byte>(), c.piece_at,
+                c.piece_bytes},
+               stream);
 }
 
 std::size_t dict_codec::decode_payloads_temp_bytes(std::span<const decode_target> targets) const {
@@ -307,42 +399,85 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
   ZS_CUDA_TRY(cudaStreamSynchronize(stream));
 
   // 2. The embedded frames, in the order they lie in: each one's room ends where the next
-  // begins (check_frame found that each fills its place exactly).
+  // begins (check_frame found that each fills its place exactly). Runs go to scratch of their
+  // own: their lengths and first rows batch-wide, their values per frame.
   std::vector<decode_target> pieces;
   std::vector<std::uint64_t> piece_at;
   std::vector<std::uint32_t> owner;
+  std::vector<std::uint64_t> run_begin(frames + 1, 0), run_values_at(frames, 0);
+  std::uint64_t run_values_bytes = 0;
+  for (std::size_t f = 0; f < frames; ++f) {
+    dict::fields const form{fields[2 * f], fields[2 * f + 1]};
+    std::uint64_t const runs = status[f] == frame_status::ok && form.runs() ? form.run_count() : 0;
+    run_begin[f + 1] = run_begin[f] + runs;
+    run_values_at[f] = run_values_bytes;
+    run_values_bytes += align_frame(runs * value_width(host.targets[f].type));
+  }
+  std::uint64_t const total_runs = run_begin[frames];
+  std::uint64_t const starts_at = run_values_bytes;
+  std::uint64_t const lengths_at = starts_at + align_frame(total_runs * sizeof(std::uint32_t));
+  device_buffer runs_area(total_runs == 0 ? 0 : lengths_at + align_frame(total_runs * sizeof(std::uint32_t)), stream);
+  auto* const run_values = runs_area.as<std::byte>();
+  auto* const starts = reinterpret_cast<std::uint32_t*>(run_values + starts_at);
+  auto* const lengths = reinterpret_cast<std::uint32_t*>(run_values + lengths_at);
   for (std::size_t f = 0; f < frames; ++f) {
     if (status[f] != frame_status::ok) continue;
     auto const& t = host.targets[f];
     std::uint64_t const payload = host.frame_offsets[f] + frame_header_bytes;
-    std::uint64_t const entries = fields[2 * f];
-    if (entries == 0) {
+    dict::fields const form{fields[2 * f], fields[2 * f + 1]};
+    if (form.plain()) {
       pieces.push_back({t.type, t.count, t.values});
       piece_at.push_back(payload);
+    } else if (form.runs()) {
+      pieces.push_back({value_type::uint32, form.run_count(), lengths + run_begin[f]});
+      piece_at.push_back(payload);
+      pieces.push_back({t.type, form.run_count(), run_values + run_values_at[f]});
+      piece_at.push_back(payload + dict::main_frame_at(form.dictionary_bytes));
+      owner.push_back(static_cast<std::uint32_t>(f));
     } else {
-      pieces.push_back({t.type, entries, c.dictionaries + dictionary_at[f]});
+      pieces.push_back({t.type, form.entries, c.dictionaries + dictionary_at[f]});
       piece_at.push_back(payload);
       pieces.push_back({dict::code_type(t.type), t.count, t.values});
-      piece_at.push_back(payload + dict::main_frame_at(fields[2 * f + 1]));
+      piece_at.push_back(payload + dict::main_frame_at(form.dictionary_bytes));
       owner.push_back(static_cast<std::uint32_t>(f));
     }
     owner.push_back(static_cast<std::uint32_t>(f));
   }
   if (pieces.empty()) return;
   piece_at.push_back(host.frame_offsets[frames]);
+  // A frame of runs may have more embedded rows than largest_pieces planned for: then the
+  // packer's scratch comes from the pool.
   std::size_t const needed = packer().decode_temp_bytes(pieces);
-  ZS_EXPECTS(needed <= c.packer_bytes, "the packer's scratch within the dict decoder's");
-  packer().decode_async({host.frames, piece_at, pieces, c.piece_status, true}, c.packer_temp, c.packer_bytes, stream);
+  device_buffer more_scratch(needed > c.packer_bytes ? needed : 0, stream);
+  void* const packer_temp = needed > c.packer_bytes ? more_scratch.data() : c.packer_temp;
+  packer().decode_async({host.frames, piece_at, pieces, c.piece_status, true}, packer_temp, std::max(needed, c.packer_bytes),
+                        stream);
 
-  // 3. Frames whose embedded frames failed refused; the codes of the others replaced.
+  // 3. Frames whose embedded frames failed refused; the codes of the others replaced, their runs
+  // checked and written.
   launch_choice const chunks = chunk_choice(host.targets);
-  std::vector<std::uint64_t> const chunk_begin = chunks_of(
-      host.targets, chunks.params.items, [&](std::size_t f) { return status[f] == frame_status::ok && fields[2 * f] != 0; });
+  auto const ok_and = [&](auto form_is) {
+    return [&, form_is](std::size_t f) {
+      return status[f] == frame_status::ok && form_is(dict::fields{fields[2 * f], fields[2 * f + 1]});
+    };
+  };
+  std::vector<std::uint64_t> const chunk_begin =
+      chunks_of(host.targets, chunks.params.items, ok_and([](const dict::fields& x) { return x.dictionary(); }));
+  std::vector<std::uint64_t> const run_chunk_begin =
+      chunks_of(host.targets, chunks.params.items, ok_and([](const dict::fields& x) { return x.runs(); }));
   uploads.put<std::uint64_t>(c.chunk_begin, chunk_begin);
   uploads.put<std::uint32_t>(c.owner, owner);
+  uploads.put<std::uint64_t>(c.run_chunk_begin, run_chunk_begin);
+  uploads.put<std::uint64_t>(c.run_begin, run_begin);
+  uploads.put<std::uint64_t>(c.run_values_at, run_values_at);
   uploads.send(stream);
   kd::fold_statuses(batch, c.piece_status, c.owner, pieces.size(), stream);
   kd::replace_codes(batch, chunks, c.chunk_begin, chunk_begin.back(), c.fields, c.dictionaries, c.dictionary_at, stream);
+  if (total_runs != 0) {
+    kd::check_runs(batch, c.run_begin, lengths, starts, stream);
+    kd::expand_runs(batch, chunks, c.run_chunk_begin, run_chunk_begin.back(), c.run_begin, starts, run_values,
+                    c.run_values_at, stream);
+  }
 }
 
 }  // namespace zs::codecs
