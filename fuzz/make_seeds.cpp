@@ -23,6 +23,7 @@
 #include <fstream>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shuffle_manifest.hpp"
@@ -93,6 +94,15 @@ std::vector<std::byte> on_few_values(const zs::encode_source& source) {
   return out;
 }
 
+/// The rows of a source in runs of 8: row i takes row i / 8's value (frames of dict's runs form).
+std::vector<std::byte> in_runs(const zs::encode_source& source) {
+  std::size_t const width = zs::value_width(source.type);
+  auto const* in = static_cast<const std::byte*>(source.values);
+  std::vector<std::byte> out(source.count * width);
+  for (std::uint64_t i = 0; i < source.count; ++i) std::memcpy(out.data() + i * width, in + i / 8 * width, width);
+  return out;
+}
+
 /// Writes frames of slices of every column (at its start and in its middle) for every codec
 /// that takes its type. Returns how many frames were written.
 std::size_t write_column_frames(const fs::path& data_dir, const fs::path& out) {
@@ -112,20 +122,24 @@ std::size_t write_column_frames(const fs::path& data_dir, const fs::path& out) {
           source.values = static_cast<const std::byte*>(v.data) + begin * zs::value_width(v.type);
         }
         std::string const name = file.filename().string() + "-" + std::to_string(begin) + "-" + std::to_string(rows);
-        // The slice of an integer column on its first few values as well: frames with a
-        // dictionary (codec dict), which slices as they come are too short to take.
-        std::vector<std::byte> few;
-        if (zs::is_integer(v.type) && rows >= 16) few = on_few_values(source);
+        // The slice of an integer column on its first few values, and in runs, as well: frames
+        // with a dictionary and with runs (codec dict), which slices as they come are too short
+        // to take.
+        std::vector<std::pair<std::string, std::vector<std::byte>>> derived;
+        if (zs::is_integer(v.type) && rows >= 16) {
+          derived.emplace_back("-few", on_few_values(source));
+          derived.emplace_back("-runs", in_runs(source));
+        }
         for (const zs::codec* c : zs::all_codecs()) {
           if (!c->supports(v.type)) continue;
           std::vector<std::byte> const frame = encode_one(*c, source);
           write_file(out / ("fuzz_decode_" + std::string(c->name())) / name, frame.data(), frame.size());
-          if (!few.empty()) {
-            zs::encode_source on_few = source;
-            on_few.values = few.data();
-            std::vector<std::byte> const few_frame = encode_one(*c, on_few);
-            write_file(out / ("fuzz_decode_" + std::string(c->name())) / (name + "-few"), few_frame.data(),
-                       few_frame.size());
+          for (auto const& [suffix, values] : derived) {
+            zs::encode_source shaped = source;
+            shaped.values = values.data();
+            std::vector<std::byte> const shaped_frame = encode_one(*c, shaped);
+            write_file(out / ("fuzz_decode_" + std::string(c->name())) / (name + suffix), shaped_frame.data(),
+                       shaped_frame.size());
           }
           // The frame parser sees every codec's frames; small ones suffice there.
           if (rows <= 200) {

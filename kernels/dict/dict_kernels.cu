@@ -1,3 +1,6 @@
+#include <cub/device/device_scan.cuh>
+
+#include <cuda/std/functional>
 #include <string>
 
 #include "common/launch.hpp"
@@ -352,26 +355,28 @@ __global__ void fold_kernel(device_decode_batch batch, const frame_status* piece
   }
 }
 
-__global__ void check_runs_kernel(device_decode_batch batch, const std::uint64_t* run_begin, const std::uint32_t* lengths,
-                                  std::uint32_t* starts) {
-  __shared__ std::uint64_t sums[32];
-  for (std::uint64_t f = blockIdx.x; f < batch.num_frames; f += gridDim.x) {
-    std::uint64_t const begin = run_begin[f], end = run_begin[f + 1];
-    if (begin == end || batch.status[f] != frame_status::ok) continue;
-    std::uint64_t rows = 0;
-    bool zero = false;
-    for (std::uint64_t round = begin; round < end; round += blockDim.x) {
-      std::uint64_t const k = round + threadIdx.x;
-      std::uint32_t const length = k < end ? lengths[k] : 0U;
-      zero = zero || (k < end && length == 0);
-      std::uint64_t total = 0;
-      std::uint64_t const before = block_exclusive_sum<std::uint64_t>(length, sums, total);
-      // Wraps only where the lengths add up to more than a frame of runs may hold: refused below.
-      if (k < end) starts[k] = static_cast<std::uint32_t>(rows + before);
-      rows += total;
+// A length of 0 makes its frame corrupt_payload.
+__global__ void zero_lengths_kernel(device_decode_batch batch, const std::uint64_t* run_begin, const std::uint32_t* lengths,
+                                    std::uint64_t total_runs) {
+  for (std::uint64_t g = first_item(); g < total_runs; g += item_stride()) {
+    if (lengths[g] != 0) continue;
+    std::size_t const f = frame_of_chunk(run_begin, batch.num_frames, g);
+    batch.status[f] = frame_status::corrupt_payload;  // every writer writes the same
+  }
+}
+
+// Each run's first row in its frame from the batch-wide prefix of the lengths, and at a frame's
+// last run, its rows against the frame's.
+__global__ void run_starts_kernel(device_decode_batch batch, const std::uint64_t* run_begin, const std::uint32_t* lengths,
+                                  const std::uint64_t* prefix, std::uint32_t* starts, std::uint64_t total_runs) {
+  for (std::uint64_t g = first_item(); g < total_runs; g += item_stride()) {
+    std::size_t const f = frame_of_chunk(run_begin, batch.num_frames, g);
+    std::uint64_t const base = prefix[run_begin[f]];
+    // Wraps only where the lengths add up to more than a frame of runs may hold: refused below.
+    starts[g] = static_cast<std::uint32_t>(prefix[g] - base);
+    if (g + 1 == run_begin[f + 1] && prefix[g] + lengths[g] - base != batch.targets[f].count) {
+      batch.status[f] = frame_status::corrupt_payload;
     }
-    bool const any_zero = __syncthreads_or(zero) != 0;
-    if (threadIdx.x == 0 && (any_zero || rows != batch.targets[f].count)) batch.status[f] = frame_status::corrupt_payload;
   }
 }
 
@@ -507,10 +512,28 @@ void fold_statuses(const device_decode_batch& batch, const frame_status* piece_s
   launch_items(fold_kernel, pieces, stream, batch, piece_status, owner, pieces);
 }
 
-void check_runs(const device_decode_batch& batch, const std::uint64_t* run_begin, const std::uint32_t* lengths,
-                std::uint32_t* starts, cudaStream_t stream) {
-  if (batch.num_frames == 0) return;
-  launch_frames(check_runs_kernel, batch.num_frames, stream, batch, run_begin, lengths, starts);
+std::size_t check_runs_temp_bytes(std::uint64_t total_runs) {
+  std::size_t scan_bytes = 0;
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveScan(nullptr, scan_bytes, static_cast<const std::uint32_t*>(nullptr),
+                                             static_cast<std::uint64_t*>(nullptr), cuda::std::plus<>{},
+                                             std::uint64_t{0}, static_cast<std::int64_t>(total_runs)));
+  return align_frame(total_runs * sizeof(std::uint64_t)) + scan_bytes;
+}
+
+void check_runs(const device_decode_batch& batch, const std::uint64_t* run_begin, std::uint64_t total_runs,
+                const std::uint32_t* lengths, std::uint32_t* starts, void* temp, std::size_t temp_bytes,
+                cudaStream_t stream) {
+  if (total_runs == 0) return;
+  ZS_EXPECTS(temp_bytes >= check_runs_temp_bytes(total_runs), "scratch of check_runs_temp_bytes");
+  auto* prefix = static_cast<std::uint64_t*>(temp);
+  void* scan_temp = static_cast<std::byte*>(temp) + align_frame(total_runs * sizeof(std::uint64_t));
+  std::size_t scan_bytes = temp_bytes - align_frame(total_runs * sizeof(std::uint64_t));
+  launch_items(zero_lengths_kernel, total_runs, stream, batch, run_begin, lengths, total_runs);
+  // The lengths' prefix in 64 bits (the init value's type): a frame's lengths may add up past 2^32.
+  ZS_CUDA_TRY(cub::DeviceScan::ExclusiveScan(scan_temp, scan_bytes, lengths, prefix, cuda::std::plus<>{}, std::uint64_t{0},
+                                             static_cast<std::int64_t>(total_runs), stream));
+  launch_items(run_starts_kernel, total_runs, stream, batch, run_begin, lengths, static_cast<const std::uint64_t*>(prefix),
+               starts, total_runs);
 }
 
 void expand_runs(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,

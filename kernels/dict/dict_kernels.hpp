@@ -108,11 +108,15 @@ void check_frames(const device_decode_batch& batch, std::uint64_t* fields, cudaS
 void fold_statuses(const device_decode_batch& batch, const frame_status* piece_status, const std::uint32_t* owner,
                    std::size_t pieces, cudaStream_t stream);
 
-/// For the frames of runs still ok: each run's first row from the lengths (starts, batch-wide as
-/// run_arrays'), and corrupt_payload where a length is 0 or they do not add up to the frame's
-/// rows. A block a frame.
-void check_runs(const device_decode_batch& batch, const std::uint64_t* run_begin, const std::uint32_t* lengths,
-                std::uint32_t* starts, cudaStream_t stream);
+/// Device scratch of check_runs over `total_runs` runs: a 64-bit prefix per run and the scan's.
+std::size_t check_runs_temp_bytes(std::uint64_t total_runs);
+
+/// For the frames of runs (frame f's runs [run_begin[f], run_begin[f + 1]) of the batch-wide
+/// lengths): each run's first row in its frame (starts, batch-wide), and corrupt_payload where a
+/// length is 0 or they do not add up to the frame's rows. One scan over every run of the batch.
+void check_runs(const device_decode_batch& batch, const std::uint64_t* run_begin, std::uint64_t total_runs,
+                const std::uint32_t* lengths, std::uint32_t* starts, void* temp, std::size_t temp_bytes,
+                cudaStream_t stream);
 
 /// Writes the rows of the frames of runs still ok: each row the value of the last run starting at
 /// or before it. chunk_begin: those frames in chunks of chunks.params.items rows.

@@ -145,53 +145,21 @@ inline void reseal_with(std::vector<std::byte>& frame, std::uint64_t entries, st
   store_header(h, frame.data());
 }
 
-/// A dict frame of `type` put together by hand from `dictionary` and `codes` (raw bits, one
-/// value each), packed by bitpack_ext: the rules the encoder follows do not bind it (the
-/// dictionary need not be sorted, codes may point past it).
-inline std::vector<std::byte> hand_made_frame(value_type type, const std::vector<std::uint64_t>& dictionary,
-                                              const std::vector<std::uint64_t>& codes) {
+/// A dict frame of `type` and `rows` rows put together by hand: form field `form`, its first
+/// embedded frame of `first`'s values and its main frame of `main`'s, each packed by bitpack_ext.
+inline std::vector<std::byte> hand_made(value_type type, std::uint64_t rows, std::uint64_t form, const input& first,
+                                        const input& main) {
   const codec& packer = get_codec(codec_id::bitpack_pfor);
-  input const d = column_of("dictionary", type, dictionary);
-  input const c = column_of("codes", dict::code_type(type), codes);
-  encode_source const pieces[2] = {{type, dictionary.size(), d.bytes.data()},
-                                   {dict::code_type(type), codes.size(), c.bytes.data()}};
+  encode_source const pieces[2] = {{first.type, first.rows, first.bytes.data()}, {main.type, main.rows, main.bytes.data()}};
   std::vector<std::uint64_t> const offsets = layout_frames(packer, pieces);
   std::vector<std::byte> packed(offsets.back());
   std::uint64_t sizes[2] = {0, 0};
   packer.encode_host({pieces, packed.data(), offsets, sizes, true});
-  std::uint64_t const codes_at = dict::main_frame_at(sizes[0]);
-  std::uint64_t const payload = codes_at + sizes[1];
+  std::uint64_t const main_at = dict::main_frame_at(sizes[0]);
+  std::uint64_t const payload = main_at + sizes[1];
   std::vector<std::byte> frame(frame_header_bytes + payload, std::byte{0});
   std::memcpy(frame.data() + frame_header_bytes, packed.data(), sizes[0]);
-  std::memcpy(frame.data() + frame_header_bytes + codes_at, packed.data() + offsets[1], sizes[1]);
-  frame_header h;
-  h.codec = codec_id::dict;
-  h.type = type;
-  h.value_count = codes.size();
-  h.raw_bytes = codes.size() * value_width(type);
-  h.payload_bytes = payload;
-  store_header(h, frame.data());
-  reseal_with(frame, dictionary.size(), sizes[0]);
-  return frame;
-}
-
-/// A dict frame of the runs form put together by hand from `lengths` and `values` (raw bits),
-/// packed by bitpack_ext, its row count `rows`: the lengths need not add up to it.
-inline std::vector<std::byte> hand_made_runs(value_type type, const std::vector<std::uint64_t>& lengths,
-                                             const std::vector<std::uint64_t>& values, std::uint64_t rows) {
-  const codec& packer = get_codec(codec_id::bitpack_pfor);
-  input const l = column_of("lengths", value_type::uint32, lengths);
-  input const v = column_of("values", type, values);
-  encode_source const pieces[2] = {{value_type::uint32, lengths.size(), l.bytes.data()}, {type, values.size(), v.bytes.data()}};
-  std::vector<std::uint64_t> const offsets = layout_frames(packer, pieces);
-  std::vector<std::byte> packed(offsets.back());
-  std::uint64_t sizes[2] = {0, 0};
-  packer.encode_host({pieces, packed.data(), offsets, sizes, true});
-  std::uint64_t const values_at = dict::main_frame_at(sizes[0]);
-  std::uint64_t const payload = values_at + sizes[1];
-  std::vector<std::byte> frame(frame_header_bytes + payload, std::byte{0});
-  std::memcpy(frame.data() + frame_header_bytes, packed.data(), sizes[0]);
-  std::memcpy(frame.data() + frame_header_bytes + values_at, packed.data() + offsets[1], sizes[1]);
+  std::memcpy(frame.data() + frame_header_bytes + main_at, packed.data() + offsets[1], sizes[1]);
   frame_header h;
   h.codec = codec_id::dict;
   h.type = type;
@@ -199,8 +167,25 @@ inline std::vector<std::byte> hand_made_runs(value_type type, const std::vector<
   h.raw_bytes = rows * value_width(type);
   h.payload_bytes = payload;
   store_header(h, frame.data());
-  reseal_with(frame, dict::runs_flag | values.size(), sizes[0]);
+  reseal_with(frame, form, sizes[0]);
   return frame;
+}
+
+/// A dict frame of `type` put together by hand from `dictionary` and `codes` (raw bits, one
+/// value each): the rules the encoder follows do not bind it (the dictionary need not be sorted,
+/// codes may point past it).
+inline std::vector<std::byte> hand_made_frame(value_type type, const std::vector<std::uint64_t>& dictionary,
+                                              const std::vector<std::uint64_t>& codes) {
+  return hand_made(type, codes.size(), dictionary.size(), column_of("dictionary", type, dictionary),
+                   column_of("codes", dict::code_type(type), codes));
+}
+
+/// A dict frame of the runs form put together by hand from `lengths` and `values` (raw bits), its
+/// row count `rows`: the lengths need not add up to it.
+inline std::vector<std::byte> hand_made_runs(value_type type, const std::vector<std::uint64_t>& lengths,
+                                             const std::vector<std::uint64_t>& values, std::uint64_t rows) {
+  return hand_made(type, rows, dict::runs_flag | values.size(), column_of("lengths", value_type::uint32, lengths),
+                   column_of("values", type, values));
 }
 
 /// A frame that breaks one rule, and the status every decoder gives it.

@@ -22,13 +22,7 @@ namespace {
 
 const zs::codec& alp() { return zs::get_codec(zs::codec_id::alp); }
 
-template <typename T>
-std::vector<T> to_host(const void* device, std::size_t count, cudaStream_t stream) {
-  std::vector<T> h(count);
-  if (count != 0) zs::copy_async(h.data(), device, count * sizeof(T), stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  return h;
-}
+using zs::test::to_host;
 
 // Values that exercise every path: decimals, fill runs, NaN payloads, -0.0, infinities,
 // denormals, extremes, random bit patterns.

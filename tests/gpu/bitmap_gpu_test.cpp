@@ -28,13 +28,7 @@ using zs::bitmap::mode;
 
 const zs::codec& bitmap() { return zs::get_codec(zs::codec_id::bitmap); }
 
-template <typename T>
-std::vector<T> to_host(const void* device, std::size_t count, cudaStream_t stream) {
-  std::vector<T> out(count);
-  zs::copy_async(out.data(), device, count * sizeof(T), stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  return out;
-}
+using zs::test::to_host;
 
 // Columns of one byte a row, back to back in one host buffer and its device copy.
 struct byte_columns {

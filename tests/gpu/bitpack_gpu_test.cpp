@@ -31,13 +31,7 @@ zs::codecs::bitpack_schemes schemes_of(const zs::codec& c) {
   return dynamic_cast<const zs::codecs::bitpack_codec&>(c).schemes();
 }
 
-template <typename T>
-std::vector<T> to_host(const void* d, std::size_t count, cudaStream_t stream) {
-  std::vector<T> h(count);
-  if (count != 0) zs::copy_async(h.data(), d, count * sizeof(T), stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  return h;
-}
+using zs::test::to_host;
 
 // Columns of mixed integer types on the host and the device, each cut into frames.
 struct batch {

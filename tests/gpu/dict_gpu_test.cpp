@@ -23,13 +23,7 @@ namespace inputs = zs::test::dict_inputs;
 
 const zs::codec& dict() { return zs::get_codec(zs::codec_id::dict); }
 
-template <typename T>
-std::vector<T> to_host(const void* device, std::size_t count, cudaStream_t stream) {
-  std::vector<T> out(count);
-  if (count != 0) zs::copy_async(out.data(), device, count * sizeof(T), stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  return out;
-}
+using zs::test::to_host;
 
 // The inputs' values back to back, and where each starts.
 struct joined {

@@ -31,13 +31,7 @@ using zs::test::partition_targets;
 const zs::codec& fsst() { return zs::get_codec(zs::codec_id::fsst); }
 const zs::codec& fsst_dict() { return zs::get_codec(zs::codec_id::fsst_dict); }
 
-template <typename T>
-std::vector<T> to_host(const void* d, std::size_t count, cudaStream_t stream) {
-  std::vector<T> h(count);
-  if (count != 0) zs::copy_async(h.data(), d, count * sizeof(T), stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  return h;
-}
+using zs::test::to_host;
 
 // A column in `parts` partitions, one table per partition (each its own column) or one for all.
 std::vector<std::uint64_t> piece_begin_of(std::size_t parts, bool table_per_part) {

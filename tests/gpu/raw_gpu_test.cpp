@@ -21,14 +21,6 @@ using zs::test::partition_targets;
 
 const zs::codec& raw() { return zs::get_codec(zs::codec_id::raw); }
 
-template <typename T>
-std::vector<T> to_host(const zs::device_buffer& d, std::size_t count, cudaStream_t stream) {
-  std::vector<T> h(count);
-  zs::copy_async(h.data(), d.data(), count * sizeof(T), stream);
-  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
-  return h;
-}
-
 // Decodes host `frames` on the GPU into a column shaped like `like` whose value bytes start as
 // 0x5A (so a target a refused frame wrote to shows), one target per source; returns the frame
 // statuses and the column, back in host memory.
@@ -46,7 +38,7 @@ std::pair<std::vector<zs::frame_status>, zs::column> decode_on_gpu(const std::ve
   zs::device_buffer temp(raw().decode_temp_bytes(targets), stream);
   raw().decode_async({in.as<std::byte>(), offsets, targets, status.as<zs::frame_status>()}, temp.data(), temp.size(),
                      stream);
-  auto statuses = to_host<zs::frame_status>(status, targets.size(), stream);
+  auto statuses = zs::test::to_host<zs::frame_status>(status.data(), targets.size(), stream);
   return {std::move(statuses), device_out.copy_to(zs::memory_kind::host, stream)};
 }
 

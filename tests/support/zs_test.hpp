@@ -95,6 +95,15 @@ inline column empty_like(const column& c, memory_kind memory, cudaStream_t strea
   return column::allocate(c.type(), c.size(), memory, stream, c.type() == value_type::string ? c.data_bytes() : 0);
 }
 
+/// `count` values of T from device memory, copied on `stream` (which it waits for).
+template <typename T>
+std::vector<T> to_host(const void* device, std::size_t count, cudaStream_t stream) {
+  std::vector<T> out(count);
+  if (count != 0) copy_async(out.data(), device, count * sizeof(T), stream);
+  ZS_CUDA_TRY(cudaStreamSynchronize(stream));
+  return out;
+}
+
 /// Whether `bytes` bytes at `a` and at `b` are equal. Either may be null when `bytes` is 0 (an
 /// empty column has no data), which memcmp does not allow even for 0 bytes.
 inline bool same_bytes(const void* a, const void* b, std::size_t bytes) {

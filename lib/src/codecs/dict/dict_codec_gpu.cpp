@@ -135,8 +135,34 @@ struct dictionary_plan {
   std::uint64_t area_bytes = 0;
 };
 
+// Each frame's runs where it may take the runs form (dict::max_runs), else 0, from the counts of
+// its chunks (plan_encode's).
+std::vector<std::uint64_t> runs_of_frames(std::span<const encode_source> sources, std::span<const std::uint64_t> chunk_begin,
+                                          std::span<const std::uint32_t> chunk_runs) {
+  std::vector<std::uint64_t> runs(sources.size(), 0);
+  for (std::size_t f = 0; f < sources.size(); ++f) {
+    std::uint64_t r = 0;
+    for (std::uint64_t k = chunk_begin[f]; k < chunk_begin[f + 1]; ++k) r += chunk_runs[k];
+    runs[f] = r <= dict::max_runs(sources[f].count) ? r : 0;
+  }
+  return runs;
+}
+
+// Whether `runs` runs make a frame of `s` smaller than any dictionary could: the most the runs
+// form takes (its two embedded frames at their largest) below the least a dictionary takes (two
+// embedded headers, and the codes frame's block starts: every bitpack_ext scheme has 4 bytes or
+// more per 512 rows). Then the choice would not take a dictionary, and none is coded.
+bool runs_beat_any_dictionary(const encode_source& s, std::uint64_t runs) {
+  if (runs == 0) return false;
+  std::uint64_t const most = dict::main_frame_at(dict_codec::packer().max_frame_bytes({value_type::uint32, runs, nullptr})) +
+                             dict_codec::packer().max_frame_bytes({s.type, runs, nullptr});
+  std::uint64_t const least = 2 * frame_header_bytes + 4 * ((s.count + 511) / 512);
+  return most < least;
+}
+
 dictionary_plan plan_dictionaries(std::span<const encode_source> sources, std::span<const std::uint32_t> inserted,
-                                  std::span<const std::uint32_t> flags, std::uint64_t chunk_rows) {
+                                  std::span<const std::uint32_t> flags, std::span<const std::uint64_t> runs,
+                                  std::uint64_t chunk_rows) {
   std::size_t const frames = sources.size();
   dictionary_plan p;
   p.entries.assign(frames, 0);
@@ -149,7 +175,7 @@ dictionary_plan plan_dictionaries(std::span<const encode_source> sources, std::s
     auto const& s = sources[f];
     std::uint64_t const limit = dict::entry_limit(s.count);
     std::uint64_t const d = inserted[f] + ((flags[f] & kd::has_empty_key) != 0 ? 1 : 0);
-    if (limit == 0 || (flags[f] & kd::too_many) != 0 || d > limit) continue;
+    if (limit == 0 || (flags[f] & kd::too_many) != 0 || d > limit || runs_beat_any_dictionary(s, runs[f])) continue;
     std::uint64_t const width = value_width(s.type);
     p.entries[f] = d;
     p.key_at[f] = keys;
@@ -178,7 +204,8 @@ struct runs_plan {
 };
 
 runs_plan plan_runs(std::span<const encode_source> sources, std::span<const std::uint64_t> chunk_begin,
-                    std::span<const std::uint32_t> chunk_runs, std::uint64_t values_from, std::vector<encode_source>& pieces) {
+                    std::span<const std::uint32_t> chunk_runs, std::span<const std::uint64_t> frame_runs,
+                    std::uint64_t values_from, std::vector<encode_source>& pieces) {
   std::size_t const frames = sources.size();
   runs_plan r;
   r.chunk_run_first.assign(chunk_runs.size(), 0);
@@ -189,10 +216,9 @@ runs_plan plan_runs(std::span<const encode_source> sources, std::span<const std:
   std::uint64_t area = values_from;
   for (std::size_t f = 0; f < frames; ++f) {
     auto const& s = sources[f];
-    std::uint64_t runs = 0;
-    for (std::uint64_t k = chunk_begin[f]; k < chunk_begin[f + 1]; ++k) runs += chunk_runs[k];
+    std::uint64_t const runs = frame_runs[f];
     r.run_begin[f + 1] = r.run_begin[f];
-    if (runs == 0 || runs > dict::max_runs(s.count)) continue;
+    if (runs == 0) continue;
     for (std::uint64_t k = chunk_begin[f], next = r.total; k < chunk_begin[f + 1]; next += chunk_runs[k++]) {
       r.chunk_run_first[k] = next;
     }
@@ -307,9 +333,10 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
   // 2. The dictionaries and codes, and the runs, of the frames that may take them, packed in
   // memory of their own: the dictionaries' area, the run values, the runs' first rows and
   // lengths, the packed frames, the packer's scratch.
+  std::vector<std::uint64_t> const frame_runs = runs_of_frames(host.sources, p.chunk_begin, chunk_runs);
   dictionary_plan d = plan_dictionaries(host.sources, std::span(counts).first(frames), std::span(counts).subspan(frames),
-                                        p.chunks.params.items);
-  runs_plan const r = plan_runs(host.sources, p.chunk_begin, chunk_runs, d.area_bytes, d.pieces);
+                                        frame_runs, p.chunks.params.items);
+  runs_plan const r = plan_runs(host.sources, p.chunk_begin, chunk_runs, frame_runs, d.area_bytes, d.pieces);
   std::uint64_t const starts_at = d.area_bytes + r.area_bytes;
   std::uint64_t const lengths_at = starts_at + align_frame(r.total * sizeof(std::uint32_t));
   std::uint64_t const packed_from = lengths_at + align_frame(r.total * sizeof(std::uint32_t));
@@ -416,7 +443,9 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
   std::uint64_t const total_runs = run_begin[frames];
   std::uint64_t const starts_at = run_values_bytes;
   std::uint64_t const lengths_at = starts_at + align_frame(total_runs * sizeof(std::uint32_t));
-  device_buffer runs_area(total_runs == 0 ? 0 : lengths_at + align_frame(total_runs * sizeof(std::uint32_t)), stream);
+  std::uint64_t const check_at = lengths_at + align_frame(total_runs * sizeof(std::uint32_t));
+  std::size_t const check_bytes = total_runs == 0 ? 0 : kd::check_runs_temp_bytes(total_runs);
+  device_buffer runs_area(total_runs == 0 ? 0 : check_at + check_bytes, stream);
   auto* const run_values = runs_area.as<std::byte>();
   auto* const starts = reinterpret_cast<std::uint32_t*>(run_values + starts_at);
   auto* const lengths = reinterpret_cast<std::uint32_t*>(run_values + lengths_at);
@@ -474,7 +503,7 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
   kd::fold_statuses(batch, c.piece_status, c.owner, pieces.size(), stream);
   kd::replace_codes(batch, chunks, c.chunk_begin, chunk_begin.back(), c.fields, c.dictionaries, c.dictionary_at, stream);
   if (total_runs != 0) {
-    kd::check_runs(batch, c.run_begin, lengths, starts, stream);
+    kd::check_runs(batch, c.run_begin, total_runs, lengths, starts, run_values + check_at, check_bytes, stream);
     kd::expand_runs(batch, chunks, c.run_chunk_begin, run_chunk_begin.back(), c.run_begin, starts, run_values,
                     c.run_values_at, stream);
   }
