@@ -61,30 +61,8 @@ inline input column_of(std::string name, value_type type, const std::vector<std:
   return in;
 }
 
-/// Rows drawn from `distinct` spread values: at random, or in runs of 1 to 8 equal rows.
-inline input few_distinct(value_type type, std::uint64_t rows, std::uint64_t distinct, bool runs, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  std::uint64_t const most = value_width(type) == 1 ? 256 : distinct;
-  std::vector<std::uint64_t> const pool = spread_values(type, std::min(distinct, most), random);
-  std::vector<std::uint64_t> values;
-  values.reserve(rows);
-  while (values.size() < rows) {
-    std::uint64_t const v = pool[random() % pool.size()];
-    std::uint64_t const repeat = runs ? 1 + random() % 8 : 1;
-    for (std::uint64_t k = 0; k < repeat && values.size() < rows; ++k) values.push_back(v);
-  }
-  std::string const name = std::string(to_string(type)) + " " + std::to_string(rows) + " rows of " +
-                           std::to_string(pool.size()) + " values" + (runs ? " in runs" : "");
-  input in = column_of(name, type, values);
-  std::vector<std::uint64_t> seen(values);
-  std::sort(seen.begin(), seen.end());
-  in.within_limit = static_cast<std::uint64_t>(std::unique(seen.begin(), seen.end()) - seen.begin()) <=
-                    dict::entry_limit(rows);
-  return in;
-}
-
-/// Runs of 1 to `longest` equal rows (at random), each run's value drawn from `distinct` spread
-/// values: the runs form's input where runs are long.
+/// Runs of 1 to `longest` equal rows (their lengths at random; 1: every row drawn on its own),
+/// each run's value drawn from `distinct` spread values.
 inline input long_runs(value_type type, std::uint64_t rows, std::uint64_t distinct, std::uint64_t longest,
                        std::uint64_t seed) {
   std::mt19937_64 random(seed);
@@ -94,17 +72,23 @@ inline input long_runs(value_type type, std::uint64_t rows, std::uint64_t distin
   values.reserve(rows);
   while (values.size() < rows) {
     std::uint64_t const v = pool[random() % pool.size()];
-    std::uint64_t const repeat = 1 + random() % longest;
+    std::uint64_t const repeat = longest > 1 ? 1 + random() % longest : 1;
     for (std::uint64_t k = 0; k < repeat && values.size() < rows; ++k) values.push_back(v);
   }
-  input in = column_of(std::string(to_string(type)) + " " + std::to_string(rows) + " rows in runs of 1 to " +
-                           std::to_string(longest) + " of " + std::to_string(pool.size()) + " values",
-                       type, values);
+  std::string const name = std::string(to_string(type)) + " " + std::to_string(rows) + " rows of " +
+                           std::to_string(pool.size()) + " values" +
+                           (longest > 1 ? " in runs of 1 to " + std::to_string(longest) : "");
+  input in = column_of(name, type, values);
   std::vector<std::uint64_t> seen(values);
   std::sort(seen.begin(), seen.end());
   in.within_limit = static_cast<std::uint64_t>(std::unique(seen.begin(), seen.end()) - seen.begin()) <=
                     dict::entry_limit(rows);
   return in;
+}
+
+/// Rows drawn from `distinct` spread values: at random, or in runs of 1 to 8 equal rows.
+inline input few_distinct(value_type type, std::uint64_t rows, std::uint64_t distinct, bool runs, std::uint64_t seed) {
+  return long_runs(type, rows, distinct, runs ? 8 : 1, seed);
 }
 
 /// Every type at row counts around the limit's steps, with distinct values of 1, 2, 64, the
