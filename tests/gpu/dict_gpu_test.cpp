@@ -122,7 +122,9 @@ void expect_same_frames_and_round_trips(const std::vector<inputs::input>& in, bo
     runs += f.runs() ? 1 : 0;
   }
   EXPECT_GT(dictionaries, 0U) << "no frame of the batch took a dictionary";
-  if (expect_runs) EXPECT_GT(runs, 0U) << "no frame of the batch took runs";
+  if (expect_runs) {
+    EXPECT_GT(runs, 0U) << "no frame of the batch took runs";
+  }
   for (bool const on_gpu : {false, true}) {
     decoded const d = decode(on_gpu, gpu, in, j, stream);
     for (std::size_t c = 0; c < in.size(); ++c) {
