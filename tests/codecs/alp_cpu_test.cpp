@@ -294,7 +294,9 @@ TYPED_TEST(AlpCpu, NullRowsCostWhatFillCellsCost) {
   ASSERT_TRUE(zs::alp::load_params<T>(masked.params.data(), p));
   ASSERT_TRUE(p.has_fill) << "a third of the rows are null";
   for (std::size_t i = 0; i < rows; ++i) {
-    if (!zs::row_is_valid(mask.data(), i)) ASSERT_EQ(zs::alp::bits_of(back[i]), p.fill) << "null row " << i;
+    if (!zs::row_is_valid(mask.data(), i)) {
+      ASSERT_EQ(zs::alp::bits_of(back[i]), p.fill) << "null row " << i;
+    }
   }
   EXPECT_GT(modes_of(masked).with_fill, 0U);
   std::uint64_t const as_fill = encode_host(filled, 3).total();
@@ -686,28 +688,31 @@ void check_real_nulls(const real_float_column& c, const zs::column& col) {
   std::printf("\n");
 }
 
-TEST(AlpCpuRealColumns, NullRowsCostNoMoreThanTheValuesTheyHide) {
-  if (std::getenv("ZS_DATA_DIR") == nullptr) GTEST_SKIP() << "ZS_DATA_DIR is not set: no real columns";
+// Calls check(c, column, T{}) for every real float column, T its value type.
+template <class Check>
+void for_each_real_float_column(Check check) {
   for (auto const& c : real_float_columns) {
     zs::column const col = zs::test::data_column(c.file);
     if (col.type() == zs::value_type::float64) {
-      check_real_nulls<double>(c, col);
+      check(c, col, double{});
     } else {
-      check_real_nulls<float>(c, col);
+      check(c, col, float{});
     }
   }
 }
 
+TEST(AlpCpuRealColumns, NullRowsCostNoMoreThanTheValuesTheyHide) {
+  if (std::getenv("ZS_DATA_DIR") == nullptr) GTEST_SKIP() << "ZS_DATA_DIR is not set: no real columns";
+  for_each_real_float_column([](const real_float_column& c, const zs::column& col, auto zero) {
+    check_real_nulls<decltype(zero)>(c, col);
+  });
+}
+
 TEST(AlpCpuRealColumns, RoundTripAtLeastTheReferencesRatios) {
   if (std::getenv("ZS_DATA_DIR") == nullptr) GTEST_SKIP() << "ZS_DATA_DIR is not set: no real columns";
-  for (auto const& c : real_float_columns) {
-    zs::column const col = zs::test::data_column(c.file);
-    if (col.type() == zs::value_type::float64) {
-      check_real_column<double>(c, col);
-    } else {
-      check_real_column<float>(c, col);
-    }
-  }
+  for_each_real_float_column([](const real_float_column& c, const zs::column& col, auto zero) {
+    check_real_column<decltype(zero)>(c, col);
+  });
 }
 
 }  // namespace
