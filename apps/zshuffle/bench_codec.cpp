@@ -413,13 +413,15 @@ struct result {
 using frame_head = std::array<std::byte, zs::frame_header_bytes + 8>;
 
 // A frame's scheme: its codec id's name; for a dict frame, "dict" where it holds a dictionary,
-// "dict-runs" where it holds runs, and its plain frame's scheme where it holds neither.
+// "dict-runs" where it holds runs, "dict-deltas" where it holds differences, and its plain
+// frame's scheme where it holds none of them.
 std::string scheme_of(const frame_head& head) {
   auto const id = static_cast<zs::codec_id>(head[6]);
   if (id == zs::codec_id::dict) {
     std::uint64_t const form = zs::detail::load_le(head.data() + 40, 8);
     if (form == 0) return std::string(zs::to_string(static_cast<zs::codec_id>(head[zs::frame_header_bytes + 6])));
     if ((form >> 63) != 0) return "dict-runs";  // docs/FORMAT.md, codec 12: the form field's top bit
+    if (form == std::uint64_t{1} << 62) return "dict-deltas";  // and the bit below it, alone
   }
   std::string name(zs::to_string(id));
   return name == "unknown" ? "id " + std::to_string(static_cast<unsigned>(id)) : name;

@@ -291,6 +291,95 @@ __global__ void run_lengths_kernel(device_encode_batch batch, run_arrays r, std:
   }
 }
 
+constexpr unsigned full_mask = 0xffffffffU;
+
+// The warp's OR and least (unsigned) of a 64-bit value of each lane.
+__device__ inline std::uint64_t warp_or(std::uint64_t x) {
+  return (std::uint64_t{__reduce_or_sync(full_mask, static_cast<unsigned>(x >> 32))} << 32) |
+         __reduce_or_sync(full_mask, static_cast<unsigned>(x));
+}
+__device__ inline std::uint64_t warp_min(std::uint64_t x) {
+  unsigned const high = __reduce_min_sync(full_mask, static_cast<unsigned>(x >> 32));
+  unsigned const low =
+      __reduce_min_sync(full_mask, static_cast<unsigned>(x >> 32) == high ? static_cast<unsigned>(x) : 0xffffffffU);
+  return (std::uint64_t{high} << 32) | low;
+}
+
+// dict::group_words with a lane a row (valid: the lane holds one of the group's rows): the same
+// shift, widths and low width, from reductions and ballots instead of a histogram.
+__device__ std::uint32_t warp_group_words(std::uint64_t d, bool valid, std::uint64_t base, std::uint64_t mask) {
+  std::uint64_t const field = valid ? (d - base) & mask : 0;
+  std::uint64_t const any = warp_or(field);
+  if (any == 0) return 0;
+  std::uint32_t const shift = ::zs::bitpack::bit_width(any & (~any + 1)) - 1;
+  std::uint32_t const width = ::zs::bitpack::bit_width(field >> shift);
+  std::uint32_t const full = __reduce_max_sync(full_mask, width);
+  // Bit w - 1: some field is exactly w bits wide (w >= 1).
+  std::uint64_t const present = warp_or(width == 0 ? 0 : std::uint64_t{1} << (width - 1));
+  // bitpack::best_low_width's candidates in its order: widths going down, only 0 and the widths
+  // some field has, ties to the wider.
+  std::uint32_t best_words = full;
+  for (std::uint32_t b = full; b-- > 0;) {
+    if (b != 0 && ((present >> (b - 1)) & 1U) == 0) continue;
+    auto const exceptions = static_cast<std::uint32_t>(__popc(__ballot_sync(full_mask, width > b)));
+    std::uint32_t const words = ::zs::bitpack::patched_miniblock_words(b, full, exceptions);
+    if (words < best_words) best_words = words;
+  }
+  return best_words;
+}
+
+// dict::choose_base with a lane a row: the same candidates, words and ties.
+__device__ std::uint64_t warp_choose_base(std::uint64_t d, bool valid, std::uint64_t sign, std::uint64_t mask) {
+  std::uint64_t const key = d ^ sign;
+  std::uint64_t best = 0, above = 0;
+  std::uint32_t best_words = ~std::uint32_t{0};
+  for (unsigned c = 0; c < fmt::base_candidates; ++c) {
+    bool const eligible = valid && (c == 0 || key > above);
+    if (__ballot_sync(full_mask, eligible) == 0) break;
+    above = warp_min(eligible ? key : ~std::uint64_t{0});
+    std::uint64_t const base = above ^ sign;
+    std::uint32_t const words = warp_group_words(d, valid, base, mask);
+    if (words < best_words) {
+      best = base;
+      best_words = words;
+    }
+  }
+  return best;
+}
+
+// A warp a group (chunks are whole groups): each lane a row's difference, the group's base, the
+// residuals, and at a tile's start its first value.
+__global__ void write_deltas_kernel(device_encode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                                    std::uint64_t chunk_rows, delta_arrays d) {
+  unsigned const lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+    encode_source const& s = batch.sources[f];
+    std::size_t const width = value_width(s.type);
+    std::uint64_t const mask = ::zs::bitpack::low_mask(static_cast<std::uint32_t>(8 * width));
+    std::uint64_t const sign = std::uint64_t{1} << (8 * width - 1);
+    std::byte* side = d.area + d.side_at[f];
+    std::byte* residuals = d.area + d.residuals_at[f];
+    std::uint64_t const groups = fmt::groups_of(s.count);
+    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
+    std::uint64_t const end = s.count - first < chunk_rows ? s.count : first + chunk_rows;
+    for (std::uint64_t row = first + warp * fmt::group_rows; row < end; row += warps * fmt::group_rows) {
+      std::uint64_t const i = row + lane;
+      bool const valid = i < end;
+      std::uint64_t const value = valid ? load_bits(s.values, width, i) : 0;
+      std::uint64_t before = __shfl_up_sync(full_mask, value, 1);
+      if (lane == 0) before = row == 0 ? 0 : load_bits(s.values, width, row - 1);
+      std::uint64_t const diff = (value - before) & mask;
+      std::uint64_t const base = warp_choose_base(diff, valid, sign, mask);
+      if (valid) store_bits(residuals, width, i, diff - base);
+      if (lane == 0) {
+        store_bits(side, width, row / fmt::group_rows, base);
+        if (row % fmt::tile_rows == 0) store_bits(side, width, groups + row / fmt::tile_rows, value);
+      }
+    }
+  }
+}
+
 // Copies `bytes` from src to dst (both 16-byte aligned) with the block's threads.
 __device__ void copy_block(std::byte* dst, const std::byte* src, std::uint64_t bytes) {
   std::uint64_t const wide = bytes / 16;
@@ -305,7 +394,8 @@ __global__ void assemble_kernel(device_encode_batch batch, packed_frames p) {
   for (std::uint64_t f = blockIdx.x; f < batch.num_frames; f += gridDim.x) {
     std::byte* frame = batch.frames + batch.frame_offsets[f];
     std::byte* payload = frame + frame_header_bytes;
-    // The form of the smallest payload, the earlier of equal ones: plain, dictionary, runs.
+    // The form of the smallest payload, the earlier of equal ones: plain, dictionary, runs,
+    // differences.
     fmt::fields chosen;
     std::uint64_t payload_bytes = p.plain_bytes[f];
     std::uint32_t piece = no_piece;
@@ -319,6 +409,7 @@ __global__ void assemble_kernel(device_encode_batch batch, packed_frames p) {
     };
     consider(p.first_piece[f], p.entries[f]);
     consider(p.run_piece[f], fmt::runs_flag | p.run_count[f]);
+    consider(p.delta_piece[f], fmt::deltas_flag);
     if (piece != no_piece) {
       std::uint64_t const first_bytes = p.piece_bytes[piece];
       std::uint64_t const main_at = fmt::main_frame_at(first_bytes);
@@ -410,6 +501,42 @@ __global__ void expand_kernel(device_decode_batch batch, const std::uint64_t* ch
   }
 }
 
+// A warp a tile, 32 rows a step: each row adds its group's base and its residual (the tile's first
+// row its first value instead), a warp scan, and the carry from the step before. No block-wide
+// step, and the loads and stores of each step are 32 consecutive rows.
+__global__ void add_up_kernel(device_decode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
+                              std::uint64_t chunk_rows, const std::byte* side_area, const std::uint64_t* side_at) {
+  unsigned const lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
+    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+    if (batch.status[f] != frame_status::ok) continue;
+    decode_target const& t = batch.targets[f];
+    std::size_t const width = value_width(t.type);
+    const std::byte* side = side_area + side_at[f];
+    std::uint64_t const groups = fmt::groups_of(t.count);
+    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
+    std::uint64_t const end = t.count - first < chunk_rows ? t.count : first + chunk_rows;
+    for (std::uint64_t tile = first + warp * fmt::tile_rows; tile < end; tile += warps * fmt::tile_rows) {
+      std::uint64_t const tile_end = end - tile < fmt::tile_rows ? end : tile + fmt::tile_rows;
+      std::uint64_t carry = load_bits(side, width, groups + tile / fmt::tile_rows);
+      for (std::uint64_t row = tile; row < tile_end; row += 32) {
+        std::uint64_t const i = row + lane;
+        std::uint64_t x = 0;
+        if (i < tile_end && i != tile) {
+          x = load_bits(side, width, row / fmt::group_rows) + load_bits(t.values, width, i);
+        }
+        for (unsigned step = 1; step < 32; step *= 2) {
+          std::uint64_t const up = __shfl_up_sync(full_mask, x, step);
+          if (lane >= step) x += up;
+        }
+        x += carry;
+        if (i < tile_end) store_bits(t.values, width, i, x);
+        carry = __shfl_sync(full_mask, x, 31);
+      }
+    }
+  }
+}
+
 __global__ void replace_kernel(device_decode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
                                std::uint64_t chunk_rows, const std::uint64_t* fields, const std::byte* dictionaries,
                                const std::uint64_t* dictionary_at) {
@@ -496,6 +623,13 @@ void write_runs(const device_encode_batch& batch, const launch_choice& chunks, c
   launch_items(run_lengths_kernel, total_runs, stream, batch, runs, total_runs);
 }
 
+void write_deltas(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                  std::uint64_t num_chunks, const delta_arrays& deltas, cudaStream_t stream) {
+  ZS_EXPECTS(chunks.params.items % fmt::group_rows == 0, "dict chunks of whole groups (" +
+                                                             std::to_string(chunks.params.items) + " rows)");
+  launch_chunks(write_deltas_kernel, chunks, batch, chunk_begin, num_chunks, stream, deltas);
+}
+
 void assemble(const device_encode_batch& batch, const packed_frames& packed, cudaStream_t stream) {
   if (batch.num_frames == 0) return;
   launch_frames(assemble_kernel, batch.num_frames, stream, batch, packed);
@@ -540,6 +674,13 @@ void expand_runs(const device_decode_batch& batch, const launch_choice& chunks, 
                  std::uint64_t num_chunks, const std::uint64_t* run_begin, const std::uint32_t* starts,
                  const std::byte* values, const std::uint64_t* values_at, cudaStream_t stream) {
   launch_chunks(expand_kernel, chunks, batch, chunk_begin, num_chunks, stream, run_begin, starts, values, values_at);
+}
+
+void add_up_deltas(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                   std::uint64_t num_chunks, const std::byte* side, const std::uint64_t* side_at, cudaStream_t stream) {
+  ZS_EXPECTS(chunks.params.items % fmt::tile_rows == 0, "dict chunks of whole tiles (" +
+                                                            std::to_string(chunks.params.items) + " rows)");
+  launch_chunks(add_up_kernel, chunks, batch, chunk_begin, num_chunks, stream, side, side_at);
 }
 
 void replace_codes(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,

@@ -81,21 +81,35 @@ void write_runs(const device_encode_batch& batch, const launch_choice& chunks, c
                 std::uint64_t num_chunks, const std::uint64_t* chunk_run_first, std::uint64_t total_runs,
                 const run_arrays& runs, cudaStream_t stream);
 
+/// The frames that try the differences form, and where its pieces go (every array F entries).
+struct delta_arrays {
+  const std::uint64_t* side_at;       // frame f's bases, then its tiles' first values, at area + side_at[f]
+  const std::uint64_t* residuals_at;  // its rows' residuals at area + residuals_at[f] (its width each)
+  std::byte* area;
+};
+
+/// Writes the differences form's pieces of the frames that try it: each group's base
+/// (dict::choose_base) and its rows' residuals, and each tile's first value. chunk_begin: those
+/// frames in chunks of chunks.params.items rows.
+void write_deltas(const device_encode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                  std::uint64_t num_chunks, const delta_arrays& deltas, cudaStream_t stream);
+
 /// The embedded frames the packer wrote: each frame's plain frame in its place, and for the
-/// frames with a dictionary or runs their two frames each elsewhere.
+/// frames with a dictionary, runs or differences their two frames each elsewhere.
 struct packed_frames {
   const std::uint64_t* plain_bytes;  // F: bytes of the plain frame at payload offset 0
   const std::uint64_t* entries;      // F: d, or 0
   const std::uint32_t* first_piece;  // F: its dictionary frame's index in pieces (codes: the next)
   const std::uint64_t* run_count;    // F: R, or 0
   const std::uint32_t* run_piece;    // F: its lengths frame's index in pieces (run values: the next)
+  const std::uint32_t* delta_piece;  // F: its bases frame's index in pieces (residuals: the next)
   const std::byte* pieces;
   const std::uint64_t* piece_at;     // piece i at pieces + piece_at[i]
   const std::uint64_t* piece_bytes;  // and its bytes
 };
 
-/// Puts each frame together: the form of the smallest payload (plain, dictionary, runs; ties to
-/// the earlier), and the header fields the encoder owns (dict::store_fields).
+/// Puts each frame together: the form of the smallest payload (plain, dictionary, runs,
+/// differences; ties to the earlier), and the header fields the encoder owns (dict::store_fields).
 void assemble(const device_encode_batch& batch, const packed_frames& packed, cudaStream_t stream);
 
 // --- decode -------------------------------------------------------------------------------
@@ -123,6 +137,13 @@ void check_runs(const device_decode_batch& batch, const std::uint64_t* run_begin
 void expand_runs(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
                  std::uint64_t num_chunks, const std::uint64_t* run_begin, const std::uint32_t* starts,
                  const std::byte* values, const std::uint64_t* values_at, cudaStream_t stream);
+
+/// Adds up the residuals of the frames of differences still ok, in place (unpacked into their
+/// targets): each tile from its first value, each row its group's base and its residual more than
+/// the row before. chunk_begin: those frames in chunks of chunks.params.items rows (a multiple of
+/// dict::tile_rows); frame f's bases and first values at side + side_at[f].
+void add_up_deltas(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
+                   std::uint64_t num_chunks, const std::byte* side, const std::uint64_t* side_at, cudaStream_t stream);
 
 /// Replaces every code of the frames with a dictionary by its value, in place, where the frame
 /// is still ok; a code of d or more makes it corrupt_payload. fields: as check_frames wrote

@@ -91,9 +91,35 @@ inline input few_distinct(value_type type, std::uint64_t rows, std::uint64_t dis
   return long_runs(type, rows, distinct, runs ? 8 : 1, seed);
 }
 
+/// Values that change smoothly: a walk whose step changes every 64 to 192 rows (up to `steepest`
+/// either way, less for narrow types) with a little noise, wrapping at the type's ends; with
+/// `outliers`, one row in 1000 the type's greatest value instead.
+inline input smooth(value_type type, std::uint64_t rows, std::uint64_t steepest, bool outliers, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::size_t const width = value_width(type);
+  std::uint64_t const mask = width == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1;
+  std::uint64_t const steep = std::min(steepest, mask / 8);
+  std::uint64_t const greatest = mask ^ dict::key_flip(type);
+  std::vector<std::uint64_t> values(rows);
+  std::uint64_t v = random() & mask, step = 0, left = 0;
+  for (std::uint64_t i = 0; i < rows; ++i) {
+    if (left == 0) {
+      step = random() % (2 * steep + 1) - steep;  // modulo 2^64: a step down wraps as the values do
+      left = 64 + random() % 129;
+    }
+    --left;
+    v = (v + step + random() % 7 - 3) & mask;
+    values[i] = outliers && random() % 1000 == 0 ? greatest : v;
+  }
+  return column_of(std::string(to_string(type)) + " " + std::to_string(rows) + " smooth rows" +
+                       (outliers ? " with outliers" : ""),
+                   type, values);
+}
+
 /// Every type at row counts around the limit's steps, with distinct values of 1, 2, 64, the
-/// frame's limit and one above it, at random and in runs; a column of distinct rows; and long
-/// runs of many values (the runs form, across the GPU's chunks).
+/// frame's limit and one above it, at random and in runs; a column of distinct rows; long runs of
+/// many values (the runs form, across the GPU's chunks); and smooth values, with and without
+/// outliers, over a few tiles, a tile and a row, and part of a group (the differences form).
 inline std::vector<input> all() {
   std::vector<input> out;
   std::uint64_t seed = 1;
@@ -114,6 +140,9 @@ inline std::vector<input> all() {
     out.push_back(column_of(std::string(to_string(type)) + " 5000 distinct rows", type, rising));
     out.push_back(long_runs(type, 100'003, 5000, 300, seed++));
     out.push_back(long_runs(type, 20'000, 3, 2000, seed++));
+    out.push_back(smooth(type, 65'539, 1000, false, seed++));
+    out.push_back(smooth(type, 4097, 1000, true, seed++));
+    out.push_back(smooth(type, 31, 3, true, seed++));
   }
   return out;
 }
@@ -170,6 +199,15 @@ inline std::vector<std::byte> hand_made_runs(value_type type, const std::vector<
                                              const std::vector<std::uint64_t>& values, std::uint64_t rows) {
   return hand_made(type, rows, dict::runs_flag | values.size(), column_of("lengths", value_type::uint32, lengths),
                    column_of("values", type, values));
+}
+
+/// A dict frame of the differences form put together by hand from `side` (each group's base, then
+/// each tile's first value) and `residuals` (raw bits), its row count `rows`: the bases need not
+/// be the encoder's, nor the counts right.
+inline std::vector<std::byte> hand_made_deltas(value_type type, const std::vector<std::uint64_t>& side,
+                                               const std::vector<std::uint64_t>& residuals, std::uint64_t rows) {
+  return hand_made(type, rows, dict::deltas_flag, column_of("side", dict::base_type(type), side),
+                   column_of("residuals", dict::code_type(type), residuals));
 }
 
 /// A frame that breaks one rule, and the status every decoder gives it.
@@ -236,6 +274,26 @@ inline std::vector<bad_frame> bad_frames() {
   out.push_back({"lengths adding up to a row too many", hand_made_runs(type, {10, 50, 5}, values, 64), type, 64});
   out.push_back({"a run of no rows", hand_made_runs(type, {10, 0, 54}, values, 64), type, 64});
   out.push_back({"lengths past 2^32 rows", hand_made_runs(type, {0xffffffffULL, 0xffffffffULL, 66}, values, 64), type, 64});
+
+  // The differences form: 100 rows (4 groups and a tile), around a valid one.
+  std::vector<std::uint64_t> const side{3, 0xfffffffeULL, 0, 9, 1000}, residuals(100, 1);
+  std::vector<std::byte> const deltas = hand_made_deltas(type, side, residuals, 100);
+  std::uint64_t const side_bytes = dict::load_fields(load_header(deltas.data())).dictionary_bytes;
+  auto deltas_edited = [&](std::string name, std::uint64_t entries, std::uint64_t first_bytes) {
+    std::vector<std::byte> f = deltas;
+    reseal_with(f, entries, first_bytes);
+    out.push_back({std::move(name), std::move(f), type, 100});
+  };
+  deltas_edited("the differences flag with a count", dict::deltas_flag | 1, side_bytes);
+  deltas_edited("a bases frame 16 bytes short", dict::deltas_flag, side_bytes - 16);
+  out.push_back({"a base short", hand_made_deltas(type, {3, 0xfffffffeULL, 0, 1000}, residuals, 100), type, 100});
+  out.push_back({"a first value too many", hand_made_deltas(type, {3, 0xfffffffeULL, 0, 9, 1000, 1}, residuals, 100),
+                 type, 100});
+  out.push_back({"a residual short", hand_made_deltas(type, side, std::vector<std::uint64_t>(99, 1), 100), type, 100});
+  out.push_back({"differences of no rows", hand_made_deltas(type, {}, {}, 0), type, 0});
+  std::vector<std::byte> unsigned_bases = hand_made(type, 100, dict::deltas_flag, column_of("side", value_type::uint32, side),
+                                                    column_of("residuals", value_type::uint32, residuals));
+  out.push_back({"bases of the unsigned type", std::move(unsigned_bases), type, 100});
   return out;
 }
 

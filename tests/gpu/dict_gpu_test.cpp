@@ -1,7 +1,8 @@
 // The dict codec on the GPU against its CPU reference: every input of tests/codecs/
 // dict_test_inputs.hpp (every integer type, distinct values below, at and above the limit, the
 // types' extremes among them) in one batch, byte for byte, and decoded on both sides; real
-// columns as they come and mapped onto few values, in frames of many sizes; thousands of small
+// columns as they come, mapped onto few values, as their low bits with outliers, and sorted, in
+// frames of many sizes; thousands of small
 // frames in one batch; and the CPU's statuses for frames that break the format's rules, beside
 // good frames that still decode. The conformance suite adds truncations and bit flips.
 #include <gtest/gtest.h>
@@ -179,6 +180,13 @@ TEST(DictGpu, RealColumnsAsTheyComeAndOnFewValues) {
                                        std::vector<std::uint64_t>(values.begin(), values.begin() + n)));
         in.push_back(inputs::column_of(real.name + " on 64 values " + std::to_string(n), type,
                                        std::vector<std::uint64_t>(few.begin(), few.begin() + n)));
+        // Their low 10 bits, one row in 1000 the type's greatest value (`bench codec --shapes
+        // outliers`): the differences form with bases that skip the outliers.
+        std::vector<std::uint64_t> low(values.begin(), values.begin() + n);
+        std::uint64_t const greatest = (width == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1) ^
+                                       zs::dict::key_flip(type);
+        for (std::uint64_t i = 0; i < n; ++i) low[i] = i % 997 == 500 ? greatest : low[i] & 1023;
+        in.push_back(inputs::column_of(real.name + " low bits and outliers " + std::to_string(n), type, low));
         // Sorted: runs of equal values, as long as the column repeats its values.
         std::vector<std::uint64_t> sorted(values.begin(), values.begin() + n);
         std::sort(sorted.begin(), sorted.end());

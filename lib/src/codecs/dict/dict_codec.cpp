@@ -78,6 +78,39 @@ std::optional<runs<U>> runs_of(const U* values, std::uint64_t rows, std::uint64_
   return r;
 }
 
+// The differences form's pieces: a base per group then each tile's first value (side), and each
+// row's residual: its difference from the row before (the first row's from 0) less its group's
+// base, modulo 2^(8 w).
+template <typename U>
+struct deltas {
+  std::vector<U> side;
+  std::vector<U> residuals;
+};
+
+template <typename U>
+deltas<U> deltas_of(const U* values, std::uint64_t rows) {
+  constexpr std::uint64_t mask = static_cast<U>(~U{0});
+  constexpr std::uint64_t sign = std::uint64_t{1} << (8 * sizeof(U) - 1);
+  std::uint64_t const groups = dict::groups_of(rows);
+  deltas<U> out;
+  out.side.resize(dict::side_count(rows));
+  out.residuals.resize(rows);
+  for (std::uint64_t g = 0; g < groups; ++g) {
+    std::uint64_t const first = g * dict::group_rows;
+    auto const count = static_cast<unsigned>(std::min(dict::group_rows, rows - first));
+    std::uint64_t d[dict::group_rows];
+    for (unsigned k = 0; k < count; ++k) {
+      std::uint64_t const i = first + k;
+      d[k] = (std::uint64_t{values[i]} - (i == 0 ? 0 : std::uint64_t{values[i - 1]})) & mask;
+    }
+    std::uint64_t const base = dict::choose_base(d, count, sign, mask);
+    out.side[g] = static_cast<U>(base);
+    for (unsigned k = 0; k < count; ++k) out.residuals[first + k] = static_cast<U>(d[k] - base);
+  }
+  for (std::uint64_t t = 0; t < dict::tiles_of(rows); ++t) out.side[groups + t] = values[t * dict::tile_rows];
+  return out;
+}
+
 // One embedded frame of the packer at `at`, with `room` bytes; returns its bytes.
 std::uint64_t pack_embedded(const encode_source& source, std::byte* at, std::uint64_t room) {
   std::uint64_t const offsets[2] = {0, room};
@@ -151,6 +184,12 @@ void dict_codec::encode_payload_host(const encode_source& source, std::byte* fra
                      {source.type, r->values.size(), r->values.data()}),
            dict::runs_flag | r->values.size());
     }
+    if (dict::tries_deltas(source.count)) {
+      auto const d = deltas_of(values, source.count);
+      take(pack_form({dict::base_type(source.type), d.side.size(), d.side.data()},
+                     {dict::code_type(source.type), source.count, d.residuals.data()}),
+           dict::deltas_flag);
+    }
     return 0;
   });
   dict::store_fields(frame, chosen, payload_bytes);
@@ -182,6 +221,27 @@ frame_status dict_codec::decode_payload_host(const frame_header& header, const s
       if (rows != header.value_count) return frame_status::corrupt_payload;
       U* out = static_cast<U*>(target.values);
       for (std::uint64_t k = 0; k < r; ++k) out = std::fill_n(out, lengths[k], values[k]);
+      return frame_status::ok;
+    });
+  }
+  if (f.deltas()) {
+    // Row i: a tile's first value where a tile starts, else the row before plus its group's base
+    // and its residual (modulo 2^(8 w)).
+    return with_unsigned(value_width(header.type), [&](auto zero) {
+      using U = decltype(zero);
+      std::uint64_t const n = header.value_count;
+      std::uint64_t const groups = dict::groups_of(n);
+      std::vector<U> side(dict::side_count(n)), residuals(n);
+      frame_status status = unpack_embedded(payload, main_at, {dict::base_type(header.type), side.size(), side.data()});
+      if (status == frame_status::ok) status = unpack_embedded(payload + main_at, main_bytes, {dict::code_type(header.type), n, residuals.data()});
+      if (status != frame_status::ok) return status;
+      U* out = static_cast<U*>(target.values);
+      U value = 0;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        value = i % dict::tile_rows == 0 ? side[groups + i / dict::tile_rows]
+                                         : static_cast<U>(value + side[i / dict::group_rows] + residuals[i]);
+        out[i] = value;
+      }
       return frame_status::ok;
     });
   }

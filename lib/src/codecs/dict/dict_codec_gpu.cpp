@@ -50,7 +50,7 @@ std::vector<std::uint64_t> chunks_of(std::span<const Descriptor> frames, std::ui
 
 struct encode_plan {
   launch_choice chunks;
-  std::vector<std::uint64_t> chunk_begin, slots_at;
+  std::vector<std::uint64_t> chunk_begin, delta_chunk_begin, slots_at;
   std::uint64_t keys = 0;  // the most dictionary keys the frames can have
 };
 
@@ -58,6 +58,7 @@ encode_plan plan_encode(std::span<const encode_source> sources) {
   encode_plan p;
   p.chunks = chunk_choice(sources);
   p.chunk_begin = chunks_of(sources, p.chunks.params.items, [&](std::size_t f) { return dict::entry_limit(sources[f].count) > 0; });
+  p.delta_chunk_begin = chunks_of(sources, p.chunks.params.items, [&](std::size_t f) { return dict::tries_deltas(sources[f].count); });
   p.slots_at.assign(sources.size() + 1, 0);
   for (std::size_t f = 0; f < sources.size(); ++f) {
     p.slots_at[f + 1] = p.slots_at[f] + dict::table_slots(sources[f].count);
@@ -69,6 +70,7 @@ encode_plan plan_encode(std::span<const encode_source> sources) {
 struct encode_carve {
   // Uploaded before the search, side by side.
   std::uint64_t* chunk_begin;
+  std::uint64_t* delta_chunk_begin;
   std::uint64_t* slots_at;
   std::uint32_t* inserted;
   std::uint32_t* flags;
@@ -79,6 +81,9 @@ struct encode_carve {
   std::uint64_t* run_values_at;
   std::uint64_t* run_count;
   std::uint32_t* run_piece;
+  std::uint64_t* side_at;
+  std::uint64_t* residuals_at;
+  std::uint32_t* delta_piece;
   // Uploaded once the dictionaries are known.
   std::uint64_t* entries;
   std::uint64_t* key_at;
@@ -100,6 +105,7 @@ encode_carve carve_encode(detail::temp_layout& layout, std::span<const encode_so
   std::size_t const frames = sources.size();
   encode_carve c{};
   c.chunk_begin = layout.take<std::uint64_t>(frames + 1);
+  c.delta_chunk_begin = layout.take<std::uint64_t>(frames + 1);
   c.slots_at = layout.take<std::uint64_t>(frames + 1);
   c.inserted = layout.take<std::uint32_t>(frames);
   c.flags = layout.take<std::uint32_t>(frames);
@@ -109,15 +115,18 @@ encode_carve carve_encode(detail::temp_layout& layout, std::span<const encode_so
   c.run_values_at = layout.take<std::uint64_t>(frames);
   c.run_count = layout.take<std::uint64_t>(frames);
   c.run_piece = layout.take<std::uint32_t>(frames);
+  c.side_at = layout.take<std::uint64_t>(frames);
+  c.residuals_at = layout.take<std::uint64_t>(frames);
+  c.delta_piece = layout.take<std::uint32_t>(frames);
   c.entries = layout.take<std::uint64_t>(frames);
   c.key_at = layout.take<std::uint64_t>(frames);
   c.values_at = layout.take<std::uint64_t>(frames);
   c.codes_at = layout.take<std::uint64_t>(frames);
   c.code_chunk_begin = layout.take<std::uint64_t>(frames + 1);
   c.first_piece = layout.take<std::uint32_t>(frames);
-  c.piece_at = layout.take<std::uint64_t>(4 * frames + 1);
+  c.piece_at = layout.take<std::uint64_t>(6 * frames + 1);
   c.plain_bytes = layout.take<std::uint64_t>(frames);
-  c.piece_bytes = layout.take<std::uint64_t>(4 * frames);
+  c.piece_bytes = layout.take<std::uint64_t>(6 * frames);
   c.slots = layout.take<std::uint64_t>(p.slots_at.back());
   c.keys = layout.take<std::uint64_t>(p.keys);
   c.packer_bytes = dict_codec::packer().encode_temp_bytes(sources);
@@ -235,6 +244,40 @@ runs_plan plan_runs(std::span<const encode_source> sources, std::span<const std:
   return r;
 }
 
+// The frames that try the differences form (every frame of dict::tries_deltas): their bases and
+// first values, and residuals, in the area from `values_from` on (side_at and residuals_at count
+// from the area's start), and both as sources for the packer (pointers set once the area is
+// allocated).
+struct deltas_plan {
+  std::vector<std::uint64_t> side_at, residuals_at;
+  std::vector<std::uint32_t> piece;
+  std::uint64_t area_bytes = 0;
+};
+
+deltas_plan plan_deltas(std::span<const encode_source> sources, std::uint64_t values_from,
+                        std::vector<encode_source>& pieces) {
+  std::size_t const frames = sources.size();
+  deltas_plan d;
+  d.side_at.assign(frames, 0);
+  d.residuals_at.assign(frames, 0);
+  d.piece.assign(frames, no_piece);
+  std::uint64_t area = values_from;
+  for (std::size_t f = 0; f < frames; ++f) {
+    auto const& s = sources[f];
+    if (!dict::tries_deltas(s.count)) continue;
+    std::uint64_t const width = value_width(s.type);
+    d.side_at[f] = area;
+    area += align_frame(dict::side_count(s.count) * width);
+    d.residuals_at[f] = area;
+    area += align_frame(s.count * width);
+    d.piece[f] = static_cast<std::uint32_t>(pieces.size());
+    pieces.push_back({dict::base_type(s.type), dict::side_count(s.count), nullptr});
+    pieces.push_back({dict::code_type(s.type), s.count, nullptr});
+  }
+  d.area_bytes = area - values_from;
+  return d;
+}
+
 // --- decode ----------------------------------------------------------------------------------
 
 struct decode_carve {
@@ -244,6 +287,8 @@ struct decode_carve {
   std::uint64_t* run_chunk_begin;
   std::uint64_t* run_begin;
   std::uint64_t* run_values_at;
+  std::uint64_t* delta_chunk_begin;
+  std::uint64_t* side_at;
   std::uint64_t* fields;
   frame_status* piece_status;
   std::byte* dictionaries;
@@ -282,6 +327,8 @@ decode_carve carve_decode(detail::temp_layout& layout, std::span<const decode_ta
   c.run_chunk_begin = layout.take<std::uint64_t>(frames + 1);
   c.run_begin = layout.take<std::uint64_t>(frames + 1);
   c.run_values_at = layout.take<std::uint64_t>(frames);
+  c.delta_chunk_begin = layout.take<std::uint64_t>(frames + 1);
+  c.side_at = layout.take<std::uint64_t>(frames);
   c.fields = layout.take<std::uint64_t>(2 * frames);
   c.piece_status = layout.take<frame_status>(2 * frames);
   c.dictionaries = layout.take<std::byte>(dictionary_bytes);
@@ -307,6 +354,7 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
   detail::temp_layout layout(temp, temp_bytes);
   encode_carve const c = carve_encode(layout, host.sources, p);
   uploads.put<std::uint64_t>(c.chunk_begin, p.chunk_begin);
+  uploads.put<std::uint64_t>(c.delta_chunk_begin, p.delta_chunk_begin);
   uploads.put<std::uint64_t>(c.slots_at, p.slots_at);
   uploads.zero(c.inserted, frames * sizeof(std::uint32_t));
   uploads.zero(c.flags, frames * sizeof(std::uint32_t));
@@ -337,11 +385,12 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
   dictionary_plan d = plan_dictionaries(host.sources, std::span(counts).first(frames), std::span(counts).subspan(frames),
                                         frame_runs, p.chunks.params.items);
   runs_plan const r = plan_runs(host.sources, p.chunk_begin, chunk_runs, frame_runs, d.area_bytes, d.pieces);
-  std::uint64_t const starts_at = d.area_bytes + r.area_bytes;
+  deltas_plan const dd = plan_deltas(host.sources, d.area_bytes + r.area_bytes, d.pieces);
+  std::uint64_t const starts_at = d.area_bytes + r.area_bytes + dd.area_bytes;
   std::uint64_t const lengths_at = starts_at + align_frame(r.total * sizeof(std::uint32_t));
   std::uint64_t const packed_from = lengths_at + align_frame(r.total * sizeof(std::uint32_t));
   device_buffer area;
-  std::vector<std::uint64_t> piece_at(4 * frames + 1, 0);
+  std::vector<std::uint64_t> piece_at(6 * frames + 1, 0);
   if (!d.pieces.empty()) {
     std::vector<std::uint64_t> const packed_at = layout_frames(packer(), d.pieces);
     std::size_t const pack_temp = packer().encode_temp_bytes(d.pieces);
@@ -358,6 +407,10 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
         d.pieces[r.run_piece[f]].values = lengths + r.run_begin[f];
         d.pieces[r.run_piece[f] + 1].values = base + r.values_at[f];
       }
+      if (dd.piece[f] != no_piece) {
+        d.pieces[dd.piece[f]].values = base + dd.side_at[f];
+        d.pieces[dd.piece[f] + 1].values = base + dd.residuals_at[f];
+      }
     }
     // The pieces' offsets are relative to the packed frames, which follow the scratch above.
     for (std::size_t i = 0; i < packed_at.size(); ++i) piece_at[i] = packed_from + packed_at[i];
@@ -372,6 +425,9 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
     uploads.put<std::uint64_t>(c.run_values_at, r.values_at);
     uploads.put<std::uint64_t>(c.run_count, r.run_count);
     uploads.put<std::uint32_t>(c.run_piece, r.run_piece);
+    uploads.put<std::uint64_t>(c.side_at, dd.side_at);
+    uploads.put<std::uint64_t>(c.residuals_at, dd.residuals_at);
+    uploads.put<std::uint32_t>(c.delta_piece, dd.piece);
     uploads.send(stream);
     if (d.code_chunk_begin.back() != 0) {
       kd::dictionaries const dicts{c.entries, c.key_at, c.keys, c.values_at, c.codes_at, base};
@@ -380,6 +436,8 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
     }
     kd::write_runs(batch, p.chunks, c.chunk_begin, chunks, c.chunk_run_first, r.total,
                    {c.run_begin, starts, lengths, c.run_values_at, base}, stream);
+    kd::write_deltas(batch, p.chunks, c.delta_chunk_begin, p.delta_chunk_begin.back(),
+                     {c.side_at, c.residuals_at, base}, stream);
     std::byte* packed = base + packed_from;
     packer().encode_async({d.pieces, packed, packed_at, c.piece_bytes, true}, packed + packed_at.back(), pack_temp,
                           stream);
@@ -388,6 +446,7 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
     uploads.put<std::uint32_t>(c.first_piece, d.first_piece);
     uploads.put<std::uint64_t>(c.run_count, r.run_count);
     uploads.put<std::uint32_t>(c.run_piece, r.run_piece);
+    uploads.put<std::uint32_t>(c.delta_piece, dd.piece);
     uploads.send(stream);
   }
 
@@ -395,8 +454,8 @@ void dict_codec::encode_payloads_async(const device_encode_batch& batch, const e
   uploads.put<std::uint64_t>(c.piece_at, piece_at);
   uploads.send(stream);
   kd::assemble(batch,
-               {c.plain_bytes, c.entries, c.first_piece, c.run_count, c.run_piece, area.as<std::byte>(), c.piece_at,
-                c.piece_bytes},
+               {c.plain_bytes, c.entries, c.first_piece, c.run_count, c.run_piece, c.delta_piece, area.as<std::byte>(),
+                c.piece_at, c.piece_bytes},
                stream);
 }
 
@@ -432,14 +491,20 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
   std::vector<std::uint64_t> piece_at;
   std::vector<std::uint32_t> owner;
   std::vector<std::uint64_t> run_begin(frames + 1, 0), run_values_at(frames, 0);
-  std::uint64_t run_values_bytes = 0;
+  std::vector<std::uint64_t> side_at(frames, 0);
+  std::uint64_t run_values_bytes = 0, side_bytes = 0;
   for (std::size_t f = 0; f < frames; ++f) {
     dict::fields const form{fields[2 * f], fields[2 * f + 1]};
-    std::uint64_t const runs = status[f] == frame_status::ok && form.runs() ? form.run_count() : 0;
+    bool const ok = status[f] == frame_status::ok;
+    std::uint64_t const width = value_width(host.targets[f].type);
+    std::uint64_t const runs = ok && form.runs() ? form.run_count() : 0;
     run_begin[f + 1] = run_begin[f] + runs;
     run_values_at[f] = run_values_bytes;
-    run_values_bytes += align_frame(runs * value_width(host.targets[f].type));
+    run_values_bytes += align_frame(runs * width);
+    side_at[f] = side_bytes;
+    if (ok && form.deltas()) side_bytes += align_frame(dict::side_count(host.targets[f].count) * width);
   }
+  device_buffer side_area(side_bytes, stream);
   std::uint64_t const total_runs = run_begin[frames];
   std::uint64_t const starts_at = run_values_bytes;
   std::uint64_t const lengths_at = starts_at + align_frame(total_runs * sizeof(std::uint32_t));
@@ -457,6 +522,12 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
     if (form.plain()) {
       pieces.push_back({t.type, t.count, t.values});
       piece_at.push_back(payload);
+    } else if (form.deltas()) {
+      pieces.push_back({dict::base_type(t.type), dict::side_count(t.count), side_area.as<std::byte>() + side_at[f]});
+      piece_at.push_back(payload);
+      pieces.push_back({dict::code_type(t.type), t.count, t.values});
+      piece_at.push_back(payload + dict::main_frame_at(form.dictionary_bytes));
+      owner.push_back(static_cast<std::uint32_t>(f));
     } else if (form.runs()) {
       pieces.push_back({value_type::uint32, form.run_count(), lengths + run_begin[f]});
       piece_at.push_back(payload);
@@ -494,11 +565,15 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
       chunks_of(host.targets, chunks.params.items, ok_and([](const dict::fields& x) { return x.dictionary(); }));
   std::vector<std::uint64_t> const run_chunk_begin =
       chunks_of(host.targets, chunks.params.items, ok_and([](const dict::fields& x) { return x.runs(); }));
+  std::vector<std::uint64_t> const delta_chunk_begin =
+      chunks_of(host.targets, chunks.params.items, ok_and([](const dict::fields& x) { return x.deltas(); }));
   uploads.put<std::uint64_t>(c.chunk_begin, chunk_begin);
   uploads.put<std::uint32_t>(c.owner, owner);
   uploads.put<std::uint64_t>(c.run_chunk_begin, run_chunk_begin);
   uploads.put<std::uint64_t>(c.run_begin, run_begin);
   uploads.put<std::uint64_t>(c.run_values_at, run_values_at);
+  uploads.put<std::uint64_t>(c.delta_chunk_begin, delta_chunk_begin);
+  uploads.put<std::uint64_t>(c.side_at, side_at);
   uploads.send(stream);
   kd::fold_statuses(batch, c.piece_status, c.owner, pieces.size(), stream);
   kd::replace_codes(batch, chunks, c.chunk_begin, chunk_begin.back(), c.fields, c.dictionaries, c.dictionary_at, stream);
@@ -507,6 +582,8 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
     kd::expand_runs(batch, chunks, c.run_chunk_begin, run_chunk_begin.back(), c.run_begin, starts, run_values,
                     c.run_values_at, stream);
   }
+  kd::add_up_deltas(batch, chunks, c.delta_chunk_begin, delta_chunk_begin.back(), side_area.as<std::byte>(), c.side_at,
+                    stream);
 }
 
 }  // namespace zs::codecs
