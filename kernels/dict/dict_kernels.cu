@@ -501,38 +501,55 @@ __global__ void expand_kernel(device_decode_batch batch, const std::uint64_t* ch
   }
 }
 
-// A warp a tile, 32 rows a step: each row adds its group's base and its residual (the tile's first
-// row its first value instead), a warp scan, and the carry from the step before. No block-wide
-// step, and the loads and stores of each step are 32 consecutive rows.
-__global__ void add_up_kernel(device_decode_batch batch, const std::uint64_t* chunk_begin, std::uint64_t num_chunks,
-                              std::uint64_t chunk_rows, const std::byte* side_area, const std::uint64_t* side_at) {
-  unsigned const lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  for (std::uint64_t chunk = blockIdx.x; chunk < num_chunks; chunk += gridDim.x) {
-    std::size_t const f = frame_of_chunk(chunk_begin, batch.num_frames, chunk);
+// Rows a lane loads before it adds any up: eight steps of 32 rows of a warp in flight at once.
+constexpr unsigned add_up_steps = 8;
+
+// One tile of a frame of differences whose residuals are unpacked into `values` (type U): each
+// row adds its group's base and its residual (the tile's first row its first value instead), by a
+// warp scan of 32 rows a step and the carry from the step before.
+template <typename U>
+__device__ void add_up_tile(U* values, const U* side, std::uint64_t groups, std::uint64_t tile, std::uint64_t rows,
+                            unsigned lane) {
+  std::uint64_t const tile_end = rows - tile < fmt::tile_rows ? rows : tile + fmt::tile_rows;
+  std::uint64_t carry = side[groups + tile / fmt::tile_rows];
+  for (std::uint64_t row = tile; row < tile_end; row += add_up_steps * 32) {
+    std::uint64_t x[add_up_steps];
+#pragma unroll
+    for (unsigned k = 0; k < add_up_steps; ++k) {
+      std::uint64_t const i = row + 32 * k + lane;
+      x[k] = i < tile_end && i != tile ? std::uint64_t{side[(row + 32 * k) / fmt::group_rows]} + values[i] : 0;
+    }
+#pragma unroll
+    for (unsigned k = 0; k < add_up_steps; ++k) {
+      for (unsigned step = 1; step < 32; step *= 2) {
+        std::uint64_t const up = __shfl_up_sync(full_mask, x[k], step);
+        if (lane >= step) x[k] += up;
+      }
+      x[k] += carry;
+      carry = __shfl_sync(full_mask, x[k], 31);
+      std::uint64_t const i = row + 32 * k + lane;
+      if (i < tile_end) values[i] = static_cast<U>(x[k]);
+    }
+  }
+}
+
+// A warp a tile (tile_begin: the frames of differences still ok, in tiles).
+__global__ void add_up_kernel(device_decode_batch batch, const std::uint64_t* tile_begin, std::uint64_t num_tiles,
+                              const std::byte* side_area, const std::uint64_t* side_at) {
+  unsigned const lane = threadIdx.x % 32;
+  std::uint64_t const warps = item_stride() / 32;
+  for (std::uint64_t tile = first_item() / 32; tile < num_tiles; tile += warps) {
+    std::size_t const f = frame_of_chunk(tile_begin, batch.num_frames, tile);
     if (batch.status[f] != frame_status::ok) continue;
     decode_target const& t = batch.targets[f];
-    std::size_t const width = value_width(t.type);
-    const std::byte* side = side_area + side_at[f];
+    std::uint64_t const row = (tile - tile_begin[f]) * fmt::tile_rows;
     std::uint64_t const groups = fmt::groups_of(t.count);
-    std::uint64_t const first = (chunk - chunk_begin[f]) * chunk_rows;
-    std::uint64_t const end = t.count - first < chunk_rows ? t.count : first + chunk_rows;
-    for (std::uint64_t tile = first + warp * fmt::tile_rows; tile < end; tile += warps * fmt::tile_rows) {
-      std::uint64_t const tile_end = end - tile < fmt::tile_rows ? end : tile + fmt::tile_rows;
-      std::uint64_t carry = load_bits(side, width, groups + tile / fmt::tile_rows);
-      for (std::uint64_t row = tile; row < tile_end; row += 32) {
-        std::uint64_t const i = row + lane;
-        std::uint64_t x = 0;
-        if (i < tile_end && i != tile) {
-          x = load_bits(side, width, row / fmt::group_rows) + load_bits(t.values, width, i);
-        }
-        for (unsigned step = 1; step < 32; step *= 2) {
-          std::uint64_t const up = __shfl_up_sync(full_mask, x, step);
-          if (lane >= step) x += up;
-        }
-        x += carry;
-        if (i < tile_end) store_bits(t.values, width, i, x);
-        carry = __shfl_sync(full_mask, x, 31);
-      }
+    const void* side = side_area + side_at[f];
+    switch (value_width(t.type)) {
+      case 1: add_up_tile(static_cast<std::uint8_t*>(t.values), static_cast<const std::uint8_t*>(side), groups, row, t.count, lane); break;
+      case 2: add_up_tile(static_cast<std::uint16_t*>(t.values), static_cast<const std::uint16_t*>(side), groups, row, t.count, lane); break;
+      case 4: add_up_tile(static_cast<std::uint32_t*>(t.values), static_cast<const std::uint32_t*>(side), groups, row, t.count, lane); break;
+      default: add_up_tile(static_cast<std::uint64_t*>(t.values), static_cast<const std::uint64_t*>(side), groups, row, t.count, lane); break;
     }
   }
 }
@@ -676,11 +693,15 @@ void expand_runs(const device_decode_batch& batch, const launch_choice& chunks, 
   launch_chunks(expand_kernel, chunks, batch, chunk_begin, num_chunks, stream, run_begin, starts, values, values_at);
 }
 
-void add_up_deltas(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
-                   std::uint64_t num_chunks, const std::byte* side, const std::uint64_t* side_at, cudaStream_t stream) {
-  ZS_EXPECTS(chunks.params.items % fmt::tile_rows == 0, "dict chunks of whole tiles (" +
-                                                            std::to_string(chunks.params.items) + " rows)");
-  launch_chunks(add_up_kernel, chunks, batch, chunk_begin, num_chunks, stream, side, side_at);
+void add_up_deltas(const device_decode_batch& batch, const std::uint64_t* tile_begin, std::uint64_t num_tiles,
+                   const std::byte* side, const std::uint64_t* side_at, cudaStream_t stream) {
+  if (num_tiles == 0) return;
+  launch_choice const choice = frame_ops_choice();
+  ZS_EXPECTS(choice.params.threads % 32 == 0, "whole warps (" + std::to_string(choice.params.threads) + " threads)");
+  launch_record const r = plan_item_launch(reinterpret_cast<const void*>(add_up_kernel), choice, 32 * num_tiles);
+  observed_launch(r, stream, [&] {
+    add_up_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(batch, tile_begin, num_tiles, side, side_at);
+  });
 }
 
 void replace_codes(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,

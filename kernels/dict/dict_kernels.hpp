@@ -140,10 +140,10 @@ void expand_runs(const device_decode_batch& batch, const launch_choice& chunks, 
 
 /// Adds up the residuals of the frames of differences still ok, in place (unpacked into their
 /// targets): each tile from its first value, each row its group's base and its residual more than
-/// the row before. chunk_begin: those frames in chunks of chunks.params.items rows (a multiple of
-/// dict::tile_rows); frame f's bases and first values at side + side_at[f].
-void add_up_deltas(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,
-                   std::uint64_t num_chunks, const std::byte* side, const std::uint64_t* side_at, cudaStream_t stream);
+/// the row before; a warp a tile. tile_begin: those frames in tiles of dict::tile_rows rows (none
+/// for the others); frame f's bases and first values at side + side_at[f].
+void add_up_deltas(const device_decode_batch& batch, const std::uint64_t* tile_begin, std::uint64_t num_tiles,
+                   const std::byte* side, const std::uint64_t* side_at, cudaStream_t stream);
 
 /// Replaces every code of the frames with a dictionary by its value, in place, where the frame
 /// is still ok; a code of d or more makes it corrupt_payload. fields: as check_frames wrote

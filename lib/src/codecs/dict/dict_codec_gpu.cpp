@@ -287,7 +287,7 @@ struct decode_carve {
   std::uint64_t* run_chunk_begin;
   std::uint64_t* run_begin;
   std::uint64_t* run_values_at;
-  std::uint64_t* delta_chunk_begin;
+  std::uint64_t* delta_tile_begin;
   std::uint64_t* side_at;
   std::uint64_t* fields;
   frame_status* piece_status;
@@ -327,7 +327,7 @@ decode_carve carve_decode(detail::temp_layout& layout, std::span<const decode_ta
   c.run_chunk_begin = layout.take<std::uint64_t>(frames + 1);
   c.run_begin = layout.take<std::uint64_t>(frames + 1);
   c.run_values_at = layout.take<std::uint64_t>(frames);
-  c.delta_chunk_begin = layout.take<std::uint64_t>(frames + 1);
+  c.delta_tile_begin = layout.take<std::uint64_t>(frames + 1);
   c.side_at = layout.take<std::uint64_t>(frames);
   c.fields = layout.take<std::uint64_t>(2 * frames);
   c.piece_status = layout.take<frame_status>(2 * frames);
@@ -565,14 +565,14 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
       chunks_of(host.targets, chunks.params.items, ok_and([](const dict::fields& x) { return x.dictionary(); }));
   std::vector<std::uint64_t> const run_chunk_begin =
       chunks_of(host.targets, chunks.params.items, ok_and([](const dict::fields& x) { return x.runs(); }));
-  std::vector<std::uint64_t> const delta_chunk_begin =
-      chunks_of(host.targets, chunks.params.items, ok_and([](const dict::fields& x) { return x.deltas(); }));
+  std::vector<std::uint64_t> const delta_tile_begin =
+      chunks_of(host.targets, dict::tile_rows, ok_and([](const dict::fields& x) { return x.deltas(); }));
   uploads.put<std::uint64_t>(c.chunk_begin, chunk_begin);
   uploads.put<std::uint32_t>(c.owner, owner);
   uploads.put<std::uint64_t>(c.run_chunk_begin, run_chunk_begin);
   uploads.put<std::uint64_t>(c.run_begin, run_begin);
   uploads.put<std::uint64_t>(c.run_values_at, run_values_at);
-  uploads.put<std::uint64_t>(c.delta_chunk_begin, delta_chunk_begin);
+  uploads.put<std::uint64_t>(c.delta_tile_begin, delta_tile_begin);
   uploads.put<std::uint64_t>(c.side_at, side_at);
   uploads.send(stream);
   kd::fold_statuses(batch, c.piece_status, c.owner, pieces.size(), stream);
@@ -582,8 +582,7 @@ void dict_codec::decode_payloads_async(const device_decode_batch& batch, const d
     kd::expand_runs(batch, chunks, c.run_chunk_begin, run_chunk_begin.back(), c.run_begin, starts, run_values,
                     c.run_values_at, stream);
   }
-  kd::add_up_deltas(batch, chunks, c.delta_chunk_begin, delta_chunk_begin.back(), side_area.as<std::byte>(), c.side_at,
-                    stream);
+  kd::add_up_deltas(batch, c.delta_tile_begin, delta_tile_begin.back(), side_area.as<std::byte>(), c.side_at, stream);
 }
 
 }  // namespace zs::codecs
