@@ -316,15 +316,20 @@ __device__ std::uint32_t warp_group_words(std::uint64_t d, bool valid, std::uint
   std::uint32_t const full = __reduce_max_sync(full_mask, width);
   // Bit w - 1: some field is exactly w bits wide (w >= 1).
   std::uint64_t const present = warp_or(width == 0 ? 0 : std::uint64_t{1} << (width - 1));
-  // bitpack::best_low_width's candidates in its order: widths going down, only 0 and the widths
-  // some field has, ties to the wider.
+  // bitpack::best_low_width's candidates in its order: the widths below the full one that some
+  // field has, going down, then 0; ties to the wider.
   std::uint32_t best_words = full;
-  for (std::uint32_t b = full; b-- > 0;) {
-    if (b != 0 && ((present >> (b - 1)) & 1U) == 0) continue;
+  auto const consider = [&](std::uint32_t b) {
     auto const exceptions = static_cast<std::uint32_t>(__popc(__ballot_sync(full_mask, width > b)));
     std::uint32_t const words = ::zs::bitpack::patched_miniblock_words(b, full, exceptions);
     if (words < best_words) best_words = words;
+  };
+  for (std::uint64_t below = present & ::zs::bitpack::low_mask(full - 1); below != 0;) {
+    auto const top = static_cast<std::uint32_t>(63 - __clzll(static_cast<long long>(below)));
+    below &= ~(std::uint64_t{1} << top);
+    consider(top + 1);
   }
+  consider(0);
   return best_words;
 }
 
