@@ -148,34 +148,44 @@ ZS_HD inline std::uint32_t group_words(const std::uint64_t* d, unsigned count, s
   return bitpack::patched_miniblock_words(low, full, at_least[low]);
 }
 
-/// A group's base: of its base_candidates least distinct differences (in the signed order of
-/// `bits`-bit integers; `sign` is their sign bit, `mask` the low `bits` bits), the one whose
-/// residuals take the fewest words (group_words), the least of equal ones. d: the group's count
-/// differences (1 to 32), each below 2^bits.
-ZS_HD inline std::uint64_t choose_base(const std::uint64_t* d, unsigned count, std::uint64_t sign,
-                                       std::uint64_t mask) noexcept {
-  std::uint64_t best = 0, above = 0;  // keys (d ^ sign) compare in signed order
+/// The base rule, for either side's way of finding a group's keys and sizing its residuals: of
+/// its base_candidates least distinct differences (keys: the differences ^ `sign`, in the signed
+/// order of their width), the one whose residuals take the fewest words, the least of equal
+/// ones. least_key(first, above, found): the group's least key (above `above` unless `first`),
+/// `found` false where there is none; words_of(base): the words of its residuals.
+template <typename LeastKey, typename WordsOf>
+ZS_HD inline std::uint64_t pick_base(std::uint64_t sign, LeastKey least_key, WordsOf words_of) noexcept {
+  std::uint64_t best = 0, above = 0;
   std::uint32_t best_words = ~std::uint32_t{0};
   for (unsigned c = 0; c < base_candidates; ++c) {
-    std::uint64_t least = ~std::uint64_t{0};
     bool found = false;
-    for (unsigned k = 0; k < count; ++k) {
-      std::uint64_t const key = d[k] ^ sign;
-      if ((c == 0 || key > above) && key <= least) {
-        least = key;
-        found = true;
-      }
-    }
+    above = least_key(c == 0, above, found);
     if (!found) break;
-    above = least;
-    std::uint64_t const base = least ^ sign;
-    std::uint32_t const words = group_words(d, count, base, mask);
+    std::uint32_t const words = words_of(above ^ sign);
     if (words < best_words) {
-      best = base;
+      best = above ^ sign;
       best_words = words;
     }
   }
   return best;
+}
+
+/// A group's base (pick_base, sized by group_words). d: the group's count differences (1 to 32),
+/// each below 2^bits; `sign` their sign bit, `mask` the low `bits` bits.
+ZS_HD inline std::uint64_t choose_base(const std::uint64_t* d, unsigned count, std::uint64_t sign,
+                                       std::uint64_t mask) noexcept {
+  auto const least_key = [&](bool first, std::uint64_t above, bool& found) {
+    std::uint64_t least = ~std::uint64_t{0};
+    for (unsigned k = 0; k < count; ++k) {
+      std::uint64_t const key = d[k] ^ sign;
+      if ((first || key > above) && key <= least) {
+        least = key;
+        found = true;
+      }
+    }
+    return least;
+  };
+  return pick_base(sign, least_key, [&](std::uint64_t base) { return group_words(d, count, base, mask); });
 }
 
 /// What a value's bits are XORed with to give its key: keys compare as unsigned 64-bit integers

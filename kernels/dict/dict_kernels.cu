@@ -333,23 +333,15 @@ __device__ std::uint32_t warp_group_words(std::uint64_t d, bool valid, std::uint
   return best_words;
 }
 
-// dict::choose_base with a lane a row: the same candidates, words and ties.
+// dict::choose_base with a lane a row: the same rule (dict::pick_base), keys found by reductions.
 __device__ std::uint64_t warp_choose_base(std::uint64_t d, bool valid, std::uint64_t sign, std::uint64_t mask) {
   std::uint64_t const key = d ^ sign;
-  std::uint64_t best = 0, above = 0;
-  std::uint32_t best_words = ~std::uint32_t{0};
-  for (unsigned c = 0; c < fmt::base_candidates; ++c) {
-    bool const eligible = valid && (c == 0 || key > above);
-    if (__ballot_sync(full_mask, eligible) == 0) break;
-    above = warp_min(eligible ? key : ~std::uint64_t{0});
-    std::uint64_t const base = above ^ sign;
-    std::uint32_t const words = warp_group_words(d, valid, base, mask);
-    if (words < best_words) {
-      best = base;
-      best_words = words;
-    }
-  }
-  return best;
+  auto const least_key = [&](bool first, std::uint64_t above, bool& found) {
+    bool const eligible = valid && (first || key > above);
+    found = __ballot_sync(full_mask, eligible) != 0;
+    return warp_min(eligible ? key : ~std::uint64_t{0});
+  };
+  return fmt::pick_base(sign, least_key, [&](std::uint64_t base) { return warp_group_words(d, valid, base, mask); });
 }
 
 // A warp a group (chunks are whole groups): each lane a row's difference, the group's base, the
@@ -550,11 +542,15 @@ __global__ void add_up_kernel(device_decode_batch batch, const std::uint64_t* ti
     std::uint64_t const row = (tile - tile_begin[f]) * fmt::tile_rows;
     std::uint64_t const groups = fmt::groups_of(t.count);
     const void* side = side_area + side_at[f];
+    auto const add_up = [&](auto zero) {
+      using U = decltype(zero);
+      add_up_tile(static_cast<U*>(t.values), static_cast<const U*>(side), groups, row, t.count, lane);
+    };
     switch (value_width(t.type)) {
-      case 1: add_up_tile(static_cast<std::uint8_t*>(t.values), static_cast<const std::uint8_t*>(side), groups, row, t.count, lane); break;
-      case 2: add_up_tile(static_cast<std::uint16_t*>(t.values), static_cast<const std::uint16_t*>(side), groups, row, t.count, lane); break;
-      case 4: add_up_tile(static_cast<std::uint32_t*>(t.values), static_cast<const std::uint32_t*>(side), groups, row, t.count, lane); break;
-      default: add_up_tile(static_cast<std::uint64_t*>(t.values), static_cast<const std::uint64_t*>(side), groups, row, t.count, lane); break;
+      case 1: add_up(std::uint8_t{}); break;
+      case 2: add_up(std::uint16_t{}); break;
+      case 4: add_up(std::uint32_t{}); break;
+      default: add_up(std::uint64_t{}); break;
     }
   }
 }
@@ -701,12 +697,8 @@ void expand_runs(const device_decode_batch& batch, const launch_choice& chunks, 
 void add_up_deltas(const device_decode_batch& batch, const std::uint64_t* tile_begin, std::uint64_t num_tiles,
                    const std::byte* side, const std::uint64_t* side_at, cudaStream_t stream) {
   if (num_tiles == 0) return;
-  launch_choice const choice = frame_ops_choice();
-  ZS_EXPECTS(choice.params.threads % 32 == 0, "whole warps (" + std::to_string(choice.params.threads) + " threads)");
-  launch_record const r = plan_item_launch(reinterpret_cast<const void*>(add_up_kernel), choice, 32 * num_tiles);
-  observed_launch(r, stream, [&] {
-    add_up_kernel<<<r.geometry.grid, r.geometry.threads, 0, stream>>>(batch, tile_begin, num_tiles, side, side_at);
-  });
+  // A warp a tile: 32 items each (frame_ops blocks are whole warps).
+  launch_items(add_up_kernel, 32 * num_tiles, stream, batch, tile_begin, num_tiles, side, side_at);
 }
 
 void replace_codes(const device_decode_batch& batch, const launch_choice& chunks, const std::uint64_t* chunk_begin,

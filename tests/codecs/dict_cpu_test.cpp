@@ -77,7 +77,9 @@ TEST(DictCpu, EveryInputRoundTripsAndTakesAnotherFormOnlyWhereSmaller) {
     }
     std::vector<std::byte> out(in.bytes.size() + 1, std::byte{0xA5});
     ASSERT_EQ(decode(frame.bytes, in.type, in.rows, out), zs::frame_status::ok);
-    if (!in.bytes.empty()) EXPECT_EQ(std::memcmp(out.data(), in.bytes.data(), in.bytes.size()), 0);
+    if (!in.bytes.empty()) {
+      EXPECT_EQ(std::memcmp(out.data(), in.bytes.data(), in.bytes.size()), 0);
+    }
     EXPECT_EQ(out.back(), std::byte{0xA5}) << "a write past the target";
   }
   EXPECT_GT(dictionaries, 50U) << "the inputs should take dictionaries often";
@@ -164,12 +166,13 @@ TEST(DictCpuRealColumns, SmoothColumnsTakeTheDifferencesForm) {
   std::vector<std::int32_t> as_is(values + 2 * rows, values + 6 * rows), outliers(as_is);
   std::mt19937_64 random(5);
   for (auto& v : outliers) v = random() % 1000 == 0 ? INT32_MAX - (v & 1023) : v & 1023;
-  for (auto const& [name, column_values, least] : {std::tuple{"as it comes", &as_is, 4.0}, std::tuple{"outliers", &outliers, 3.7}}) {
+  for (auto const& [name, column_values, least] :
+       {std::tuple{"as it comes", &as_is, 4.0}, std::tuple{"outliers", &outliers, 3.7}}) {
     SCOPED_TRACE(name);
     std::uint64_t raw = 0, packed = 0, plain = 0, deltas = 0;
     for (std::uint64_t at = 0; at < column_values->size(); at += rows) {
-      inputs::input const in = inputs::column_of(name, zs::value_type::int32,
-                                                 std::vector<std::uint64_t>(column_values->begin() + at, column_values->begin() + at + rows));
+      std::vector<std::uint64_t> const rows_at(column_values->begin() + at, column_values->begin() + at + rows);
+      inputs::input const in = inputs::column_of(name, zs::value_type::int32, rows_at);
       encoded const frame = encode(dict(), in);
       deltas += zs::dict::load_fields(zs::load_header(frame.bytes.data())).deltas() ? 1 : 0;
       raw += in.bytes.size();

@@ -233,7 +233,9 @@ frame_status dict_codec::decode_payload_host(const frame_header& header, const s
       std::uint64_t const groups = dict::groups_of(n);
       std::vector<U> side(dict::side_count(n)), residuals(n);
       frame_status status = unpack_embedded(payload, main_at, {dict::base_type(header.type), side.size(), side.data()});
-      if (status == frame_status::ok) status = unpack_embedded(payload + main_at, main_bytes, {dict::code_type(header.type), n, residuals.data()});
+      if (status == frame_status::ok) {
+        status = unpack_embedded(payload + main_at, main_bytes, {dict::code_type(header.type), n, residuals.data()});
+      }
       if (status != frame_status::ok) return status;
       U* out = static_cast<U*>(target.values);
       U value = 0;
