@@ -124,7 +124,7 @@ std::size_t write_column_frames(const fs::path& data_dir, const fs::path& out) {
         std::string const name = file.filename().string() + "-" + std::to_string(begin) + "-" + std::to_string(rows);
         // The slice of an integer column on its first few values, and in runs, as well: frames
         // with a dictionary and with runs (codec dict), which slices as they come are too short
-        // to take.
+        // to take (those take its differences form where their values change smoothly).
         std::vector<std::pair<std::string, std::vector<std::byte>>> derived;
         if (zs::is_integer(v.type) && rows >= 16) {
           derived.emplace_back("-few", on_few_values(source));
