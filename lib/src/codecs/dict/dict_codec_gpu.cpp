@@ -2,15 +2,17 @@
 // frame); kernels/dict finds each frame's distinct values while there are few enough and counts
 // its runs, and one copy of those counts comes down so that the host can place the dictionaries
 // and codes, and the runs, of the frames that may take them; those are sorted and coded, the runs
-// written, bitpack_ext packs them all in memory of their own, and a last pass copies each frame's
+// written, every frame's differences' bases and residuals written (a warp a group of 32 rows),
+// bitpack_ext packs them all in memory of their own, and a last pass copies each frame's
 // smallest form into place and writes its fields. The same bytes as the CPU reference.
 //
 // Decoding: the frames' fields are checked and one copy of them comes down, so that the host can
-// plan the embedded frames; bitpack_ext unpacks them all at once (plain frames and codes straight
-// into the targets, dictionaries and runs into scratch); a frame whose embedded frames fail is
-// refused, the codes are replaced by their values in place, and the runs' lengths are checked and
-// their rows written. The same statuses and values as the CPU reference; the target of a refused
-// frame holds unspecified values.
+// plan the embedded frames; bitpack_ext unpacks them all at once (plain frames, codes and
+// residuals straight into the targets; dictionaries, runs and bases into scratch); a frame whose
+// embedded frames fail is refused, the codes are replaced by their values in place, the runs'
+// lengths are checked and their rows written, and the residuals added up in place (a warp a
+// tile). The same statuses and values as the CPU reference; the target of a refused frame holds
+// unspecified values.
 #include <algorithm>
 #include <string>
 #include <vector>
