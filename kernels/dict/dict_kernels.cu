@@ -3,7 +3,6 @@
 #include <cuda/std/functional>
 #include <string>
 
-#include "common/cuda_warp.cuh"
 #include "common/launch.hpp"
 #include "common/work_map.hpp"
 #include "dict/dict_format.hpp"
@@ -292,12 +291,18 @@ __global__ void run_lengths_kernel(device_encode_batch batch, run_arrays r, std:
   }
 }
 
-using warp::full_mask;
+constexpr unsigned full_mask = 0xffffffffU;
 
-// The warp's OR of a 64-bit value of each lane: two reductions of its halves.
+// The warp's OR and least (unsigned) of a 64-bit value of each lane.
 __device__ inline std::uint64_t warp_or(std::uint64_t x) {
   return (std::uint64_t{__reduce_or_sync(full_mask, static_cast<unsigned>(x >> 32))} << 32) |
          __reduce_or_sync(full_mask, static_cast<unsigned>(x));
+}
+__device__ inline std::uint64_t warp_min(std::uint64_t x) {
+  unsigned const high = __reduce_min_sync(full_mask, static_cast<unsigned>(x >> 32));
+  unsigned const low =
+      __reduce_min_sync(full_mask, static_cast<unsigned>(x >> 32) == high ? static_cast<unsigned>(x) : 0xffffffffU);
+  return (std::uint64_t{high} << 32) | low;
 }
 
 // dict::group_words with a lane a row (valid: the lane holds one of the group's rows): the same
@@ -331,11 +336,10 @@ __device__ std::uint32_t warp_group_words(std::uint64_t d, bool valid, std::uint
 // dict::choose_base with a lane a row: the same rule (dict::pick_base), keys found by reductions.
 __device__ std::uint64_t warp_choose_base(std::uint64_t d, bool valid, std::uint64_t sign, std::uint64_t mask) {
   std::uint64_t const key = d ^ sign;
-  warp::cuda_warp w;
   auto const least_key = [&](bool first, std::uint64_t above, bool& found) {
     bool const eligible = valid && (first || key > above);
-    found = w.ballot(eligible) != 0;
-    return warp::warp_min(w, eligible ? key : ~std::uint64_t{0});
+    found = __ballot_sync(full_mask, eligible) != 0;
+    return warp_min(eligible ? key : ~std::uint64_t{0});
   };
   return fmt::pick_base(sign, least_key, [&](std::uint64_t base) { return warp_group_words(d, valid, base, mask); });
 }
@@ -512,11 +516,14 @@ __device__ void add_up_tile(U* values, const U* side, std::uint64_t groups, std:
       std::uint64_t const i = row + 32 * k + lane;
       x[k] = i < tile_end && i != tile ? std::uint64_t{side[(row + 32 * k) / fmt::group_rows]} + values[i] : 0;
     }
-    warp::cuda_warp w;
 #pragma unroll
     for (unsigned k = 0; k < add_up_steps; ++k) {
-      x[k] = warp::inclusive_sum(w, x[k]) + carry;
-      carry = w.shfl(x[k], 31);
+      for (unsigned step = 1; step < 32; step *= 2) {
+        std::uint64_t const up = __shfl_up_sync(full_mask, x[k], step);
+        if (lane >= step) x[k] += up;
+      }
+      x[k] += carry;
+      carry = __shfl_sync(full_mask, x[k], 31);
       std::uint64_t const i = row + 32 * k + lane;
       if (i < tile_end) values[i] = static_cast<U>(x[k]);
     }
